@@ -1,0 +1,92 @@
+// Memory paths (SPEC §3): parsing, validation and segment-aware prefix ranges.
+
+export const MAX_SEGMENT_CHARS = 128;
+export const MAX_DEPTH = 12;
+export const MAX_PATH_CHARS = 512;
+
+export type PathResult =
+  | { ok: true; path: string; segments: string[] }
+  | { ok: false; message: string };
+
+// C0 and C1 controls, DEL, and the Unicode line/paragraph separators.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * Normalises a path: segments split on `/`, trimmed and NFC-normalised; one leading or
+ * trailing `/` is ignored. `allowRoot` accepts `''` (the root heading).
+ */
+export function parsePath(input: unknown, { allowRoot = false } = {}): PathResult {
+  if (typeof input !== 'string') {
+    return { ok: false, message: `path must be a string like "Project/Goals/Phase1", got ${describe(input)}` };
+  }
+  if (input.length > MAX_PATH_CHARS * 4) {
+    return { ok: false, message: `path is longer than ${MAX_PATH_CHARS} characters` };
+  }
+  let raw = input.trim();
+  if (raw.startsWith('/')) raw = raw.slice(1);
+  if (raw.endsWith('/')) raw = raw.slice(0, -1);
+  if (raw === '') {
+    return allowRoot
+      ? { ok: true, path: '', segments: [] }
+      : { ok: false, message: 'path is empty; give a path like "Project/Goals/Phase1"' };
+  }
+  const segments = raw.split('/').map((s) => s.trim().normalize('NFC'));
+  if (segments.length > MAX_DEPTH) {
+    return { ok: false, message: `path has ${segments.length} levels; at most ${MAX_DEPTH} are allowed` };
+  }
+  for (const seg of segments) {
+    if (seg === '') return { ok: false, message: `path "${input}" has an empty segment (//)` };
+    if (seg === '.' || seg === '..') return { ok: false, message: `path segments "." and ".." are not allowed` };
+    if (CONTROL.test(seg)) return { ok: false, message: 'path contains a control character' };
+    if (seg.length > MAX_SEGMENT_CHARS) {
+      return { ok: false, message: `a path segment is longer than ${MAX_SEGMENT_CHARS} characters` };
+    }
+  }
+  const path = segments.join('/');
+  if (path.length > MAX_PATH_CHARS) {
+    return { ok: false, message: `path is longer than ${MAX_PATH_CHARS} characters` };
+  }
+  return { ok: true, path, segments };
+}
+
+/** Last segment of a normalised path (`''` for the root). */
+export function headingOf(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? path : path.slice(i + 1);
+}
+
+/** All but the last segment (`''` at top level). */
+export function parentOf(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? '' : path.slice(0, i);
+}
+
+/**
+ * Index range `[lower, upper)` of every strict descendant of `path` (segment-aware): use with
+ * `between(lower, upper, true, false)`. The upper bound is `path + '0'` because `'0'` is the code
+ * unit right after `'/'`, so the range holds exactly the strings starting with `path + '/'`, even
+ * ones containing U+FFFF, and never `User/Preferences` for `User/Pref`.
+ */
+export function descendantRange(path: string): [string, string] {
+  return path === '' ? ['', '\uffff\uffff'] : [path + '/', path + '0'];
+}
+
+/** True when `candidate` is `path` itself or lies below it, segment-aware. */
+export function isSelfOrDescendant(candidate: string, path: string): boolean {
+  return path === '' || candidate === path || candidate.startsWith(path + '/');
+}
+
+/** The direct child of `heading` on the way to `descendant` (which must lie below it). */
+export function childOnPath(heading: string, descendant: string): string {
+  const rest = heading === '' ? descendant : descendant.slice(heading.length + 1);
+  const i = rest.indexOf('/');
+  const first = i < 0 ? rest : rest.slice(0, i);
+  return heading === '' ? first : heading + '/' + first;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v;
+}
