@@ -5,8 +5,7 @@ export const MAX_DEPTH = 12;
 export const MAX_PATH_CHARS = 512;
 
 export type PathResult =
-  | { ok: true; path: string; segments: string[] }
-  | { ok: false; message: string };
+  { ok: true; path: string; segments: string[] } | { ok: false; message: string };
 
 // C0 and C1 controls, DEL, and the Unicode line/paragraph separators.
 // eslint-disable-next-line no-control-regex
@@ -18,7 +17,10 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
  */
 export function parsePath(input: unknown, { allowRoot = false } = {}): PathResult {
   if (typeof input !== 'string') {
-    return { ok: false, message: `path must be a string like "Project/Goals/Phase1", got ${describe(input)}` };
+    return {
+      ok: false,
+      message: `path must be a string like "Project/Goals/Phase1", got ${describe(input)}`,
+    };
   }
   if (input.length > MAX_PATH_CHARS * 4) {
     return { ok: false, message: `path is longer than ${MAX_PATH_CHARS} characters` };
@@ -33,14 +35,21 @@ export function parsePath(input: unknown, { allowRoot = false } = {}): PathResul
   }
   const segments = raw.split('/').map((s) => s.trim().normalize('NFC'));
   if (segments.length > MAX_DEPTH) {
-    return { ok: false, message: `path has ${segments.length} levels; at most ${MAX_DEPTH} are allowed` };
+    return {
+      ok: false,
+      message: `path has ${segments.length} levels; at most ${MAX_DEPTH} are allowed`,
+    };
   }
   for (const seg of segments) {
     if (seg === '') return { ok: false, message: `path "${input}" has an empty segment (//)` };
-    if (seg === '.' || seg === '..') return { ok: false, message: `path segments "." and ".." are not allowed` };
+    if (seg === '.' || seg === '..')
+      return { ok: false, message: `path segments "." and ".." are not allowed` };
     if (CONTROL.test(seg)) return { ok: false, message: 'path contains a control character' };
     if (seg.length > MAX_SEGMENT_CHARS) {
-      return { ok: false, message: `a path segment is longer than ${MAX_SEGMENT_CHARS} characters` };
+      return {
+        ok: false,
+        message: `a path segment is longer than ${MAX_SEGMENT_CHARS} characters`,
+      };
     }
   }
   const path = segments.join('/');

@@ -1,7 +1,8 @@
 // Row types of the database and result shapes of the memory tools (SPEC §2, §4).
 
 /** Any JSON value: what `saveMemory` accepts as content. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 export type Role = 'user' | 'assistant' | 'system' | 'tool';
 
@@ -98,7 +99,9 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'HAS_CHILDREN'
   | 'STORAGE_FULL'
-  | 'MODEL_UNAVAILABLE';
+  | 'MODEL_UNAVAILABLE'
+  /** Not expected: a bug or a broken database. The message says what happened. */
+  | 'INTERNAL_ERROR';
 
 export interface ToolError {
   status: 'ERROR';
@@ -182,6 +185,8 @@ export interface ListResult {
   tree: TreeNode;
   totalEntries: number;
   truncated?: boolean;
+  /** With `truncated`: entries left out of `tree` entirely. */
+  omittedEntries?: number;
 }
 
 export interface DeleteResult {
@@ -200,7 +205,14 @@ export interface MoveResult {
 export interface HistoryResult {
   status: 'SUCCESS';
   path: string;
-  versions: { id: number; version: number; reason: HistoryRow['reason']; replaced: Date; content: JsonValue; modified: Date }[];
+  versions: {
+    id: number;
+    version: number;
+    reason: HistoryRow['reason'];
+    replaced: Date;
+    content: JsonValue;
+    modified: Date;
+  }[];
 }
 
 export interface ImportResult {
@@ -219,4 +231,80 @@ export interface RecordTurnResult {
 export interface ChunkHit {
   chunk: Omit<Chunk, 'embedding'>;
   similarity: number;
+}
+
+export interface SaveOptions {
+  /** Conversation whose chunks form the context snapshot; default: the latest `recordTurn`'s. */
+  conversationId?: number;
+}
+
+export interface HeadingOptions {
+  /** Most children returned (default 10). */
+  limit?: number;
+}
+
+export interface ListOptions {
+  /** Cap on the JSON size of the tree for the model (default 8,000 characters). */
+  maxChars?: number;
+}
+
+/**
+ * The memory engine: the five model tools plus the library extras (SPEC §4, §9).
+ * Every method resolves to a result object; none rejects on bad input.
+ * Arguments are `unknown` on purpose: they come from a model and are validated here.
+ */
+export interface MemoryApi {
+  saveMemory(
+    path: unknown,
+    content: unknown,
+    contextTokens?: unknown,
+    options?: SaveOptions,
+  ): Promise<SaveResult | ToolError>;
+  queryMemory(path: unknown): Promise<QueryResult | NotFoundResult | ToolError>;
+  queryMemoryHeading(
+    path: unknown,
+    query?: unknown,
+    recencyBias?: unknown,
+    options?: HeadingOptions,
+  ): Promise<HeadingResult | NotFoundResult | ToolError>;
+  listMemory(
+    rootPath?: unknown,
+    options?: ListOptions,
+  ): Promise<ListResult | NotFoundResult | ToolError>;
+  deleteMemory(
+    path: unknown,
+    recursive?: unknown,
+  ): Promise<DeleteResult | NotFoundResult | ToolError>;
+  /** JSON merge patch (RFC 7396) of the content; a new version. */
+  updateMemory(path: unknown, patch: unknown): Promise<SaveResult | NotFoundResult | ToolError>;
+  /** Renames an entry or a whole subtree. `to` must not exist. */
+  moveMemory(from: unknown, to: unknown): Promise<MoveResult | NotFoundResult | ToolError>;
+  /** Earlier versions of a path (overwritten, moved away or deleted), newest first. */
+  getHistory(path: unknown): Promise<HistoryResult | ToolError>;
+  /** Makes a history version the live entry again (a new version). */
+  restoreMemory(historyId: unknown): Promise<SaveResult | NotFoundResult | ToolError>;
+  /** Splits, counts, embeds and stores one turn; resolves when its chunks are searchable. */
+  recordTurn(turn: {
+    conversationId: number;
+    role: Role;
+    text: string;
+    turnId?: number;
+  }): Promise<RecordTurnResult | ToolError>;
+  /** Top-k chunks of a conversation by cosine to `query`. */
+  searchChunks(conversationId: number, query: string, k?: number): Promise<ChunkHit[]>;
+  exportMarkdown(rootPath?: unknown): Promise<string | ToolError>;
+  importMarkdown(text: unknown): Promise<ImportResult | ToolError>;
+  /** Plug in the server's tokenizer (default: an estimate). */
+  setTokenCounter(count: ((text: string) => number | Promise<number>) | null): void;
+  /** The active embedding model. */
+  modelInfo(): Promise<import('../embeddings/types').ModelInfo>;
+  close(): Promise<void>;
+}
+
+export interface OpenMemoryOptions {
+  /** IndexedDB database name (default `structured-memory`). */
+  name?: string;
+  embedder: import('../embeddings/types').Embedder;
+  /** Clock in ms since epoch; tests control it. */
+  now?: () => number;
 }

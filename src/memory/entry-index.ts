@@ -1,0 +1,178 @@
+// In-memory view of `structured_memory`: the path tree (with implicit headings) and, for rows of
+// the active model, entry and context-chunk vectors packed for scoring. Filled once from Dexie,
+// then kept current from the primary keys each write touched, so no query reads every row.
+import type { Table } from 'dexie';
+import { parentOf } from './paths';
+import type { MemoryEntry } from './types';
+import { PackedVectors } from './vector-store';
+
+export interface EntryRef {
+  id: number;
+  path: string;
+  version: number;
+  modified: number;
+  /** Row of the entry vector in `entryVectors`, or -1 when the row is of another model. */
+  vectorRow: number;
+  chunkRow: number;
+  chunkCount: number;
+}
+
+interface TreeNode {
+  children: Set<string>;
+  entry?: EntryRef;
+}
+
+export class EntryIndex {
+  readonly entryVectors: PackedVectors | null;
+  readonly chunkVectors: PackedVectors | null;
+  private readonly nodes = new Map<string, TreeNode>([['', { children: new Set() }]]);
+  private readonly byId = new Map<number, EntryRef>();
+
+  constructor(
+    private readonly table: Table<MemoryEntry, number>,
+    /** Active model, or null when no model could be loaded (tree only). */
+    readonly model: string | null,
+    readonly dims: number,
+  ) {
+    this.entryVectors = model ? new PackedVectors(dims, 1024) : null;
+    this.chunkVectors = model ? new PackedVectors(dims, 4096) : null;
+  }
+
+  get entryCount(): number {
+    return this.byId.size;
+  }
+
+  async load(): Promise<void> {
+    await this.table.each((row) => this.upsert(row));
+  }
+
+  /** Brings the index in line with the rows now stored under `ids`. */
+  async refresh(ids: readonly number[]): Promise<void> {
+    if (!ids.length) return;
+    const rows = await this.table.bulkGet(ids as number[]);
+    rows.forEach((row, i) => (row ? this.upsert(row) : this.removeId(ids[i])));
+    this.maybeCompact();
+  }
+
+  entry(path: string): EntryRef | undefined {
+    return this.nodes.get(path)?.entry;
+  }
+
+  /** True when `path` is an entry or a heading (has descendants). */
+  exists(path: string): boolean {
+    return this.nodes.has(path) && (path !== '' || this.byId.size > 0);
+  }
+
+  /** Direct children (entry or heading paths) of `path`, unordered. */
+  children(path: string): string[] {
+    return [...(this.nodes.get(path)?.children ?? [])];
+  }
+
+  /** Every entry strictly below `path`. */
+  descendants(path: string): EntryRef[] {
+    const out: EntryRef[] = [];
+    const stack = this.children(path);
+    while (stack.length) {
+      const p = stack.pop()!;
+      const node = this.nodes.get(p);
+      if (!node) continue;
+      if (node.entry) out.push(node.entry);
+      for (const c of node.children) stack.push(c);
+    }
+    return out;
+  }
+
+  countDescendants(path: string): number {
+    return this.descendants(path).length;
+  }
+
+  /** Every entry at or below `path`. */
+  subtree(path: string): EntryRef[] {
+    const self = path === '' ? undefined : this.entry(path);
+    return self ? [self, ...this.descendants(path)] : this.descendants(path);
+  }
+
+  private upsert(row: MemoryEntry): void {
+    if (row.id === undefined) return;
+    const old = this.byId.get(row.id);
+    if (old && old.version >= row.version && old.path === row.path) return; // already indexed, or stale
+    const current = this.nodes.get(row.path)?.entry;
+    if (current && current.id !== row.id) {
+      if (current.id > row.id) return; // this row was replaced at the same path
+      this.removeId(current.id);
+    }
+    if (old) this.removeId(row.id);
+    const ref: EntryRef = {
+      id: row.id,
+      path: row.path,
+      version: row.version,
+      modified: row.modified.getTime(),
+      vectorRow: -1,
+      chunkRow: 0,
+      chunkCount: 0,
+    };
+    if (
+      this.entryVectors &&
+      this.chunkVectors &&
+      row.model === this.model &&
+      row.embedding.length === this.dims
+    ) {
+      ref.vectorRow = this.entryVectors.append([row.embedding]);
+      const chunks = row.contextChunks.filter((c) => c.embedding.length === this.dims);
+      ref.chunkRow = this.chunkVectors.append(chunks.map((c) => c.embedding));
+      ref.chunkCount = chunks.length;
+    }
+    this.byId.set(row.id, ref);
+    this.node(row.path).entry = ref;
+  }
+
+  private removeId(id: number): void {
+    const ref = this.byId.get(id);
+    if (!ref) return;
+    this.byId.delete(id);
+    if (ref.vectorRow >= 0) {
+      this.entryVectors?.release(ref.vectorRow, 1);
+      this.chunkVectors?.release(ref.chunkRow, ref.chunkCount);
+    }
+    const node = this.nodes.get(ref.path);
+    if (node?.entry?.id === id) {
+      node.entry = undefined;
+      this.prune(ref.path);
+    }
+  }
+
+  /** The node of `path`, creating it and its ancestors. */
+  private node(path: string): TreeNode {
+    let node = this.nodes.get(path);
+    if (node) return node;
+    node = { children: new Set() };
+    this.nodes.set(path, node);
+    this.node(parentOf(path)).children.add(path);
+    return node;
+  }
+
+  /** Removes empty nodes from `path` upwards. */
+  private prune(path: string): void {
+    while (path !== '') {
+      const node = this.nodes.get(path);
+      if (!node || node.entry || node.children.size) return;
+      this.nodes.delete(path);
+      const parent = parentOf(path);
+      this.nodes.get(parent)?.children.delete(path);
+      path = parent;
+    }
+  }
+
+  private maybeCompact(): void {
+    const ev = this.entryVectors;
+    const cv = this.chunkVectors;
+    if (!ev || !cv || !(ev.fragmented || cv.fragmented)) return;
+    const refs = [...this.byId.values()].filter((r) => r.vectorRow >= 0);
+    const entryStarts = ev.compact(refs.map((r) => ({ first: r.vectorRow, count: 1 })));
+    const chunkStarts = cv.compact(refs.map((r) => ({ first: r.chunkRow, count: r.chunkCount })));
+    refs.forEach((r, i) => {
+      r.vectorRow = entryStarts[i];
+      r.chunkRow = chunkStarts[i];
+    });
+  }
+}
