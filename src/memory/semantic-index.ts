@@ -64,11 +64,6 @@ export class SemanticIndex {
     this.maybeCompact();
   }
 
-  /** Adds rows just written (their `id` set). */
-  addRows(rows: readonly Chunk[]): void {
-    for (const r of rows) this.put(r);
-  }
-
   /** Chunk ids of a conversation with their cosine to `query`, best `k` first. */
   search(
     conversationId: number,

@@ -1,0 +1,34 @@
+// Registry of the embedding models the app knows, with their calibrated relevance thresholds.
+import type { ModelInfo } from './types';
+
+/** The bundled offline model (public/models/structured-memory/glove-100d-sif/). */
+export const BUNDLED_MODEL = 'structured-memory/glove-100d-sif';
+
+/** The default model, loaded from the Hugging Face hub on first use. */
+export const DEFAULT_MODEL = 'Xenova/all-MiniLM-L6-v2';
+
+/** Extra loading facts per model (not part of the engine contract). */
+export interface ModelLoadInfo extends ModelInfo {
+  /** transformers.js dtype used when the caller does not pass one. */
+  dtype: 'fp32' | 'q8';
+}
+
+export const MODELS: Record<string, ModelLoadInfo> = {
+  [DEFAULT_MODEL]: { id: DEFAULT_MODEL, dims: 384, threshold: 0.5, bundled: false, dtype: 'q8' },
+  // Threshold calibrated on the 60 labelled pairs of test/fixtures/embedding-pairs.json
+  // (`tsx scripts/build-bundled-model.ts --calibrate`): 2/60 errors; see docs/bundled-model.md.
+  [BUNDLED_MODEL]: { id: BUNDLED_MODEL, dims: 100, threshold: 0.23, bundled: true, dtype: 'fp32' },
+};
+
+/**
+ * Facts about a model. Unknown ids (any other hub model) get `dims: 0` (learned on load)
+ * and MiniLM's threshold of 0.5.
+ */
+export function modelInfo(id: string): ModelInfo {
+  const known = MODELS[id];
+  if (known) {
+    const { dtype: _dtype, ...info } = known;
+    return info;
+  }
+  return { id, dims: 0, threshold: 0.5, bundled: false };
+}

@@ -1,0 +1,340 @@
+// The shared state of one open memory: the database, the embedding model, the in-memory indexes
+// (kept current from Dexie's storagemutated keys, from this or any other connection) and the
+// helpers every tool uses.
+import Dexie from 'dexie';
+import type { IntervalTree, ObservabilitySet } from 'dexie';
+import type { Embedder, ModelInfo } from '../embeddings/types';
+import { CHUNK_TABLE, DEFAULT_DB_NAME, ENTRY_TABLE, MemoryDB, isQuotaError } from './db';
+import { EntryIndex } from './entry-index';
+import { parsePath } from './paths';
+import { SemanticIndex } from './semantic-index';
+import { contentText, estimateTokens, pathWords } from './text';
+import type {
+  ChunkView,
+  ContextChunk,
+  HistoryRow,
+  JsonValue,
+  MemoryEntry,
+  NotFoundResult,
+  OpenMemoryOptions,
+  ToolError,
+} from './types';
+import { errorText, isToolError, toolError } from './validate';
+
+export type Result<T> = T | ToolError;
+
+const SNAPSHOT_CANDIDATES = 50;
+/**
+ * A chunk joins a context snapshot only if its similarity reaches this share of the model's
+ * relevance threshold: filling the budget with unrelated sentences would make an unrelated
+ * entry look relevant later (similarity counts its best chunk).
+ */
+const SNAPSHOT_FLOOR = 0.6;
+
+export interface StoreState {
+  /** Conversation of the latest recordTurn: the default for context snapshots. */
+  lastConversationId: number | undefined;
+  countTokens: ((text: string) => number | Promise<number>) | null;
+  closed: boolean;
+}
+
+export type StoreContext = ReturnType<typeof createStoreContext>;
+
+export function createStoreContext(options: OpenMemoryOptions) {
+  const name = options.name ?? DEFAULT_DB_NAME;
+  const embedder: Embedder = options.embedder;
+  const now = options.now ?? Date.now;
+  const db = new MemoryDB(name);
+
+  let modelPromise: Promise<ModelInfo> | null = null;
+  let entryIndex: EntryIndex | null = null;
+  let semanticIndex: SemanticIndex | null = null;
+  const state: StoreState = { lastConversationId: undefined, countTokens: null, closed: false };
+
+  // Keys touched by writes (ours, other connections', other tabs'), applied before the next read.
+  const pending = {
+    entries: new Set<number>(),
+    chunks: new Set<number>(),
+    entriesAll: false,
+    chunksAll: false,
+  };
+  const prefix = `idb://${name}/`;
+  const onMutated = (parts: ObservabilitySet) => {
+    for (const [part, tree] of Object.entries(parts)) {
+      if (!part.startsWith(prefix)) continue;
+      const [table, index] = part.slice(prefix.length).split('/');
+      if (index !== '' && index !== ':dels') continue;
+      if (table === ENTRY_TABLE) {
+        if (!collectKeys(tree, pending.entries)) pending.entriesAll = true;
+      } else if (table === CHUNK_TABLE) {
+        if (!collectKeys(tree, pending.chunks)) pending.chunksAll = true;
+      }
+    }
+  };
+  Dexie.on('storagemutated', onMutated);
+
+  // ---- model and indexes -------------------------------------------------------------------
+
+  async function model(): Promise<Result<ModelInfo>> {
+    try {
+      modelPromise ??= embedder.ready();
+      return await modelPromise;
+    } catch (e) {
+      modelPromise = null; // try again next time: the hub may come back
+      return toolError(
+        'MODEL_UNAVAILABLE',
+        `The embedding model could not be loaded: ${errorText(e)}`,
+      );
+    }
+  }
+
+  async function embed(
+    texts: string[],
+  ): Promise<Result<{ info: ModelInfo; vectors: Float32Array[] }>> {
+    const info = await model();
+    if (isToolError(info)) return info;
+    try {
+      const vectors = await embedder.embed(texts);
+      if (vectors.length !== texts.length || vectors.some((v) => v.length !== info.dims)) {
+        return toolError(
+          'MODEL_UNAVAILABLE',
+          'The embedding model returned vectors of the wrong shape',
+        );
+      }
+      return { info, vectors };
+    } catch (e) {
+      return toolError('MODEL_UNAVAILABLE', `The embedding model failed: ${errorText(e)}`);
+    }
+  }
+
+  /** The entry index for the active model (tree only when no model loads), brought up to date. */
+  function entries(): Promise<EntryIndex> {
+    const next = entrySync.then(syncEntries, syncEntries);
+    entrySync = next.catch(() => undefined);
+    return next;
+  }
+  let entrySync: Promise<unknown> = Promise.resolve();
+
+  async function syncEntries(): Promise<EntryIndex> {
+    const info = await model();
+    const modelId = isToolError(info) ? null : info.id;
+    if (!entryIndex || entryIndex.model !== modelId || pending.entriesAll) {
+      pending.entriesAll = false;
+      pending.entries.clear();
+      entryIndex = null;
+      const fresh = new EntryIndex(
+        db.structured_memory,
+        modelId,
+        isToolError(info) ? 0 : info.dims,
+      );
+      await fresh.load();
+      entryIndex = fresh;
+    }
+    if (pending.entries.size) {
+      const ids = [...pending.entries];
+      pending.entries.clear();
+      await entryIndex.refresh(ids);
+    }
+    return entryIndex;
+  }
+
+  /** The semantic index of the active model, brought up to date. */
+  function chunksIndex(info: ModelInfo): Promise<SemanticIndex> {
+    const next = chunkSync.then(
+      () => syncChunks(info),
+      () => syncChunks(info),
+    );
+    chunkSync = next.catch(() => undefined);
+    return next;
+  }
+  let chunkSync: Promise<unknown> = Promise.resolve();
+
+  async function syncChunks(info: ModelInfo): Promise<SemanticIndex> {
+    if (!semanticIndex || semanticIndex.model !== info.id) {
+      pending.chunksAll = false;
+      pending.chunks.clear();
+      semanticIndex = null;
+      const fresh = new SemanticIndex(db.chunks, info.id, info.dims);
+      await fresh.load();
+      semanticIndex = fresh;
+    }
+    if (pending.chunksAll) {
+      // Chunk rows are append-only: read the new ones; reload only if some were deleted.
+      pending.chunksAll = false;
+      await semanticIndex.catchUp();
+    }
+    if (pending.chunks.size) {
+      const ids = [...pending.chunks];
+      pending.chunks.clear();
+      await semanticIndex.refresh(ids);
+    }
+    return semanticIndex;
+  }
+
+  // ---- shared helpers ------------------------------------------------------------------------
+
+  /** Runs a tool body, turning anything thrown into a ToolError (nothing reaches the caller). */
+  async function guard<T>(body: () => Promise<T>): Promise<T | ToolError> {
+    if (state.closed) return toolError('INTERNAL_ERROR', 'This memory has been closed');
+    try {
+      return await body();
+    } catch (e) {
+      if (isQuotaError(e)) {
+        return toolError(
+          'STORAGE_FULL',
+          'Browser storage is full; nothing was written. Delete or export old memories, or allow more storage.',
+        );
+      }
+      return toolError(
+        'INTERNAL_ERROR',
+        `Memory storage failed; nothing was written: ${errorText(e)}`,
+      );
+    }
+  }
+
+  function pathArg(value: unknown, allowRoot = false, name = 'path'): Result<string> {
+    const p = parsePath(value, { allowRoot });
+    return p.ok
+      ? p.path
+      : toolError('INVALID_PATH', name === 'path' ? p.message : `${name}: ${p.message}`);
+  }
+
+  function entryText(path: string, content: JsonValue): string {
+    return `${pathWords(path)}. ${contentText(content)}`;
+  }
+
+  async function notFound(path: string): Promise<NotFoundResult> {
+    const idx = await entries();
+    const children = idx.children(path).length;
+    if (children > 0) {
+      return {
+        status: 'NOT_FOUND',
+        path,
+        isHeading: true,
+        children,
+        message: `"${path}" is a heading with ${children} ${children === 1 ? 'child' : 'children'}, not an entry. Call queryMemoryHeading("${path}") to see them.`,
+      };
+    }
+    return {
+      status: 'NOT_FOUND',
+      path,
+      message: `Nothing is saved at "${path}". Call listMemory to see what exists.`,
+    };
+  }
+
+  function chunkView(c: ContextChunk): ChunkView {
+    return { role: c.role, text: c.text, similarity: c.similarity };
+  }
+
+  function withoutId(row: MemoryEntry): Omit<MemoryEntry, 'id'> {
+    const { id: _id, ...rest } = row;
+    return rest;
+  }
+
+  function historyRow(row: MemoryEntry, reason: HistoryRow['reason'], at: Date): HistoryRow {
+    return { path: row.path, version: row.version, reason, replaced: at, entry: withoutId(row) };
+  }
+
+  /** Our own writes are applied to the indexes before the next read, events or not. */
+  function noteWrite(ids: Iterable<number | undefined>) {
+    for (const id of ids) if (id !== undefined) pending.entries.add(id);
+  }
+
+  function noteChunkWrite(ids: Iterable<number | undefined>) {
+    for (const id of ids) if (id !== undefined) pending.chunks.add(id);
+  }
+
+  async function tokensOf(text: string): Promise<number> {
+    if (state.countTokens) {
+      try {
+        const n = await state.countTokens(text);
+        if (Number.isFinite(n) && n >= 0) return Math.round(n);
+      } catch {
+        // the server's tokenizer is gone: fall back to the estimate
+      }
+    }
+    return estimateTokens(text);
+  }
+
+  /** Context snapshot: the best chunks of a conversation for `query` within `budget` tokens. */
+  async function snapshot(
+    info: ModelInfo,
+    conversationId: number | undefined,
+    query: Float32Array,
+    budget: number,
+  ): Promise<{ chunks: ContextChunk[]; used: number }> {
+    if (conversationId === undefined || budget <= 0) return { chunks: [], used: 0 };
+    const idx = await chunksIndex(info);
+    const hits = idx.search(conversationId, query, SNAPSHOT_CANDIDATES);
+    const rows = await db.chunks.bulkGet(hits.map((h) => h.id));
+    const taken: { chunk: ContextChunk; order: [number, number] }[] = [];
+    let used = 0;
+    const floor = info.threshold * SNAPSHOT_FLOOR;
+    hits.forEach((hit, i) => {
+      const row = rows[i];
+      if (!row || hit.similarity < floor || row.tokenCount > budget - used) return;
+      used += row.tokenCount;
+      taken.push({
+        order: [row.turnId, row.sentenceId],
+        chunk: {
+          turn_id: row.turnId,
+          sentence_id: row.sentenceId,
+          role: row.role,
+          text: row.text,
+          embedding: row.embedding,
+          similarity: hit.similarity,
+          tokenCount: row.tokenCount,
+        },
+      });
+    });
+    // Stored in conversation order, so a reader sees the exchange as it happened.
+    taken.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
+    return { chunks: taken.map((t) => t.chunk), used };
+  }
+
+  function close(): void {
+    if (state.closed) return;
+    state.closed = true;
+    Dexie.on('storagemutated').unsubscribe(onMutated);
+    db.close();
+  }
+
+  return {
+    db,
+    now,
+    embedder,
+    state,
+    model,
+    embed,
+    entries,
+    chunksIndex,
+    guard,
+    pathArg,
+    entryText,
+    notFound,
+    chunkView,
+    historyRow,
+    noteWrite,
+    noteChunkWrite,
+    tokensOf,
+    snapshot,
+    close,
+  };
+}
+
+/**
+ * Adds the keys of a Dexie mutation range set to `into`. Returns false when the set holds a
+ * real range (a bulk write or a clear), which calls for a full reload instead.
+ */
+function collectKeys(tree: IntervalTree, into: Set<number>): boolean {
+  const stack: IntervalTree[] = [tree];
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (!('from' in node)) continue;
+    if (node.from !== node.to || typeof node.from !== 'number') return false;
+    into.add(node.from);
+    if (node.l) stack.push(node.l);
+    if (node.r) stack.push(node.r);
+  }
+  return true;
+}

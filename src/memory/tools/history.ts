@@ -1,0 +1,208 @@
+// Deleting, moving and restoring entries; every replaced row goes to history first.
+import type { StoreContext } from '../context';
+import { boolArg, intArg, isToolError, toolError } from '../validate';
+import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
+import type {
+  DeleteResult,
+  HistoryResult,
+  MemoryEntry,
+  MoveResult,
+  NotFoundResult,
+  SaveResult,
+  ToolError,
+} from '../types';
+
+export function historyTools(ctx: StoreContext) {
+  const { db, now, embed, guard, pathArg, entryText, notFound, historyRow, noteWrite } = ctx;
+
+  async function deleteMemory(
+    pathIn: unknown,
+    recursiveIn?: unknown,
+  ): Promise<DeleteResult | NotFoundResult | ToolError> {
+    return guard(async () => {
+      const path = pathArg(pathIn);
+      if (isToolError(path)) return path;
+      const recursive = boolArg(recursiveIn, 'recursive', false);
+      if (isToolError(recursive)) return recursive;
+      const [lo, hi] = descendantRange(path);
+      const outcome = await db.transaction('rw', db.structured_memory, db.history, async () => {
+        const self = await db.structured_memory.where('path').equals(path).first();
+        const below = await db.structured_memory
+          .where('path')
+          .between(lo, hi, true, false)
+          .toArray();
+        if (!self && !below.length) return 'missing' as const;
+        if (below.length && !recursive) return { hasChildren: below.length };
+        const rows = self ? [self, ...below] : below;
+        const at = new Date(now());
+        await db.history.bulkAdd(rows.map((r) => historyRow(r, 'delete', at)));
+        await db.structured_memory.bulkDelete(rows.map((r) => r.id!));
+        noteWrite(rows.map((r) => r.id));
+        return { deleted: rows.length };
+      });
+      if (outcome === 'missing') return notFound(path);
+      if ('hasChildren' in outcome) {
+        const n = outcome.hasChildren;
+        return toolError(
+          'HAS_CHILDREN',
+          `"${path}" has ${n} ${n === 1 ? 'entry' : 'entries'} below it; nothing was deleted. Call deleteMemory("${path}", true) to delete them all.`,
+        );
+      }
+      return { status: 'SUCCESS' as const, path, deleted: outcome.deleted };
+    });
+  }
+
+  async function moveMemory(
+    fromIn: unknown,
+    toIn: unknown,
+  ): Promise<MoveResult | NotFoundResult | ToolError> {
+    return guard(async () => {
+      const from = pathArg(fromIn, false, 'from');
+      if (isToolError(from)) return from;
+      const to = pathArg(toIn, false, 'to');
+      if (isToolError(to)) return to;
+      if (from === to) return toolError('INVALID_ARGUMENT', 'from and to are the same path');
+      if (to.startsWith(from + '/')) {
+        return toolError(
+          'INVALID_ARGUMENT',
+          `cannot move "${from}" into its own subtree ("${to}")`,
+        );
+      }
+      const [lo, hi] = descendantRange(from);
+      const [tlo, thi] = descendantRange(to);
+      const readRows = async () => {
+        const self = await db.structured_memory.where('path').equals(from).first();
+        const below = await db.structured_memory
+          .where('path')
+          .between(lo, hi, true, false)
+          .toArray();
+        return self ? [self, ...below] : below;
+      };
+      const before = await readRows();
+      if (!before.length) return notFound(from);
+      const renamed = (p: string) => to + p.slice(from.length);
+      for (const r of before) {
+        if (renamed(r.path).length > 512 || !parsePath(renamed(r.path)).ok) {
+          return toolError(
+            'INVALID_PATH',
+            `moving would make an invalid path: ${parsePath(renamed(r.path)).ok ? 'too long' : renamed(r.path)}`,
+          );
+        }
+      }
+      const emb = await embed(before.map((r) => entryText(renamed(r.path), r.content)));
+      if (isToolError(emb)) return emb;
+      const vectors = new Map(before.map((r, i) => [r.id, emb.vectors[i]]));
+      const at = new Date(now());
+      const outcome = await db.transaction('rw', db.structured_memory, db.history, async () => {
+        const taken =
+          (await db.structured_memory.where('path').equals(to).count()) +
+          (await db.structured_memory.where('path').between(tlo, thi, true, false).count());
+        if (taken) return 'exists' as const;
+        const rows = await readRows();
+        if (!rows.length) return 'missing' as const;
+        await db.history.bulkAdd(rows.map((r) => historyRow(r, 'move', at)));
+        await db.structured_memory.bulkDelete(rows.map((r) => r.id!));
+        const moved: MemoryEntry[] = rows.map((r) => {
+          const p = renamed(r.path);
+          const { id: _id, ...rest } = r;
+          const vector = vectors.get(r.id);
+          return {
+            ...rest,
+            path: p,
+            heading: headingOf(p),
+            parent_path: parentOf(p),
+            embedding: vector ?? r.embedding,
+            model: vector ? emb.info.id : r.model,
+            modified: at,
+            version: r.version + 1,
+          };
+        });
+        const ids = await db.structured_memory.bulkAdd(moved, { allKeys: true });
+        noteWrite([...rows.map((r) => r.id), ...ids]);
+        return moved.length;
+      });
+      if (outcome === 'exists') {
+        return toolError(
+          'INVALID_ARGUMENT',
+          `"${to}" already exists; choose a new path or delete it first`,
+        );
+      }
+      if (outcome === 'missing') return notFound(from);
+      return { status: 'SUCCESS' as const, from, to, moved: outcome };
+    });
+  }
+
+  async function getHistory(pathIn: unknown): Promise<HistoryResult | ToolError> {
+    return guard(async () => {
+      const path = pathArg(pathIn);
+      if (isToolError(path)) return path;
+      const rows = await db.history.where('path').equals(path).toArray();
+      rows.sort(
+        (a, b) =>
+          b.version - a.version || b.replaced.getTime() - a.replaced.getTime() || b.id! - a.id!,
+      );
+      return {
+        status: 'SUCCESS' as const,
+        path,
+        versions: rows.map((r) => ({
+          id: r.id!,
+          version: r.version,
+          reason: r.reason,
+          replaced: r.replaced,
+          content: r.entry.content,
+          modified: r.entry.modified,
+        })),
+      };
+    });
+  }
+
+  async function restoreMemory(
+    historyIdIn: unknown,
+  ): Promise<SaveResult | NotFoundResult | ToolError> {
+    return guard(async () => {
+      const historyId = intArg(historyIdIn, 'historyId', -1, 1, Number.MAX_SAFE_INTEGER);
+      if (isToolError(historyId)) return historyId;
+      if (historyId < 0)
+        return toolError('INVALID_ARGUMENT', 'historyId is required (from getHistory)');
+      const hist = await db.history.get(historyId);
+      if (!hist) {
+        return {
+          status: 'NOT_FOUND' as const,
+          path: '',
+          message: `No history version with id ${historyId}`,
+        };
+      }
+      const emb = await embed([entryText(hist.path, hist.entry.content)]);
+      if (isToolError(emb)) return emb;
+      const at = new Date(now());
+      const row = await db.transaction('rw', db.structured_memory, db.history, async () => {
+        const current = await db.structured_memory.where('path').equals(hist.path).first();
+        const older = await db.history.where('path').equals(hist.path).toArray();
+        const top = Math.max(current?.version ?? 0, ...older.map((h) => h.version));
+        if (current) await db.history.add(historyRow(current, 'restore', at));
+        const restored: MemoryEntry = {
+          ...hist.entry,
+          embedding: emb.vectors[0],
+          model: emb.info.id,
+          created: current?.created ?? hist.entry.created,
+          modified: at,
+          accessed: current?.accessed ?? hist.entry.accessed,
+          version: top + 1,
+        };
+        if (current) restored.id = current.id;
+        restored.id = await db.structured_memory.put(restored);
+        return restored;
+      });
+      noteWrite([row.id]);
+      return {
+        status: 'SUCCESS' as const,
+        path: row.path,
+        version: row.version,
+        contextTokens: row.contextChunks.reduce((s, c) => s + c.tokenCount, 0),
+        chunksStored: row.contextChunks.length,
+      };
+    });
+  }
+
+  return { deleteMemory, moveMemory, getHistory, restoreMemory };
+}

@@ -1,0 +1,113 @@
+// Markdown export and import (SPEC §7): import validates the whole file, then writes in one transaction.
+import type { StoreContext } from '../context';
+import { isToolError, short, toolError } from '../validate';
+import { descendantRange, headingOf, parentOf } from '../paths';
+import { entriesToMarkdown, parseMarkdown } from '../markdown';
+import type { HistoryRow, ImportResult, MemoryEntry, ToolError } from '../types';
+import type { PortableEntry } from '../markdown';
+
+export function portableTools(ctx: StoreContext) {
+  const { db, now, embed, guard, pathArg, entryText, historyRow, noteWrite } = ctx;
+
+  async function exportMarkdown(rootIn?: unknown): Promise<string | ToolError> {
+    return guard(async () => {
+      const root = pathArg(rootIn ?? '', true, 'rootPath');
+      if (isToolError(root)) return root;
+      let rows: MemoryEntry[];
+      if (root === '') rows = await db.structured_memory.orderBy('path').toArray();
+      else {
+        const [lo, hi] = descendantRange(root);
+        const self = await db.structured_memory.where('path').equals(root).toArray();
+        rows = [
+          ...self,
+          ...(await db.structured_memory.where('path').between(lo, hi, true, false).toArray()),
+        ];
+        if (!rows.length) return toolError('NOT_FOUND', `Nothing is saved at or below "${root}"`);
+      }
+      const portable: PortableEntry[] = rows.map((r) => ({
+        path: r.path,
+        content: r.content,
+        contextChunks: r.contextChunks.map((c) => ({
+          turn_id: c.turn_id,
+          sentence_id: c.sentence_id,
+          role: c.role,
+          text: c.text,
+          similarity: c.similarity,
+          tokenCount: c.tokenCount,
+        })),
+        version: r.version,
+        created: r.created,
+        modified: r.modified,
+        accessed: r.accessed,
+      }));
+      return entriesToMarkdown(portable, { exported: new Date(now()) });
+    });
+  }
+
+  async function importMarkdown(textIn: unknown): Promise<ImportResult | ToolError> {
+    return guard(async () => {
+      if (typeof textIn !== 'string')
+        return toolError(
+          'INVALID_ARGUMENT',
+          `the Markdown file must be text, got ${short(textIn)}`,
+        );
+      const parsed = parseMarkdown(textIn);
+      if (!parsed.ok) {
+        const shown = parsed.errors.slice(0, 10).join('; ');
+        const more = parsed.errors.length > 10 ? ` (and ${parsed.errors.length - 10} more)` : '';
+        return toolError(
+          'INVALID_CONTENT',
+          `The file was not imported; nothing changed. ${shown}${more}`,
+        );
+      }
+      const list = parsed.entries;
+      if (!list.length) return { status: 'SUCCESS' as const, imported: 0, created: 0, updated: 0 };
+      const texts = list.flatMap((e) => [
+        entryText(e.path, e.content),
+        ...e.contextChunks.map((c) => c.text),
+      ]);
+      const emb = await embed(texts);
+      if (isToolError(emb)) return emb;
+      let at = 0;
+      const rows: MemoryEntry[] = list.map((e) => {
+        const embedding = emb.vectors[at++];
+        return {
+          path: e.path,
+          heading: headingOf(e.path),
+          parent_path: parentOf(e.path),
+          content: e.content,
+          contextChunks: e.contextChunks.map((c) => ({ ...c, embedding: emb.vectors[at++] })),
+          embedding,
+          model: emb.info.id,
+          created: e.created,
+          modified: e.modified,
+          accessed: e.accessed,
+          version: e.version,
+        };
+      });
+      const when = new Date(now());
+      const counts = await db.transaction('rw', db.structured_memory, db.history, async () => {
+        const existing = await db.structured_memory
+          .where('path')
+          .anyOf(rows.map((r) => r.path))
+          .toArray();
+        const byPath = new Map(existing.map((r) => [r.path, r]));
+        const history: HistoryRow[] = [];
+        for (const row of rows) {
+          const old = byPath.get(row.path);
+          if (!old) continue;
+          history.push(historyRow(old, 'import', when));
+          row.id = old.id;
+          row.version = Math.max(row.version, old.version + 1);
+        }
+        if (history.length) await db.history.bulkAdd(history);
+        const ids = await db.structured_memory.bulkPut(rows, { allKeys: true });
+        noteWrite(ids);
+        return { created: rows.length - history.length, updated: history.length };
+      });
+      return { status: 'SUCCESS' as const, imported: rows.length, ...counts };
+    });
+  }
+
+  return { exportMarkdown, importMarkdown };
+}

@@ -1,0 +1,167 @@
+// Writing entries: saveMemory (with its context snapshot) and updateMemory (RFC 7396 merge patch).
+import type { StoreContext } from '../context';
+import { intArg, isToolError, short, toolError, validateContent } from '../validate';
+import { headingOf, parentOf } from '../paths';
+import type { JsonValue, MemoryEntry, NotFoundResult, SaveResult, ToolError } from '../types';
+
+const QUERY_CONTENT_CHARS = 200;
+
+export function writeTools(ctx: StoreContext) {
+  const {
+    db,
+    now,
+    embed,
+    guard,
+    pathArg,
+    entryText,
+    notFound,
+    historyRow,
+    noteWrite,
+    snapshot,
+    state,
+  } = ctx;
+
+  async function saveMemory(
+    pathIn: unknown,
+    contentIn: unknown,
+    contextTokensIn?: unknown,
+    optionsIn?: unknown,
+  ): Promise<SaveResult | ToolError> {
+    return guard(async () => {
+      const path = pathArg(pathIn);
+      if (isToolError(path)) return path;
+      const content = validateContent(contentIn);
+      if (isToolError(content)) return content;
+      const budget = intArg(contextTokensIn, 'contextTokens', 1000, 0, 4000);
+      if (isToolError(budget)) return budget;
+      let conversationId = state.lastConversationId;
+      if (optionsIn !== undefined && optionsIn !== null) {
+        if (typeof optionsIn !== 'object') {
+          return toolError(
+            'INVALID_ARGUMENT',
+            `options must be an object like { conversationId: 3 }, got ${short(optionsIn)}`,
+          );
+        }
+        const cid = (optionsIn as { conversationId?: unknown }).conversationId;
+        if (cid !== undefined) {
+          const checked = intArg(cid, 'conversationId', 0, 0, Number.MAX_SAFE_INTEGER);
+          if (isToolError(checked)) return checked;
+          conversationId = checked;
+        }
+      }
+
+      const queryText = `${headingOf(path)} ${content.json.slice(0, QUERY_CONTENT_CHARS)}`;
+      const emb = await embed([queryText, entryText(path, content.value)]);
+      if (isToolError(emb)) return emb;
+      const { chunks, used } = await snapshot(emb.info, conversationId, emb.vectors[0], budget);
+
+      const at = new Date(now());
+      const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
+        const existing = await db.structured_memory.where('path').equals(path).first();
+        const row: MemoryEntry = {
+          path,
+          heading: headingOf(path),
+          parent_path: parentOf(path),
+          content: content.value,
+          contextChunks: chunks,
+          embedding: emb.vectors[1],
+          model: emb.info.id,
+          created: existing?.created ?? at,
+          modified: at,
+          accessed: existing?.accessed ?? at,
+          version: existing ? existing.version + 1 : 1,
+        };
+        if (existing) {
+          await db.history.add(historyRow(existing, 'update', at));
+          row.id = existing.id;
+          await db.structured_memory.put(row);
+        } else {
+          row.id = await db.structured_memory.add(row);
+        }
+        return row;
+      });
+      noteWrite([written.id]);
+      return {
+        status: 'SUCCESS' as const,
+        path,
+        version: written.version,
+        contextTokens: used,
+        chunksStored: chunks.length,
+      };
+    });
+  }
+
+  async function updateMemory(
+    pathIn: unknown,
+    patchIn: unknown,
+  ): Promise<SaveResult | NotFoundResult | ToolError> {
+    return guard(async () => {
+      const path = pathArg(pathIn);
+      if (isToolError(path)) return path;
+      const patch = validateContent(patchIn, 'patch');
+      if (isToolError(patch)) return patch;
+      if (!isObject(patch.value)) {
+        return toolError(
+          'INVALID_ARGUMENT',
+          'patch must be a JSON object (an RFC 7396 merge patch; null removes a key)',
+        );
+      }
+      const current = await db.structured_memory.where('path').equals(path).first();
+      if (!current) return notFound(path);
+      if (!isObject(current.content)) {
+        return toolError(
+          'INVALID_CONTENT',
+          `"${path}" holds ${Array.isArray(current.content) ? 'an array' : typeof current.content}, not an object; use saveMemory to replace it`,
+        );
+      }
+      const merged = validateContent(mergePatch(current.content, patch.value));
+      if (isToolError(merged)) return merged;
+      const emb = await embed([entryText(path, merged.value)]);
+      if (isToolError(emb)) return emb;
+      const at = new Date(now());
+      const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
+        const fresh = await db.structured_memory.where('path').equals(path).first();
+        if (!fresh) return null;
+        // Merge onto the row as it is now, so a concurrent write is not lost.
+        const content =
+          fresh.version === current.version ? merged.value : mergePatch(fresh.content, patch.value);
+        await db.history.add(historyRow(fresh, 'update', at));
+        const row: MemoryEntry = {
+          ...fresh,
+          content,
+          embedding: emb.vectors[0],
+          model: emb.info.id,
+          modified: at,
+          version: fresh.version + 1,
+        };
+        await db.structured_memory.put(row);
+        return row;
+      });
+      if (!written) return notFound(path);
+      noteWrite([written.id]);
+      return {
+        status: 'SUCCESS' as const,
+        path,
+        version: written.version,
+        contextTokens: written.contextChunks.reduce((s, c) => s + c.tokenCount, 0),
+        chunksStored: written.contextChunks.length,
+      };
+    });
+  }
+
+  return { saveMemory, updateMemory };
+}
+function isObject(v: JsonValue): v is { [k: string]: JsonValue } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** RFC 7396 JSON merge patch. */
+export function mergePatch(target: JsonValue, patch: JsonValue): JsonValue {
+  if (!isObject(patch)) return patch;
+  const out: { [k: string]: JsonValue } = isObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k] ?? null, v);
+  }
+  return out;
+}
