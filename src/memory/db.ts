@@ -28,12 +28,14 @@ export class MemoryDB extends Dexie {
 export const ENTRY_TABLE = 'structured_memory';
 export const CHUNK_TABLE = 'chunks';
 
-/** True when a Dexie/IndexedDB error means the quota is exhausted (it can hide in `inner`). */
-export function isQuotaError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
-    const name = (e as { name?: unknown }).name;
-    if (name === 'QuotaExceededError') return true;
-    e = (e as { inner?: unknown }).inner;
-  }
-  return false;
+/**
+ * True when a Dexie/IndexedDB error means the quota is exhausted. It can hide in `inner`
+ * (AbortError) or in a BulkError's `failures`.
+ */
+export function isQuotaError(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 5) return false;
+  const e = error as { name?: unknown; inner?: unknown; failures?: unknown };
+  if (e.name === 'QuotaExceededError') return true;
+  if (Array.isArray(e.failures) && e.failures.some((f) => isQuotaError(f, depth + 1))) return true;
+  return isQuotaError(e.inner, depth + 1);
 }
