@@ -137,39 +137,34 @@ export function utf8Length(s: string): number {
 }
 
 /** An integer in [min, max], or the default when absent. */
-export function intArg(
-  value: unknown,
-  name: string,
-  def: number,
-  min: number,
-  max: number,
-): number | ToolError {
-  if (value === undefined || value === null) return def;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    return toolError(
-      'INVALID_ARGUMENT',
-      `${name} must be a whole number from ${min} to ${max}, got ${short(value)}`,
-    );
-  }
-  return value;
+export function intArg(value: unknown, name: string, def: number, min: number, max: number) {
+  return rangeArg(value, name, def, min, max, true);
 }
 
 /** A number in [min, max], or the default when absent. */
-export function numberArg(
+export function numberArg(value: unknown, name: string, def: number, min: number, max: number) {
+  return rangeArg(value, name, def, min, max, false);
+}
+
+function rangeArg(
   value: unknown,
   name: string,
   def: number,
   min: number,
   max: number,
+  integer: boolean,
 ): number | ToolError {
   if (value === undefined || value === null) return def;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+  const okType =
+    typeof value === 'number' && (integer ? Number.isInteger(value) : Number.isFinite(value));
+  if (!okType || (value as number) < min || (value as number) > max) {
+    const kind = integer ? 'a whole number' : 'a number';
     return toolError(
       'INVALID_ARGUMENT',
-      `${name} must be a number from ${min} to ${max}, got ${short(value)}`,
+      `${name} must be ${kind} from ${min} to ${max}, got ${short(value)}`,
     );
   }
-  return value;
+  return value as number;
 }
 
 export function boolArg(value: unknown, name: string, def: boolean): boolean | ToolError {
