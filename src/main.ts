@@ -1,0 +1,12 @@
+// Composition root: start the memory worker and give its proxy to the app element.
+import { startMemoryWorker } from './worker-client';
+import './ui/sm-app';
+
+const app =
+  document.querySelector('sm-app') ?? document.body.appendChild(document.createElement('sm-app'));
+const { memory } = startMemoryWorker({
+  onError: (message) => {
+    app.workerError = message;
+  },
+});
+app.memory = memory;

@@ -1,0 +1,201 @@
+// End to end: the production build in headless Chromium saves and reads a memory entry through
+// the worker, offline (every request goes to the local server) and without CSP violations.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium';
+import { serveStatic, type StaticServer } from './static-server';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SCREENSHOT = '/tmp/sm-e2e.png';
+const SCREENSHOT_FALLBACK = '/tmp/sm-e2e-fallback.png';
+const ORT_WASM = '/ort/ort-wasm-simd-threaded.asyncify.wasm';
+const ORT_MJS = '/ort/ort-wasm-simd-threaded.asyncify.mjs';
+const BUNDLED_MODEL = 'structured-memory/glove-100d-sif';
+
+describe('memory worker in Chromium', () => {
+  const outDirs: string[] = [];
+  const servers: StaticServer[] = [];
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+
+  /** Builds the app into a temporary folder and serves it; `model` is VITE_EMBEDDING_MODEL. */
+  async function buildAndServe(model?: string): Promise<StaticServer> {
+    const outDir = await mkdtemp(join(tmpdir(), 'sm-e2e-'));
+    outDirs.push(outDir);
+    const started = performance.now();
+    await build({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'warn',
+      build: { outDir, emptyOutDir: true },
+      define:
+        model === undefined
+          ? {}
+          : { 'import.meta.env.VITE_EMBEDDING_MODEL': JSON.stringify(model) },
+    });
+    console.info(`e2e: vite build ${Math.round(performance.now() - started)} ms`);
+    const server = await serveStatic(outDir);
+    servers.push(server);
+    return server;
+  }
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    for (const server of servers) await server.close();
+    for (const outDir of outDirs) await rm(outDir, { recursive: true, force: true });
+  });
+
+  it('saves and reads an entry through the worker, offline and within the CSP', async () => {
+    if (!browser) throw new Error('Chromium did not start');
+    // The bundled model, chosen at build time: the hub is unreachable here, and this test
+    // must not even try it. (Never a URL parameter: SPEC §8.)
+    const server = await buildAndServe('bundled');
+    context = await browser.newContext({ serviceWorkers: 'block' });
+    const seen: string[] = [];
+    context.on('request', (request) => seen.push(request.url()));
+    const page = await context.newPage();
+    const problems = watchProblems(page);
+    // Runs before the page's own scripts, outside the CSP, to collect violations.
+    await page.addInitScript(() => {
+      const violations: string[] = [];
+      (window as unknown as { cspViolations: string[] }).cspViolations = violations;
+      document.addEventListener('securitypolicyviolation', (event) => {
+        violations.push(`${event.violatedDirective} ${event.blockedURI}`);
+      });
+    });
+
+    const started = performance.now();
+    await page.goto(server.url);
+    // The model line carries the id only once the model is loaded and ready.
+    const model = page.locator(`sm-app p.model[data-model="${BUNDLED_MODEL}"]`);
+    await model.waitFor({ timeout: 120_000 });
+    console.info(`e2e: model ready ${Math.round(performance.now() - started)} ms`);
+    expect(await model.textContent()).toContain('bundled');
+    expect(await page.locator('sm-app p.notice').count()).toBe(0);
+
+    const output = page.locator('sm-app output');
+    const content = { goal: 'Ship the offline prototype', done: false, steps: ['build', 'test'] };
+    await page.getByLabel('Path').fill('E2E/Goals/Phase1');
+    await page.getByLabel('Content').fill(JSON.stringify(content));
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => output.textContent(), { timeout: 60_000 }).toContain('"status"');
+    const saved = JSON.parse((await output.textContent()) ?? '') as Record<string, unknown>;
+    expect(saved).toMatchObject({ status: 'SUCCESS', path: 'E2E/Goals/Phase1', version: 1 });
+
+    await page.getByRole('button', { name: 'Read' }).click();
+    await expect.poll(() => output.textContent(), { timeout: 60_000 }).toContain('"content"');
+    const read = JSON.parse((await output.textContent()) ?? '') as Record<string, unknown>;
+    expect(read).toMatchObject({
+      status: 'SUCCESS',
+      path: 'E2E/Goals/Phase1',
+      content,
+      metadata: { version: 1 },
+    });
+
+    console.info(`e2e: save + read ${Math.round(performance.now() - started)} ms after load`);
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+    // A heading is not an entry: the engine says so and names the tool to use.
+    await page.getByLabel('Path').fill('E2E/Goals');
+    await page.getByRole('button', { name: 'Read' }).click();
+    await expect.poll(() => output.textContent(), { timeout: 60_000 }).toContain('NOT_FOUND');
+    const heading = JSON.parse((await output.textContent()) ?? '') as Record<string, unknown>;
+    expect(heading).toMatchObject({ status: 'NOT_FOUND', isHeading: true, children: 1 });
+
+    // Offline: the browser asked nothing of any other origin (no CDN, no model hub).
+    const origin = new URL(server.url).origin;
+    const outside = seen.filter((url) => /^https?:/.test(url) && new URL(url).origin !== origin);
+    expect(outside).toEqual([]);
+    // The ONNX runtime and the model came from the app itself, as the right types.
+    const served = (path: string) => server.requests.find((r) => r.url.split('?')[0] === path);
+    expect(served(ORT_WASM)).toMatchObject({ status: 200, contentType: 'application/wasm' });
+    expect(served(ORT_MJS)).toMatchObject({ status: 200 });
+    expect(served(ORT_MJS)?.contentType).toMatch(/^text\/javascript/);
+    expect(
+      server.requests.some(
+        (r) => r.url.startsWith(`/models/${BUNDLED_MODEL}/`) && r.status === 200,
+      ),
+    ).toBe(true);
+    // The browser-side record includes the worker's fetches, so the check above covers them.
+    expect(seen).toContain(new URL(ORT_WASM, server.url).href);
+
+    const violations = await page.evaluate(
+      () => (window as unknown as { cspViolations: string[] }).cspViolations,
+    );
+    expect(violations).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+    context = undefined;
+  });
+
+  it('falls back to the bundled model when the hub is unreachable, with no CDN', async () => {
+    if (!browser) throw new Error('Chromium did not start');
+    // The default build: it tries the hub model first (the browser resolves no outside host).
+    const server = await buildAndServe();
+    context = await browser.newContext({ serviceWorkers: 'block' });
+    const seen: string[] = [];
+    context.on('request', (request) => seen.push(request.url()));
+    const page = await context.newPage();
+
+    const started = performance.now();
+    await page.goto(server.url);
+    // The model line carries the id only once the model is loaded and ready.
+    const model = page.locator(`sm-app p.model[data-model="${BUNDLED_MODEL}"]`);
+    await model.waitFor({ timeout: 120_000 });
+    console.info(`e2e: fallback model ready ${Math.round(performance.now() - started)} ms`);
+    // The page says why the default model is not the active one.
+    expect(await page.locator('sm-app p.notice').textContent()).toContain(
+      `using the bundled offline model ${BUNDLED_MODEL}`,
+    );
+
+    await page.getByLabel('Path').fill('E2E/Fallback');
+    await page.getByLabel('Content').fill('plain text, not JSON');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const output = page.locator('sm-app output');
+    await expect.poll(() => output.textContent(), { timeout: 60_000 }).toContain('"status"');
+    expect(JSON.parse((await output.textContent()) ?? '')).toMatchObject({
+      status: 'SUCCESS',
+      version: 1,
+    });
+    await page.screenshot({ path: SCREENSHOT_FALLBACK, fullPage: true });
+
+    // Outside the app's own origin, only the model hub was tried: never a CDN.
+    const origin = new URL(server.url).origin;
+    const outside = seen
+      .filter((url) => /^https?:/.test(url) && new URL(url).origin !== origin)
+      .map((url) => new URL(url).hostname);
+    expect(outside.length).toBeGreaterThan(0);
+    for (const host of outside) expect(host).toBe('huggingface.co');
+    expect(server.requests.some((r) => r.url.split('?')[0] === ORT_WASM)).toBe(true);
+    await context.close();
+    context = undefined;
+  });
+});
+
+/** Console errors, CSP reports and uncaught errors of the page and its workers. */
+function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    const text = message.text();
+    if (message.type() === 'error' || /Content Security Policy|Refused to/.test(text)) {
+      problems.push(`console: ${text}`);
+    }
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('worker', (worker) => {
+    worker.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`worker console: ${message.text()}`);
+    });
+  });
+  return problems;
+}

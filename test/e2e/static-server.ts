@@ -1,0 +1,117 @@
+// A tiny static file server for end-to-end tests: serves a build folder on 127.0.0.1 and
+// records every request, so a test can prove what the app fetched and from where.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize, sep } from 'node:path';
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.webmanifest': 'application/manifest+json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.onnx': 'application/octet-stream',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+export interface ServedRequest {
+  method: string;
+  /** Path and query, as requested. */
+  url: string;
+  status: number;
+  contentType?: string;
+}
+
+export interface StaticServer {
+  /** Origin with a trailing slash, e.g. `http://127.0.0.1:41234/`. */
+  url: string;
+  requests: ServedRequest[];
+  close(): Promise<void>;
+}
+
+/** Serves `root` on 127.0.0.1 at a free port; `/` and folders serve their `index.html`. */
+export async function serveStatic(root: string): Promise<StaticServer> {
+  const requests: ServedRequest[] = [];
+  const base = normalize(root + sep);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const record: ServedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', status: 0 };
+    requests.push(record);
+    const reply = (status: number, headers: Record<string, string> = {}) => {
+      record.status = status;
+      record.contentType = headers['Content-Type'];
+      res.writeHead(status, {
+        'Cache-Control': 'no-store',
+        'X-Content-Type-Options': 'nosniff',
+        ...headers,
+      });
+    };
+    if (record.method !== 'GET' && record.method !== 'HEAD') {
+      reply(405, { Allow: 'GET, HEAD' });
+      res.end();
+      return;
+    }
+    let pathname: string;
+    try {
+      pathname = decodeURIComponent(new URL(record.url, 'http://127.0.0.1').pathname);
+    } catch {
+      reply(400);
+      res.end();
+      return;
+    }
+    let file = normalize(join(base, pathname));
+    if (!file.startsWith(base)) {
+      reply(403);
+      res.end();
+      return;
+    }
+    let info = await stat(file).catch(() => undefined);
+    if (info?.isDirectory()) {
+      file = join(file, 'index.html');
+      info = await stat(file).catch(() => undefined);
+    }
+    if (!info?.isFile()) {
+      reply(404, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('Not found');
+      return;
+    }
+    reply(200, {
+      'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
+      'Content-Length': String(info.size),
+    });
+    if (record.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    createReadStream(file).pipe(res);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(error));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
