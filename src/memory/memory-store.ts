@@ -1,6 +1,7 @@
 // The memory tools (SPEC §4) over Dexie. Every method resolves to a result object; bad input
 // and failures come back as ToolError and write nothing. Multi-row writes are single transactions.
 import { createStoreContext } from './context';
+import { conversationTools } from './tools/conversations';
 import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
 import { readTools } from './tools/read';
@@ -18,6 +19,7 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
     ...historyTools(ctx),
     ...turnsTools(ctx),
     ...portableTools(ctx),
+    ...conversationTools(ctx),
     setTokenCounter: (fn) => {
       ctx.state.countTokens = typeof fn === 'function' ? fn : null;
     },

@@ -233,6 +233,19 @@ export interface ChunkHit {
   similarity: number;
 }
 
+/** A node of the memory outline: a heading or entry with the number of entries at or below it. */
+export interface OutlineNode {
+  path: string;
+  entries: number;
+  children?: OutlineNode[];
+}
+
+export interface RecallHit {
+  path: string;
+  content: JsonValue;
+  similarity: number;
+}
+
 export interface SaveOptions {
   /** Conversation whose chunks form the context snapshot; default: the latest `recordTurn`'s. */
   conversationId?: number;
@@ -294,6 +307,31 @@ export interface MemoryApi {
   searchChunks(conversationId: number, query: string, k?: number): Promise<ChunkHit[]>;
   exportMarkdown(rootPath?: unknown): Promise<string | ToolError>;
   importMarkdown(text: unknown): Promise<ImportResult | ToolError>;
+  /** Top levels of the tree with entry counts, without reading rows (for the prompt outline). */
+  memoryOutline(depth?: number): Promise<OutlineNode[]>;
+  /** Entries most similar to `query` anywhere, above the model's relevance threshold (auto-recall). */
+  recallMemory(query: unknown, limit?: unknown): Promise<RecallHit[] | ToolError>;
+  createConversation(title?: unknown): Promise<{ status: 'SUCCESS'; id: number } | ToolError>;
+  /** Newest first. */
+  listConversations(): Promise<Conversation[]>;
+  renameConversation(id: unknown, title: unknown): Promise<{ status: 'SUCCESS' } | ToolError>;
+  /** Deletes the conversation, its messages and its semantic-index chunks in one transaction. */
+  deleteConversation(id: unknown): Promise<{ status: 'SUCCESS'; messages: number } | ToolError>;
+  /** Stores a message (not indexed: pass its id to recordTurn as `turnId` for that). */
+  addMessage(message: {
+    conversationId: number;
+    role: Role;
+    text: string;
+    toolCalls?: ToolCallRecord[];
+    toolCallId?: string;
+    meta?: Record<string, unknown>;
+  }): Promise<{ status: 'SUCCESS'; id: number } | ToolError>;
+  updateMessage(
+    id: unknown,
+    patch: { text?: string; meta?: Record<string, unknown>; toolCalls?: ToolCallRecord[] },
+  ): Promise<{ status: 'SUCCESS' } | ToolError>;
+  /** Oldest first. */
+  getMessages(conversationId: number): Promise<Message[]>;
   /** Plug in the server's tokenizer (default: an estimate). */
   setTokenCounter(count: ((text: string) => number | Promise<number>) | null): void;
   /** The active embedding model. */

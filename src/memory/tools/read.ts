@@ -11,7 +11,9 @@ import type {
   ListResult,
   MemoryEntry,
   NotFoundResult,
+  OutlineNode,
   QueryResult,
+  RecallHit,
   ToolError,
   TreeNode,
 } from '../types';
@@ -303,7 +305,51 @@ export function readTools(ctx: StoreContext) {
     });
   }
 
-  return { queryMemory, queryMemoryHeading, listMemory };
+  /** Top `depth` levels of the tree with entry counts (no row reads), for the prompt outline. */
+  async function memoryOutline(depthIn: unknown = 2): Promise<OutlineNode[]> {
+    const depth =
+      typeof depthIn === 'number' && depthIn >= 1 && depthIn <= 4 ? Math.floor(depthIn) : 2;
+    const idx = await entries();
+    const walk = (path: string, level: number): OutlineNode[] =>
+      idx
+        .children(path)
+        .sort()
+        .map((p) => {
+          const node: OutlineNode = { path: p, entries: idx.subtree(p).length };
+          if (level < depth && idx.children(p).length) node.children = walk(p, level + 1);
+          return node;
+        });
+    return walk('', 1);
+  }
+
+  /** Entries most similar to `query` anywhere in memory, above the model's threshold. */
+  async function recallMemory(
+    queryIn: unknown,
+    limitIn: unknown = 3,
+  ): Promise<RecallHit[] | ToolError> {
+    return guard(async () => {
+      if (typeof queryIn !== 'string' || !queryIn.trim()) return [];
+      const limit = intArg(limitIn, 'limit', 3, 1, 50);
+      if (isToolError(limit)) return limit;
+      const emb = await embed([queryIn.trim()]);
+      if (isToolError(emb)) return emb;
+      const idx = await entries();
+      const q = emb.vectors[0];
+      const scored = idx
+        .subtree('')
+        .map((ref) => ({ ref, similarity: similarityOf(idx, ref, q) }))
+        .filter((s) => s.similarity > emb.info.threshold)
+        .sort((a, b) => b.similarity - a.similarity)
+        .slice(0, limit);
+      const rows = await db.structured_memory.bulkGet(scored.map((s) => s.ref.id));
+      return scored.flatMap((s, i) => {
+        const row = rows[i];
+        return row ? [{ path: row.path, content: row.content, similarity: s.similarity }] : [];
+      });
+    });
+  }
+
+  return { queryMemory, queryMemoryHeading, listMemory, memoryOutline, recallMemory };
 }
 /** `max(cos(query, entry), max cos(query, chunk))`; 0 for rows of another model. */
 function similarityOf(idx: EntryIndex, ref: EntryRef, q: Float32Array): number {
