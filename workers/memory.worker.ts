@@ -3,7 +3,6 @@
 import { expose } from 'comlink';
 import type { EmbedderProgress } from '../src/embeddings/types';
 import { BUNDLED_MODEL, createEmbedder, openMemory } from '../src/memory';
-import type { MemoryApi } from '../src/memory/types';
 
 /**
  * The embedding model chosen at build time with `VITE_EMBEDDING_MODEL`: a model id, or
@@ -14,25 +13,6 @@ function configuredModel(): string | undefined {
   const value: unknown = import.meta.env.VITE_EMBEDDING_MODEL;
   if (typeof value !== 'string' || value.trim() === '') return undefined;
   return value.trim() === 'bundled' ? BUNDLED_MODEL : value.trim();
-}
-
-/**
- * The engine's methods bound to it, as a plain object Comlink can expose (whether the engine
- * is an object literal or a class instance). Every `MemoryApi` method crosses, including
- * `setTokenCounter`: the page passes its function wrapped in Comlink's `proxy()`, and every
- * count is then a round trip to the page.
- */
-function bindEngine(memory: MemoryApi): MemoryApi {
-  const bound: Record<string, unknown> = {};
-  for (let o: object | null = memory; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
-    for (const name of Object.getOwnPropertyNames(o)) {
-      const value: unknown = (memory as unknown as Record<string, unknown>)[name];
-      if (name !== 'constructor' && !(name in bound) && typeof value === 'function') {
-        bound[name] = value.bind(memory);
-      }
-    }
-  }
-  return bound as unknown as MemoryApi;
 }
 
 function createWorkerApi() {
@@ -56,8 +36,11 @@ function createWorkerApi() {
     }),
   });
 
+  // The engine's methods are closures over its state, so they can be spread as they are. Every
+  // MemoryApi method crosses, including setTokenCounter: the page passes its function wrapped in
+  // Comlink's proxy(), and every count is then a round trip to the page.
   return {
-    ...bindEngine(memory),
+    ...memory,
     /**
      * Calls `listener` (wrapped in Comlink's `proxy()` by the page) on every model download or
      * load step, starting with the fallback notice (if any) and the latest step seen.
