@@ -1,0 +1,287 @@
+// Turns server replies and network failures into LlmErrors whose message is a plain sentence
+// with the fix (SPEC §6), recognising each server's error shapes and phrasings (PROTOCOLS.md).
+
+import { LlmError, type LlmErrorCode, type ServerKind } from './types';
+
+const MAX_SERVER_MESSAGE = 300;
+
+/** Known ways servers say the prompt does not fit the context window. */
+const CONTEXT_OVERFLOW_PATTERNS: readonly RegExp[] = [
+  // llama.cpp: "the request exceeds the available context size, try increasing it"
+  /exceed\w*\s+(?:the\s+)?(?:available\s+|maximum\s+|max\s+|model'?s?\s+)?context/i,
+  // OpenAI, vLLM: "This model's maximum context length is 4096 tokens. However, …"
+  /maximum\s+context\s+length/i,
+  /context[_\s]length[_\s]exceeded/i,
+  /context[_\s](?:window|size)[_\s]exceeded/i,
+  /exceed_context_size/i,
+  // llama.cpp (older), Ollama, others: "prompt is too long", "input is too large to process"
+  /(?:prompt|input)\s+(?:is\s+)?too\s+(?:long|large)/i,
+  /input\s+length\s+exceeds/i,
+  /too\s+many\s+tokens/i,
+  /context\s+shift\s+is\s+disabled/i,
+  /context\s+overflow/i,
+  // LM Studio: "… loaded with context length of only 4096 tokens, which is not enough"
+  /context\s+length\s+of\s+only/i,
+  /tokens\s+to\s+keep.*greater\s+than\s+the\s+context/i,
+  // TGI: "`inputs` tokens + `max_new_tokens` must be <= 4096"
+  /tokens.*must\s+be\s+<=\s*\d+/i,
+];
+
+/** Known ways servers refuse the OpenAI `tools` parameter. */
+const TOOLS_UNSUPPORTED_PATTERNS: readonly RegExp[] = [
+  /requires\s+--jinja/i, // llama.cpp: "tools param requires --jinja flag"
+  /cannot\s+use\s+tools\s+with\s+stream/i, // llama.cpp builds without streamed tools
+  /does\s+not\s+support\s+tool/i, // Ollama: "<model> does not support tools"
+  /enable-auto-tool-choice/i, // vLLM: "\"auto\" tool choice requires --enable-auto-tool-choice …"
+  /unsupported\s+param(?:eter)?s?:?\s*["'`]?tool/i, // old llama.cpp: "Unsupported param: tools"
+  /tool(?:s|\s+calls|\s+calling|\s+use)?\s+(?:is\s+|are\s+)?not\s+supported/i,
+  /unrecognized\s+request\s+argument.*\btools?\b/i,
+];
+
+const BUSY_PATTERNS: readonly RegExp[] = [/server\s+is\s+busy/i, /loading\s+model/i];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function clip(text: string): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > MAX_SERVER_MESSAGE ? `${t.slice(0, MAX_SERVER_MESSAGE - 1)}…` : t;
+}
+
+/** The message inside a parsed error payload, whichever server's shape it has. */
+function messageOf(value: unknown, depth = 0): string | undefined {
+  if (depth > 4) return undefined;
+  if (typeof value === 'string') return value.trim() === '' ? undefined : value;
+  if (Array.isArray(value)) {
+    // FastAPI validation errors: {"detail":[{"msg":…},…]}
+    const parts = value.map((v) => messageOf(v, depth + 1)).filter((m) => m !== undefined);
+    return parts.length > 0 ? parts.join('; ') : undefined;
+  }
+  if (!isRecord(value)) return undefined;
+  for (const key of ['error', 'detail', 'message', 'msg']) {
+    const found = messageOf(value[key], depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * The server's own words from an error body: JSON in KoboldCPP (`{"detail":{"msg"|"error"}}`),
+ * OpenAI (`{"error":{"message"}}`), Ollama (`{"error":"…"}`) or llama.cpp stream
+ * (`{"code","message"}`) shape, else the text of an HTML page (its title when it has one), else
+ * the plain text. Collapsed to one line and clipped; '' when the body says nothing.
+ */
+export function serverMessageOf(bodyText: string): string {
+  const body = bodyText.trim();
+  if (body === '') return '';
+  if (body.startsWith('{') || body.startsWith('[') || body.startsWith('"')) {
+    try {
+      const found = messageOf(JSON.parse(body));
+      if (found !== undefined) return clip(found);
+    } catch {
+      // not JSON after all: fall through to text
+    }
+  }
+  if (/^<(?:!doctype|html|head|body|\?xml)/i.test(body) || /<\/[a-z]+>/i.test(body)) {
+    const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(body)?.[1];
+    const text = (title ?? body)
+      .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/&nbsp;/g, ' ')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&amp;/g, '&');
+    return clip(text);
+  }
+  return clip(body);
+}
+
+/** The server's name as the subject at the start of a sentence. */
+function serverName(kind: ServerKind | undefined): string {
+  switch (kind) {
+    case 'koboldcpp':
+      return 'KoboldCPP';
+    case 'llamacpp':
+      return 'The llama.cpp server';
+    case 'ollama':
+      return 'Ollama';
+    case 'lmstudio':
+      return 'LM Studio';
+    default:
+      return 'The server';
+  }
+}
+
+function quoted(serverMessage: string): string {
+  return serverMessage === '' ? '' : ` ("${serverMessage}")`;
+}
+
+function make(
+  code: LlmErrorCode,
+  message: string,
+  status: number | undefined,
+  serverMessage: string,
+  kind: ServerKind | undefined,
+): LlmError {
+  const detail: { status?: number; serverMessage?: string; kind?: ServerKind } = {};
+  if (status !== undefined) detail.status = status;
+  if (serverMessage !== '') detail.serverMessage = serverMessage;
+  if (kind !== undefined) detail.kind = kind;
+  return new LlmError(code, message, detail);
+}
+
+function toolsUnsupportedMessage(serverMessage: string, kind: ServerKind | undefined): string {
+  const why = quoted(serverMessage);
+  if (/--jinja/i.test(serverMessage) || (kind === 'llamacpp' && /jinja/i.test(serverMessage))) {
+    return `The llama.cpp server refused native tool calls${why}: start llama-server with --jinja to use them, or keep the prompted tools the app switches to.`;
+  }
+  if (/enable-auto-tool-choice/i.test(serverMessage)) {
+    return `The server refused native tool calls${why}: start vLLM with --enable-auto-tool-choice and a --tool-call-parser, or keep the prompted tools the app switches to.`;
+  }
+  return `This server or model does not support native tool calls${why}: the app describes the tools in the prompt instead (prompted tools).`;
+}
+
+/**
+ * Maps an HTTP error reply to an LlmError with a user-facing sentence. Recognises the message
+ * before the status where servers disagree on the status (context overflow, tools refused).
+ */
+export function errorFromResponse(status: number, bodyText: string, kind?: ServerKind): LlmError {
+  const msg = serverMessageOf(bodyText);
+  const name = serverName(kind);
+  const fail = (code: LlmErrorCode, message: string): LlmError =>
+    make(code, message, status, msg, kind);
+
+  if (status === 401 || status === 403) {
+    return fail('UNAUTHORIZED', 'The server refused the password/API key: check it in Settings.');
+  }
+  if (status === 503 || status === 429 || BUSY_PATTERNS.some((p) => p.test(msg))) {
+    return fail(
+      'BUSY',
+      `${name} is busy (another generation is running, or the model is still loading): wait a moment, then try again.`,
+    );
+  }
+  if (CONTEXT_OVERFLOW_PATTERNS.some((p) => p.test(msg))) {
+    return fail(
+      'CONTEXT_OVERFLOW',
+      `The prompt is longer than the model's context window${quoted(msg)}: lower the context size or the maximum reply length in Settings, or give the server a larger context.`,
+    );
+  }
+  if (TOOLS_UNSUPPORTED_PATTERNS.some((p) => p.test(msg))) {
+    return fail('TOOLS_UNSUPPORTED', toolsUnsupportedMessage(msg, kind));
+  }
+  if (status === 404) {
+    return fail(
+      'NOT_FOUND',
+      `${name} answered "not found"${quoted(msg)}: check the Endpoint URL (just the server address, e.g. http://localhost:5001) and the model name in Settings.`,
+    );
+  }
+  if (status >= 400 && status < 500) {
+    return fail(
+      'BAD_REQUEST',
+      `${name} rejected the request${quoted(msg)}: check the model and generation settings, or switch Tools to "prompted" in Settings.`,
+    );
+  }
+  return fail(
+    'SERVER_ERROR',
+    `${name} failed${quoted(msg)}${status >= 500 ? ` (HTTP ${status})` : ''}: check its console window, then try again.`,
+  );
+}
+
+/**
+ * An error reported inside a stream: llama.cpp's `error: {"code","message","type"}` line, or a
+ * `data: {"error":…}` payload. Classified like a reply with the payload's `code` as status
+ * (500 when it has none), so a context overflow mid-stream still reads as one.
+ */
+export function errorFromStreamPayload(payload: string, kind?: ServerKind): LlmError {
+  let status = 500;
+  try {
+    const parsed: unknown = JSON.parse(payload);
+    const code = isRecord(parsed)
+      ? isRecord(parsed.error)
+        ? (parsed.error.code ?? parsed.code)
+        : parsed.code
+      : undefined;
+    if (typeof code === 'number' && code >= 400 && code < 600) status = code;
+  } catch {
+    // plain-text error line: keep 500
+  }
+  return errorFromResponse(status, payload, kind);
+}
+
+/** The stream could not be read (bad JSON, wrong protocol). */
+export function malformedStreamError(what: string, kind?: ServerKind): LlmError {
+  return make(
+    'MALFORMED_STREAM',
+    `${serverName(kind)} sent a reply the app could not read (${clip(what)}): check that the Endpoint URL points at a supported server, then try again.`,
+    undefined,
+    '',
+    kind,
+  );
+}
+
+/** The server refused the `tools` parameter: switch to prompted tools. */
+export function isToolsUnsupported(err: unknown): boolean {
+  return isRecord(err) && err.name === 'LlmError' && err.code === 'TOOLS_UNSUPPORTED';
+}
+
+/** A user cancel (`AbortController.abort()`), which is not an error to show. */
+export function isAbortError(err: unknown): boolean {
+  return isRecord(err) && err.name === 'AbortError';
+}
+
+function startCommand(kind: ServerKind | undefined): string {
+  switch (kind) {
+    case 'koboldcpp':
+      return 'start KoboldCPP';
+    case 'llamacpp':
+      return 'start llama-server';
+    case 'ollama':
+      return 'start Ollama';
+    case 'lmstudio':
+      return "start LM Studio's local server";
+    case 'openai':
+      return 'start your server';
+    default:
+      return 'start KoboldCPP (or your server)';
+  }
+}
+
+/** `fetch` failed and a `no-cors` probe found nothing listening. */
+export function serverDownError(url: string, kind?: ServerKind): LlmError {
+  return make(
+    'SERVER_DOWN',
+    `Nothing answers at ${url}: ${startCommand(kind)} and check the Endpoint URL in Settings.`,
+    undefined,
+    '',
+    kind,
+  );
+}
+
+/**
+ * `fetch` failed but a `no-cors` probe reached the server: the browser blocked the reply.
+ * `origin` is this page's origin (`location.origin`), named in the fix when given.
+ */
+export function corsError(url: string, kind?: ServerKind, origin?: string): LlmError {
+  const page = origin ? ` (${origin})` : '';
+  const thisOrigin = origin ?? "this page's address";
+  let message: string;
+  switch (kind) {
+    case 'koboldcpp':
+      message = `KoboldCPP at ${url} answered, but the browser blocked the reply. KoboldCPP allows every page itself, so check the port in the Endpoint URL, and open this app over http:// when the server is on another computer without https.`;
+      break;
+    case 'llamacpp':
+      message = `The llama.cpp server at ${url} answered, but the browser blocked the reply. Recent llama-server builds allow every page: check the port in the Endpoint URL, update llama.cpp if it is old, and remove any proxy in front of it that drops CORS headers.`;
+      break;
+    case 'ollama':
+      message = `Ollama at ${url} blocks requests from this page${page}: set the environment variable OLLAMA_ORIGINS=${thisOrigin} for Ollama and restart it.`;
+      break;
+    case 'lmstudio':
+      message = `LM Studio at ${url} blocks requests from web pages: turn on "Enable CORS" in its server settings, then try again.`;
+      break;
+    default:
+      message = `The server at ${url} answered, but does not allow requests from this page${page}: allow ${thisOrigin} in its CORS settings (vLLM: --allowed-origins), then try again.`;
+  }
+  return make('CORS', message, undefined, '', kind);
+}

@@ -1,0 +1,151 @@
+// Pure reducers that turn parsed SSE events into streamed tokens and a final generation result:
+// OpenAI chat-completion chunks (llama.cpp, Ollama, LM Studio, vLLM, KoboldCPP's /v1) and
+// KoboldCPP's native `/api/extra/generate/stream` events (PROTOCOLS.md).
+
+import { errorFromStreamPayload, malformedStreamError } from './errors';
+import { createToolCallAccumulator } from './tool-calls';
+import type { ServerKind, SseEvent, ToolCall } from './types';
+
+/** What one event contributed: text to show now, and whether the stream has said it is over. */
+export interface StreamStep {
+  tokens: string[];
+  done: boolean;
+}
+
+/** The generation as far as the stream has told it. */
+export interface StreamOutcome {
+  text: string;
+  /** Decide whether the model called tools from these, never from `finishReason`. */
+  toolCalls: ToolCall[];
+  /** As the server said it (`stop`, `length`, `tool_calls`, …); null when it never said. */
+  finishReason: string | null;
+}
+
+/**
+ * Folds a stream's events. `push` throws an LlmError for an error the server reports in the
+ * stream (code from the message: CONTEXT_OVERFLOW, SERVER_ERROR, …) and MALFORMED_STREAM for a
+ * `data:` payload that is not JSON. Events after the end are ignored.
+ */
+export interface StreamReducer {
+  push(event: SseEvent): StreamStep;
+  result(): StreamOutcome;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function step(tokens: string[], done: boolean): StreamStep {
+  return { tokens, done };
+}
+
+function parsePayload(data: string, kind: ServerKind | undefined): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    const sample = data.length > 80 ? `${data.slice(0, 80)}…` : data;
+    throw malformedStreamError(`a data line is not JSON: ${sample}`, kind);
+  }
+}
+
+/** `finish_reason` values that mean "not finished": null, missing, '' and old KoboldCPP's "null". */
+function finishOf(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const reason = value.trim();
+  return reason === '' || reason === 'null' ? null : reason;
+}
+
+/**
+ * Reducer for OpenAI chat-completion chunks. Ends at `data: [DONE]`; a usage chunk with
+ * `choices: []` is skipped; `delta.content` pieces are the tokens (`reasoning_content` is not
+ * part of the answer and is left out); `delta.tool_calls` accumulate by index.
+ */
+export function openAiChunkReducer(kind?: ServerKind): StreamReducer {
+  const calls = createToolCallAccumulator();
+  let text = '';
+  let finishReason: string | null = null;
+  let done = false;
+
+  return {
+    push(event) {
+      if (done) return step([], true);
+      if (event.event === 'error') throw errorFromStreamPayload(event.data, kind);
+      const data = event.data.trim();
+      if (data === '') return step([], false);
+      if (data === '[DONE]') {
+        done = true;
+        return step([], true);
+      }
+      const chunk = parsePayload(data, kind);
+      if (!isRecord(chunk)) throw malformedStreamError(`unexpected data: ${data}`, kind);
+      if (chunk.error !== undefined && chunk.error !== null) {
+        throw errorFromStreamPayload(data, kind);
+      }
+      const choices = chunk.choices;
+      const choice = Array.isArray(choices) ? (choices[0] as unknown) : undefined;
+      if (!isRecord(choice)) return step([], false); // usage-only chunk, or other metadata
+      const tokens: string[] = [];
+      // Some servers put the whole message in a final chunk's `message` instead of `delta`.
+      const delta = isRecord(choice.delta)
+        ? choice.delta
+        : isRecord(choice.message)
+          ? choice.message
+          : undefined;
+      if (delta) {
+        if (typeof delta.content === 'string' && delta.content !== '') tokens.push(delta.content);
+        if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
+          calls.add(delta.tool_calls);
+        }
+      } else if (typeof choice.text === 'string' && choice.text !== '') {
+        tokens.push(choice.text); // `/v1/completions` chunks
+      }
+      const reason = finishOf(choice.finish_reason);
+      if (reason !== null) finishReason = reason;
+      for (const t of tokens) text += t;
+      return step(tokens, false);
+    },
+    result() {
+      return { text, toolCalls: calls.calls(), finishReason };
+    },
+  };
+}
+
+/**
+ * Reducer for KoboldCPP's native stream: `event: message` with `data: {"token","finish_reason"}`.
+ * There is no `[DONE]`: the first non-null `finish_reason` (the string "null" counts as null)
+ * ends it. Native generation has no tool calls; prompted-tool text is parsed by the caller.
+ */
+export function koboldNativeReducer(kind: ServerKind = 'koboldcpp'): StreamReducer {
+  let text = '';
+  let finishReason: string | null = null;
+  let done = false;
+
+  return {
+    push(event) {
+      if (done) return step([], true);
+      if (event.event === 'error') throw errorFromStreamPayload(event.data, kind);
+      if (event.event !== undefined && event.event !== 'message') return step([], false);
+      const data = event.data.trim();
+      if (data === '') return step([], false);
+      const payload = parsePayload(data, kind);
+      if (!isRecord(payload)) throw malformedStreamError(`unexpected data: ${data}`, kind);
+      if (payload.token === undefined && (payload.error ?? payload.detail) !== undefined) {
+        throw errorFromStreamPayload(data, kind);
+      }
+      const tokens: string[] = [];
+      if (typeof payload.token === 'string' && payload.token !== '') {
+        tokens.push(payload.token);
+        text += payload.token;
+      }
+      const reason = finishOf(payload.finish_reason);
+      if (reason !== null) {
+        finishReason = reason;
+        done = true;
+      }
+      return step(tokens, done);
+    },
+    result() {
+      return { text, toolCalls: [], finishReason };
+    },
+  };
+}
