@@ -79,7 +79,13 @@ export class LlmError extends Error {
   constructor(
     readonly code: LlmErrorCode,
     message: string,
-    readonly detail: { status?: number; serverMessage?: string; kind?: ServerKind } = {},
+    readonly detail: {
+      status?: number;
+      serverMessage?: string;
+      kind?: ServerKind;
+      /** Text streamed before the failure (a mid-stream disconnect). */
+      partial?: string;
+    } = {},
   ) {
     super(message);
   }

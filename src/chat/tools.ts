@@ -1,0 +1,238 @@
+// The memory tools as data: name, description, JSON Schema and run. The same schema is sent to
+// the model and validates its arguments (with a validator that needs no eval, so it runs under
+// the app's CSP); a bad call gets an error result the model can correct.
+import { Validator, type Schema } from '@cfworker/json-schema';
+import type { MemoryApi } from '../memory/types';
+import type { ToolCall, ToolSpec } from '../llm/types';
+
+/** Any JSON value. Every property carries a `type` (KoboldCPP drops requests without one). */
+const ANY_JSON: Schema['type'] = ['string', 'number', 'boolean', 'object', 'array', 'null'];
+
+export interface ToolDefaults {
+  contextTokens: number;
+  recencyBias: number;
+}
+
+export interface MemoryTool {
+  name: string;
+  description: string;
+  parameters: Schema & { properties: Record<string, Schema> };
+  run(memory: MemoryApi, args: Record<string, unknown>, defaults: ToolDefaults): Promise<unknown>;
+}
+
+const path = (what: string): Schema => ({
+  type: 'string',
+  description: `${what}, segments separated by "/", e.g. "Project/Goals/Phase1"`,
+});
+
+export const MEMORY_TOOLS: readonly MemoryTool[] = [
+  {
+    name: 'saveMemory',
+    description:
+      'Save something worth remembering (a fact, goal, decision, preference, list) at a hierarchical path. ' +
+      'Saving to an existing path replaces it (the old version is kept in history). ' +
+      'The relevant part of the current conversation is stored with it automatically.',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: path('Where to save it'),
+        content: { type: ANY_JSON, description: 'What to remember: text or any JSON value' },
+        contextTokens: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 4000,
+          description: 'How many tokens of conversation context to keep with it (default 1000)',
+        },
+      },
+      required: ['path', 'content'],
+    },
+    run: (m, a, d) => m.saveMemory(a.path, a.content, a.contextTokens ?? d.contextTokens),
+  },
+  {
+    name: 'queryMemory',
+    description:
+      'Read one saved memory by its exact path, with the conversation it was saved from.',
+    parameters: {
+      type: 'object',
+      properties: { path: path('The exact path of the memory') },
+      required: ['path'],
+    },
+    run: (m, a) => m.queryMemory(a.path),
+  },
+  {
+    name: 'queryMemoryHeading',
+    description:
+      'List what is saved under a heading (a path prefix such as "Project/Goals"; "" for the top). ' +
+      'With a query, children are ranked by relevance blended with recency.',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: path('The heading to look under ("" for the top level)'),
+        query: {
+          type: 'string',
+          description: 'Optional question or keywords to rank the children by',
+        },
+        recencyBias: {
+          type: 'number',
+          minimum: 0,
+          maximum: 1,
+          description: '0 = by relevance only, 1 = newest first (default 0.3)',
+        },
+      },
+      required: ['path'],
+    },
+    run: (m, a, d) => m.queryMemoryHeading(a.path, a.query, a.recencyBias ?? d.recencyBias),
+  },
+  {
+    name: 'listMemory',
+    description: 'Show the tree of saved memories below a path ("" or omitted for everything).',
+    parameters: {
+      type: 'object',
+      properties: { rootPath: path('Where to start ("" for everything)') },
+    },
+    run: (m, a) => m.listMemory(a.rootPath ?? ''),
+  },
+  {
+    name: 'deleteMemory',
+    description:
+      'Delete a saved memory. A heading with entries below it needs recursive: true. Deleted memories can be restored by the user.',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: path('The path to delete'),
+        recursive: { type: 'boolean', description: 'Also delete everything below the path' },
+      },
+      required: ['path'],
+    },
+    run: (m, a) => m.deleteMemory(a.path, a.recursive ?? false),
+  },
+];
+
+/** Tools offered only when enabled in settings (SPEC §4, beyond the five). */
+export const EXTRA_TOOLS: readonly MemoryTool[] = [
+  {
+    name: 'updateMemory',
+    description:
+      'Change some fields of a saved JSON object (a JSON merge patch; null removes a field).',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: path('The memory to change'),
+        patch: { type: 'object', description: 'Fields to set; null removes a field' },
+      },
+      required: ['path', 'patch'],
+    },
+    run: (m, a) => m.updateMemory(a.path, a.patch),
+  },
+  {
+    name: 'moveMemory',
+    description: 'Rename a memory or move a whole heading to a new path.',
+    parameters: {
+      type: 'object',
+      properties: { from: path('The current path'), to: path('The new path') },
+      required: ['from', 'to'],
+    },
+    run: (m, a) => m.moveMemory(a.from, a.to),
+  },
+];
+
+export function toolSpecs(tools: readonly MemoryTool[]): ToolSpec[] {
+  return tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
+}
+
+export interface ToolOutcome {
+  name: string;
+  /** Parsed arguments, or the raw string when they were not JSON. */
+  args: unknown;
+  result: unknown;
+  /** The call was refused before running (unknown tool, bad JSON, schema mismatch). */
+  refused: boolean;
+}
+
+/** Validates and runs one call; never throws. */
+export async function runToolCall(
+  call: ToolCall,
+  tools: readonly MemoryTool[],
+  memory: MemoryApi,
+  defaults: ToolDefaults,
+  validators: Map<string, Validator> = new Map(),
+): Promise<ToolOutcome> {
+  const name = call.function.name;
+  const refuse = (args: unknown, message: string): ToolOutcome => ({
+    name,
+    args,
+    refused: true,
+    result: { status: 'ERROR', code: 'INVALID_ARGUMENT', message },
+  });
+  const tool = tools.find((t) => t.name === name);
+  let args: unknown;
+  const raw = call.function.arguments?.trim() ?? '';
+  try {
+    args = raw === '' ? {} : JSON.parse(raw);
+  } catch {
+    return refuse(
+      raw,
+      `The arguments of ${name} are not valid JSON. Send them as a JSON object, e.g. {"path": "Project/Goals"}.`,
+    );
+  }
+  if (!tool) {
+    return refuse(
+      args,
+      `There is no tool named "${name}". Available tools: ${tools.map((t) => t.name).join(', ')}.`,
+    );
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return refuse(
+      args,
+      `The arguments of ${name} must be a JSON object with ${describeParams(tool)}.`,
+    );
+  }
+  let validator = validators.get(name);
+  if (!validator) {
+    validator = new Validator(tool.parameters, '2020-12', false);
+    validators.set(name, validator);
+  }
+  const check = validator.validate(args);
+  if (!check.valid) {
+    const problems = [
+      ...new Set(
+        check.errors
+          .filter((e) => e.keyword !== 'properties' && e.keyword !== '$ref')
+          .map((e) => `${e.instanceLocation.replace(/^#\/?/, '') || 'arguments'}: ${e.error}`),
+      ),
+    ].slice(0, 5);
+    return refuse(
+      args,
+      `Invalid arguments for ${name}: ${problems.join('; ')}. Expected ${describeParams(tool)}.`,
+    );
+  }
+  try {
+    const result = await tool.run(memory, args as Record<string, unknown>, defaults);
+    return { name, args, result, refused: false };
+  } catch (e) {
+    // The engine returns errors instead of throwing; this is a transport failure (e.g. the worker died).
+    return {
+      name,
+      args,
+      refused: false,
+      result: {
+        status: 'ERROR',
+        code: 'INTERNAL_ERROR',
+        message: e instanceof Error ? e.message : String(e),
+      },
+    };
+  }
+}
+
+function describeParams(tool: MemoryTool): string {
+  const required = new Set((tool.parameters.required as string[] | undefined) ?? []);
+  return Object.entries(tool.parameters.properties as Record<string, Schema>)
+    .map(
+      ([k, s]) =>
+        `"${k}" (${Array.isArray(s.type) ? 'any JSON' : String(s.type)}${required.has(k) ? '' : ', optional'})`,
+    )
+    .join(', ');
+}

@@ -1,0 +1,407 @@
+// The connector to the user's model server: detection, streamed chat completions (OpenAI wire
+// format) and KoboldCPP native generation, abort with genkey, server-side token counts, and
+// network failures turned into typed errors with a sentence that says the fix.
+import { corsError, errorFromResponse, serverDownError } from './errors';
+import { sseEvents } from './sse';
+import { koboldNativeReducer, openAiChunkReducer } from './stream';
+import {
+  LlmError,
+  type ChatMessage,
+  type GenerationResult,
+  type ServerInfo,
+  type ServerKind,
+  type SseEvent,
+  type ToolSpec,
+} from './types';
+
+export const DEFAULT_ENDPOINT = 'http://localhost:5001';
+export const DEFAULT_CONTEXT_SIZE = 4096;
+
+export interface ConnectorOptions {
+  /** Base URL of the server (default http://localhost:5001, KoboldCPP). */
+  endpoint?: string;
+  /** API key or KoboldCPP password, sent as `Authorization: Bearer`. */
+  apiKey?: string;
+  /** Context size to use instead of what the server reports (0/undefined: the server's). */
+  contextSize?: number;
+  /** 503 handling: attempts in all and the first delay (doubles each time). */
+  retry?: { attempts: number; baseDelayMs: number };
+  /** Injected for tests; default the global fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** Native tools; omit for prompted mode. */
+  tools?: ToolSpec[];
+  maxTokens: number;
+  temperature?: number;
+  stop?: string[];
+  signal?: AbortSignal;
+  onToken?: (text: string) => void;
+}
+
+export interface GenerateRequest {
+  prompt: string;
+  maxTokens: number;
+  temperature?: number;
+  stop?: string[];
+  signal?: AbortSignal;
+  onToken?: (text: string) => void;
+}
+
+export interface Connector {
+  readonly baseUrl: string;
+  /** Finds out which server answers, its model and context size. */
+  detect(signal?: AbortSignal): Promise<ServerInfo>;
+  /** Streams a chat completion (`/v1/chat/completions`). */
+  chat(request: ChatRequest): Promise<GenerationResult>;
+  /** Streams a KoboldCPP native generation (`/api/extra/generate/stream`). */
+  generate(request: GenerateRequest): Promise<GenerationResult>;
+  /** Tokens of `text` by the server's tokenizer when it has one (cached), else an estimate. */
+  countTokens(text: string, signal?: AbortSignal): Promise<number>;
+}
+
+/** Estimated tokens when the server has no tokenizer: about 4 characters per token. */
+export function estimateTokens(text: string): number {
+  return text ? Math.max(1, Math.ceil(text.length / 4)) : 0;
+}
+
+export function normaliseEndpoint(endpoint: string): string {
+  let url = endpoint.trim();
+  if (!/^https?:\/\//i.test(url)) url = 'http://' + url;
+  url = url.replace(/\/+$/, '');
+  // People paste the OpenAI base URL; the connector adds /v1/... itself.
+  return url.replace(/\/v1$/i, '');
+}
+
+export function createConnector(options: ConnectorOptions = {}): Connector {
+  const baseUrl = normaliseEndpoint(options.endpoint ?? DEFAULT_ENDPOINT);
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const retry = options.retry ?? { attempts: 3, baseDelayMs: 700 };
+  let info: ServerInfo | undefined;
+  const tokenCache = new Map<string, number>();
+
+  const headers = (json = false): Record<string, string> => ({
+    ...(json ? { 'Content-Type': 'application/json' } : {}),
+    ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
+  });
+
+  /** fetch with network failures classified (server down vs CORS) and 503s retried. */
+  async function request(
+    path: string,
+    init: RequestInit = {},
+    kind = info?.kind ?? kindFromPort(baseUrl),
+  ): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await doFetch(baseUrl + path, init);
+      } catch (e) {
+        if (isAbort(e)) throw e;
+        throw await classifyNetworkError(kind);
+      }
+      if (response.status === 503 && attempt < retry.attempts) {
+        await response.body?.cancel().catch(() => undefined);
+        await sleep(retry.baseDelayMs * 2 ** (attempt - 1), init.signal ?? undefined);
+        continue;
+      }
+      if (!response.ok) {
+        const text = await response.text().catch(() => '');
+        throw errorFromResponse(response.status, text, kind);
+      }
+      return response;
+    }
+  }
+
+  /** `fetch` rejects alike for "nothing listens" and "CORS refused"; a no-cors probe tells them apart. */
+  async function classifyNetworkError(kind?: ServerKind): Promise<LlmError> {
+    try {
+      await doFetch(baseUrl + '/', { mode: 'no-cors' });
+      return corsError(
+        baseUrl,
+        kind,
+        (globalThis as { location?: { origin?: string } }).location?.origin,
+      );
+    } catch {
+      return serverDownError(baseUrl, kind);
+    }
+  }
+
+  async function getJson(path: string, signal?: AbortSignal): Promise<unknown | undefined> {
+    try {
+      const r = await request(path, { headers: headers(), signal });
+      return await r.json();
+    } catch (e) {
+      if (isAbort(e)) throw e;
+      if (
+        e instanceof LlmError &&
+        (e.code === 'SERVER_DOWN' || e.code === 'CORS' || e.code === 'UNAUTHORIZED')
+      ) {
+        throw e;
+      }
+      return undefined;
+    }
+  }
+
+  async function detect(signal?: AbortSignal): Promise<ServerInfo> {
+    const override =
+      options.contextSize && options.contextSize > 0 ? options.contextSize : undefined;
+    const kobold = (await getJson('/api/extra/version', signal)) as
+      { result?: unknown; version?: unknown } | undefined;
+    if (kobold && kobold.result === 'KoboldCpp') {
+      const ctx = (await getJson('/api/extra/true_max_context_length', signal)) as
+        { value?: unknown } | undefined;
+      const model = (await getJson('/api/v1/model', signal)) as { result?: unknown } | undefined;
+      info = {
+        kind: 'koboldcpp',
+        baseUrl,
+        model: typeof model?.result === 'string' ? model.result.replace(/^koboldcpp\//, '') : '',
+        contextSize: override ?? positive(ctx?.value) ?? DEFAULT_CONTEXT_SIZE,
+        version: typeof kobold.version === 'string' ? kobold.version : undefined,
+        tokenizer: true,
+      };
+      return info;
+    }
+    const props = (await getJson('/props', signal)) as
+      | { default_generation_settings?: { n_ctx?: unknown }; n_ctx?: unknown; model_path?: unknown }
+      | undefined;
+    const models = (await getJson('/v1/models', signal)) as
+      { data?: { id?: unknown }[] } | undefined;
+    const firstModel = typeof models?.data?.[0]?.id === 'string' ? models.data[0].id : '';
+    if (props && (props.default_generation_settings || props.n_ctx !== undefined)) {
+      const modelPath = typeof props.model_path === 'string' ? props.model_path : '';
+      info = {
+        kind: 'llamacpp',
+        baseUrl,
+        model: firstModel || modelPath.split(/[\\/]/).pop() || '',
+        contextSize:
+          override ??
+          positive(props.default_generation_settings?.n_ctx) ??
+          positive(props.n_ctx) ??
+          DEFAULT_CONTEXT_SIZE,
+        tokenizer: true,
+      };
+      return info;
+    }
+    if (models) {
+      const ollama = (await getJson('/api/version', signal)) as { version?: unknown } | undefined;
+      const kind: ServerKind =
+        ollama && typeof ollama.version === 'string'
+          ? 'ollama'
+          : baseUrl.endsWith(':1234')
+            ? 'lmstudio'
+            : 'openai';
+      info = {
+        kind,
+        baseUrl,
+        model: firstModel,
+        contextSize: override ?? DEFAULT_CONTEXT_SIZE,
+        tokenizer: false,
+      };
+      if (kind === 'ollama' && typeof ollama?.version === 'string') info.version = ollama.version;
+      return info;
+    }
+    throw new LlmError(
+      'NOT_FOUND',
+      `Something answers at ${baseUrl}, but it is not KoboldCPP, llama.cpp or an OpenAI-compatible server. Check the Endpoint URL in Settings.`,
+    );
+  }
+
+  async function stream(
+    path: string,
+    body: Record<string, unknown>,
+    reducer: {
+      push(e: SseEvent): { tokens: string[]; done: boolean };
+      result(): Omit<GenerationResult, 'aborted'>;
+    },
+    signal: AbortSignal | undefined,
+    onToken: ((t: string) => void) | undefined,
+    onAbort?: () => void,
+  ): Promise<GenerationResult> {
+    const response = await request(path, {
+      method: 'POST',
+      headers: headers(true),
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!response.body)
+      throw new LlmError('MALFORMED_STREAM', 'The server answered without a body.');
+    let done = false;
+    try {
+      for await (const event of sseEvents(response.body, signal)) {
+        const step = reducer.push(event);
+        for (const t of step.tokens) onToken?.(t);
+        if (step.done) {
+          done = true;
+          break;
+        }
+      }
+    } catch (e) {
+      if (isAbort(e) || signal?.aborted) {
+        onAbort?.();
+        return { ...reducer.result(), aborted: true };
+      }
+      if (e instanceof LlmError) throw e;
+      throw disconnected(baseUrl, reducer.result().text);
+    }
+    if (signal?.aborted) {
+      onAbort?.();
+      return { ...reducer.result(), aborted: true };
+    }
+    // A server that closes right after its finish_reason (no [DONE]) ended normally too.
+    if (!done && reducer.result().finishReason === null)
+      throw disconnected(baseUrl, reducer.result().text);
+    return { ...reducer.result(), aborted: false };
+  }
+
+  async function chat(req: ChatRequest): Promise<GenerationResult> {
+    const kind = info?.kind;
+    const genkey = kind === 'koboldcpp' ? makeGenkey() : undefined;
+    const body: Record<string, unknown> = {
+      model: info?.model || undefined,
+      messages: req.messages,
+      stream: true,
+      max_tokens: req.maxTokens,
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+      ...(req.stop?.length ? { stop: req.stop } : {}),
+      ...(req.tools?.length ? { tools: req.tools, tool_choice: 'auto' } : {}),
+      ...(genkey ? { genkey } : {}),
+    };
+    return stream(
+      '/v1/chat/completions',
+      body,
+      openAiChunkReducer(),
+      req.signal,
+      req.onToken,
+      () => {
+        if (genkey) void abortKobold(genkey);
+      },
+    );
+  }
+
+  async function generate(req: GenerateRequest): Promise<GenerationResult> {
+    const genkey = makeGenkey();
+    const body = {
+      prompt: req.prompt,
+      max_length: req.maxTokens,
+      max_context_length: info?.contextSize ?? DEFAULT_CONTEXT_SIZE,
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+      stop_sequence: req.stop ?? [],
+      trim_stop: true,
+      genkey,
+    };
+    return stream(
+      '/api/extra/generate/stream',
+      body,
+      koboldNativeReducer(),
+      req.signal,
+      req.onToken,
+      () => {
+        void abortKobold(genkey);
+      },
+    );
+  }
+
+  /** Closing the connection does not stop KoboldCPP mid-prompt; its abort endpoint does. */
+  async function abortKobold(genkey: string): Promise<void> {
+    try {
+      await doFetch(baseUrl + '/api/extra/abort', {
+        method: 'POST',
+        headers: headers(true),
+        body: JSON.stringify({ genkey }),
+      });
+    } catch {
+      // best effort: the stream is already closed on our side
+    }
+  }
+
+  async function countTokens(text: string, signal?: AbortSignal): Promise<number> {
+    if (!text) return 0;
+    const cached = tokenCache.get(text);
+    if (cached !== undefined) return cached;
+    let n: number | undefined;
+    try {
+      if (info?.kind === 'koboldcpp') {
+        const r = await request('/api/extra/tokencount', {
+          method: 'POST',
+          headers: headers(true),
+          body: JSON.stringify({ prompt: text }),
+          signal,
+        });
+        n = positiveOrZero(((await r.json()) as { value?: unknown }).value);
+      } else if (info?.kind === 'llamacpp') {
+        const r = await request('/tokenize', {
+          method: 'POST',
+          headers: headers(true),
+          body: JSON.stringify({ content: text }),
+          signal,
+        });
+        const tokens = ((await r.json()) as { tokens?: unknown }).tokens;
+        n = Array.isArray(tokens) ? tokens.length : undefined;
+      }
+    } catch (e) {
+      if (isAbort(e)) throw e;
+      n = undefined; // the tokenizer is optional: estimate instead
+    }
+    const count = n ?? estimateTokens(text);
+    if (n !== undefined) {
+      if (tokenCache.size > 5000) tokenCache.clear();
+      tokenCache.set(text, count);
+    }
+    return count;
+  }
+
+  return { baseUrl, detect, chat, generate, countTokens };
+}
+
+/** Before detection succeeds (e.g. CORS blocks it), the usual port is the best guess of the kind. */
+export function kindFromPort(baseUrl: string): ServerKind | undefined {
+  const port = /:(\d+)$/.exec(new URL(baseUrl).host)?.[1];
+  return (
+    { '5001': 'koboldcpp', '8080': 'llamacpp', '11434': 'ollama', '1234': 'lmstudio' } as const
+  )[port ?? ''];
+}
+
+function disconnected(baseUrl: string, partial: string): LlmError {
+  return new LlmError(
+    'DISCONNECTED',
+    `The server at ${baseUrl} closed the connection in the middle of the answer (it may have crashed or run out of memory).` +
+      (partial
+        ? ' The partial answer was kept.'
+        : ' Try again, or check the server window for errors.'),
+    { partial },
+  );
+}
+
+export function isAbort(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'AbortError';
+}
+
+function positive(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined;
+}
+
+function positiveOrZero(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined;
+}
+
+function makeGenkey(): string {
+  const random = globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
+  return `sm-${random}`;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,402 @@
+// The headless chat session against fake servers that copy each server's wire quirks: memory
+// tool calls (native and prompted), context injection, abort, broken model output and errors.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createChatSession,
+  type ChatSettings,
+  type SessionEvent,
+  type ToolModeMemory,
+} from '../../src/chat/chat-session';
+import { createConnector, type ConnectorOptions } from '../../src/llm/connector';
+import type { ChatMessage, ToolMode } from '../../src/llm/types';
+import {
+  BUNDLED_MODEL,
+  createEmbedder,
+  openMemory,
+  type Embedder,
+  type MemoryApi,
+} from '../../src/memory';
+import {
+  startFakeServer,
+  type FakeKind,
+  type FakeServer,
+  type FakeServerOptions,
+  type RecordedRequest,
+} from '../fixtures/fake-llm';
+
+let embedder: Embedder;
+const open: { close(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  embedder = createEmbedder({ model: BUNDLED_MODEL });
+  await embedder.ready();
+});
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((o) => o.close()));
+});
+afterAll(() => embedder.dispose());
+
+interface Setup {
+  fake: FakeServer;
+  memory: MemoryApi;
+  events: SessionEvent[];
+  session: ReturnType<typeof createChatSession>;
+  conversationId: number;
+}
+
+async function setup(
+  kind: FakeKind,
+  fakeOptions: FakeServerOptions,
+  settings: Partial<ChatSettings> = {},
+  connectorOptions: Partial<ConnectorOptions> = {},
+  toolModes?: ToolModeMemory,
+): Promise<Setup> {
+  const fake = await startFakeServer(kind, {
+    firstEventDelayMs: 20,
+    toolDelayMs: 10,
+    tokenDelayMs: 1,
+    ...fakeOptions,
+  });
+  const memory = openMemory({ name: `chat-${crypto.randomUUID()}`, embedder });
+  open.push(fake, memory);
+  const events: SessionEvent[] = [];
+  const connector = createConnector({
+    endpoint: fake.url,
+    retry: { attempts: 3, baseDelayMs: 5 },
+    ...connectorOptions,
+  });
+  const session = createChatSession({
+    memory,
+    connector,
+    settings,
+    toolModes,
+    onEvent: (e) => events.push(e),
+  });
+  const conv = await memory.createConversation('test');
+  if (conv.status !== 'SUCCESS') throw new Error('no conversation');
+  return { fake, memory, events, session, conversationId: conv.id };
+}
+
+/** The messages a generation request carried (OpenAI chat), or its prompt (KoboldCPP native). */
+function sentText(req: RecordedRequest): string {
+  const body = req.body as { messages?: ChatMessage[]; prompt?: string };
+  return body.prompt ?? JSON.stringify(body.messages ?? []);
+}
+
+const GOAL = 'HaloWeave/Goals/MultiWindowSupport';
+const USER_SAYS =
+  'Please remember this: HaloWeave must support multiple windows, and tabs should sync between windows.';
+
+async function saveThenRecall(s: Setup) {
+  const first = await s.session.send(s.conversationId, USER_SAYS);
+  expect(first).toMatchObject({ status: 'answered', text: 'Saved it.', rounds: 1 });
+
+  const entry = await s.memory.queryMemory(GOAL);
+  expect(entry.status).toBe('SUCCESS');
+  if (entry.status !== 'SUCCESS') return;
+  expect(entry.content).toBe('Support multiple synced windows');
+  expect(entry.contextChunks.length).toBeGreaterThan(0);
+  // The snapshot comes from this conversation: the user's own sentences.
+  expect(entry.contextChunks.map((c) => c.text).join(' ')).toContain('multiple windows');
+
+  const second = await s.session.send(s.conversationId, 'What did we decide about windows?');
+  expect(second).toMatchObject({ status: 'answered', text: 'You wanted multi-window support.' });
+
+  // The request after the queryMemory call carries the content and its context chunks.
+  const gens = s.fake.generations();
+  const afterQuery = sentText(gens[gens.length - 1]);
+  expect(afterQuery).toContain('Support multiple synced windows');
+  expect(afterQuery).toContain('tabs should sync between windows');
+
+  // Everything is stored: user, assistant tool call, tool result, answer — twice.
+  const messages = await s.memory.getMessages(s.conversationId);
+  expect(messages.map((m) => m.role)).toEqual([
+    'user',
+    'assistant',
+    'tool',
+    'assistant',
+    'user',
+    'assistant',
+    'tool',
+    'assistant',
+  ]);
+  expect(messages[1].toolCalls?.[0]).toMatchObject({
+    name: 'saveMemory',
+    result: { status: 'SUCCESS', path: GOAL },
+  });
+  expect(messages[7].text).toBe('You wanted multi-window support.');
+  // The final answer is in the semantic index.
+  const hits = await s.memory.searchChunks(s.conversationId, 'multi-window support wanted', 3);
+  expect(hits.map((h) => h.chunk.text)).toContain('You wanted multi-window support.');
+}
+
+const script = [
+  {
+    toolCalls: [
+      { name: 'saveMemory', arguments: { path: GOAL, content: 'Support multiple synced windows' } },
+    ],
+  },
+  { text: 'Saved it.' },
+  { toolCalls: [{ name: 'queryMemory', arguments: { path: GOAL } }] },
+  { text: 'You wanted multi-window support.' },
+];
+
+describe('chat session with native tool calls', () => {
+  for (const kind of ['koboldcpp', 'llamacpp', 'ollama'] as const) {
+    it(`${kind}: saves a memory with context, reads it back in a later turn, stores the answer`, async () => {
+      const s = await setup(kind, { replies: script });
+      expect(await s.session.toolMode()).toBe('native');
+      await saveThenRecall(s);
+      // Native tools were sent, each with a description and typed properties.
+      const body = s.fake.generations()[0].body as {
+        tools?: {
+          function: {
+            description: string;
+            parameters: { properties: Record<string, { type?: unknown }> };
+          };
+        }[];
+      };
+      expect(body.tools?.length).toBe(5);
+      for (const t of body.tools ?? []) {
+        expect(t.function.description).toBeTruthy();
+        for (const p of Object.values(t.function.parameters.properties))
+          expect(p.type).toBeDefined();
+      }
+    });
+  }
+
+  it('koboldcpp: chunk token counts come from the server tokenizer', async () => {
+    const s = await setup('koboldcpp', { replies: script });
+    await s.session.send(s.conversationId, USER_SAYS);
+    expect(s.fake.requests.some((r) => r.path === '/api/extra/tokencount')).toBe(true);
+  });
+});
+
+describe('chat session with prompted tool calls', () => {
+  for (const kind of ['koboldcpp', 'plain'] as const) {
+    it(`${kind}: tools described in the prompt, calls parsed from text, results as <tool_response>`, async () => {
+      const s = await setup(kind, { replies: script }, { toolMode: 'prompted' });
+      await saveThenRecall(s);
+      const gens = s.fake.generations();
+      // KoboldCPP goes through its native generate endpoint with instruct placeholders.
+      if (kind === 'koboldcpp') {
+        expect(gens.every((g) => g.path === '/api/extra/generate/stream')).toBe(true);
+        const body = gens[0].body as { prompt: string; stop_sequence: string[]; genkey: string };
+        expect(body.prompt).toContain('{{[INPUT]}}');
+        expect(body.stop_sequence).toContain('</tool_call>');
+        expect(body.genkey).toBeTruthy();
+      } else {
+        expect((gens[0].body as { tools?: unknown }).tools).toBeUndefined();
+      }
+      expect(sentText(gens[0])).toContain('<tool_call>');
+      expect(sentText(gens[1])).toContain('<tool_response>');
+    });
+  }
+
+  it('auto mode switches to prompted after a 400 "tools unsupported", once, and remembers it', async () => {
+    const modes = new Map<string, ToolMode>();
+    const store: ToolModeMemory = { get: (k) => modes.get(k), set: (k, v) => void modes.set(k, v) };
+    const s = await setup(
+      'llamacpp',
+      { jinja: false, replies: [script[0], script[1]] },
+      {},
+      {},
+      store,
+    );
+    const first = await s.session.send(s.conversationId, USER_SAYS);
+    expect(first.status).toBe('answered');
+    expect(s.events.some((e) => e.type === 'notice' && /prompt/.test(e.message))).toBe(true);
+    expect((await s.memory.queryMemory(GOAL)).status).toBe('SUCCESS');
+    expect(await s.session.toolMode()).toBe('prompted');
+
+    // A new session against the same server and model starts prompted: no second 400.
+    const connector = createConnector({ endpoint: s.fake.url });
+    const again = createChatSession({ memory: s.memory, connector, toolModes: store });
+    expect(await again.toolMode()).toBe('prompted');
+  });
+
+  it('ollama: a model without tool support switches to prompted', async () => {
+    const s = await setup('ollama', {
+      model: 'tinyllama',
+      noToolsModels: ['tinyllama'],
+      replies: [script[0], script[1]],
+    });
+    const r = await s.session.send(s.conversationId, USER_SAYS);
+    expect(r.status).toBe('answered');
+    expect(await s.session.toolMode()).toBe('prompted');
+    expect((await s.memory.queryMemory(GOAL)).status).toBe('SUCCESS');
+  });
+});
+
+describe('stop', () => {
+  it('koboldcpp native: Stop ends the stream, keeps the partial answer marked, aborts with the genkey', async () => {
+    const s = await setup(
+      'koboldcpp',
+      {
+        replies: [
+          { hang: true, text: 'Once upon a time there was a very long story about windows' },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    const controller = new AbortController();
+    let tokens = 0;
+    const stopAfterTokens = (e: SessionEvent) => {
+      if (e.type === 'token' && ++tokens === 3) controller.abort();
+    };
+    const session = createChatSession({
+      memory: s.memory,
+      connector: createConnector({ endpoint: s.fake.url }),
+      settings: { toolMode: 'prompted' },
+      onEvent: stopAfterTokens,
+    });
+    const started = Date.now();
+    const r = await session.send(s.conversationId, 'Tell me a story.', controller.signal);
+    expect(r.status).toBe('aborted');
+    expect(Date.now() - started).toBeLessThan(5000);
+    const messages = await s.memory.getMessages(s.conversationId);
+    const last = messages[messages.length - 1];
+    expect(last.role).toBe('assistant');
+    expect(last.meta).toMatchObject({ aborted: true });
+    expect(last.text.length).toBeGreaterThan(0);
+    expect('Once upon a time there was a very long story about windows').toContain(
+      last.text.trim(),
+    );
+    // KoboldCPP was told to stop this generation, by its genkey.
+    const gen = s.fake.generations()[0].body as { genkey: string };
+    await expect
+      .poll(() => s.fake.requests.find((q) => q.path === '/api/extra/abort')?.body)
+      .toEqual({ genkey: gen.genkey });
+  });
+});
+
+describe('broken input from the model', () => {
+  it('invalid JSON, an unknown tool and wrong types get error results; nothing is written', async () => {
+    const s = await setup('llamacpp', {
+      replies: [
+        { toolCalls: [{ name: 'saveMemory', arguments: '{"path": "A/B", "content": ' }] },
+        { toolCalls: [{ name: 'rememberThis', arguments: { path: 'A/B' } }] },
+        {
+          toolCalls: [
+            { name: 'saveMemory', arguments: { path: 5, content: 'x', contextTokens: 'lots' } },
+          ],
+        },
+        { text: 'Sorry, I could not save that.' },
+      ],
+    });
+    const r = await s.session.send(s.conversationId, USER_SAYS);
+    expect(r).toMatchObject({ status: 'answered', rounds: 3 });
+    const results = s.events.filter(
+      (e): e is Extract<SessionEvent, { type: 'tool-result' }> => e.type === 'tool-result',
+    );
+    expect(results.map((e) => e.refused)).toEqual([true, true, true]);
+    expect(results[0].result).toMatchObject({
+      status: 'ERROR',
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(/not valid JSON/),
+    });
+    expect(results[1].result).toMatchObject({
+      status: 'ERROR',
+      message: expect.stringMatching(/no tool named "rememberThis".*saveMemory/),
+    });
+    expect(results[2].result).toMatchObject({
+      status: 'ERROR',
+      message: expect.stringMatching(/path/),
+    });
+    // The model saw each error and could correct itself.
+    expect(sentText(s.fake.generations()[1])).toContain('not valid JSON');
+    const list = await s.memory.listMemory('');
+    expect(list).toMatchObject({ status: 'SUCCESS', totalEntries: 0 });
+  });
+
+  it('a 9th round of tool calls ends the turn with a clear message', async () => {
+    const s = await setup('llamacpp', {
+      defaultReply: { toolCalls: [{ name: 'listMemory', arguments: {} }] },
+    });
+    const r = await s.session.send(s.conversationId, 'Loop forever please.');
+    expect(r.status).toBe('round-limit');
+    expect(r.rounds).toBe(8);
+    expect(r.text).toMatch(/8 rounds/);
+    expect(s.fake.generations()).toHaveLength(9);
+    const messages = await s.memory.getMessages(s.conversationId);
+    expect(messages.filter((m) => m.role === 'tool')).toHaveLength(8);
+  });
+});
+
+describe('server failures become typed errors with a sentence', () => {
+  it('server down', async () => {
+    const fake = await startFakeServer('koboldcpp');
+    const url = fake.url;
+    await fake.close();
+    const memory = openMemory({ name: `chat-${crypto.randomUUID()}`, embedder });
+    open.push(memory);
+    const session = createChatSession({ memory, connector: createConnector({ endpoint: url }) });
+    const r = await session.send(1, 'hello');
+    expect(r.status).toBe('error');
+    expect(r.error?.code).toBe('SERVER_DOWN');
+    expect(r.error?.message).toContain(url);
+  });
+
+  it('CORS-like failure: fetch fails but a no-cors probe gets through', async () => {
+    // Nothing can be detected through CORS; Ollama's usual port tells which fix to give.
+    const s = await setup(
+      'ollama',
+      { replies: [{ text: 'hi' }] },
+      {},
+      {
+        endpoint: 'http://127.0.0.1:11434',
+        fetch: async (_input, init) => {
+          if (init?.mode === 'no-cors') return new Response(null, { status: 200 });
+          throw new TypeError('Failed to fetch');
+        },
+      },
+    );
+    const r = await s.session.send(s.conversationId, 'hello');
+    expect(r.error?.code).toBe('CORS');
+    expect(r.error?.message).toMatch(/OLLAMA_ORIGINS/);
+  });
+
+  it('401: wrong password, and the right one works', async () => {
+    const s = await setup('koboldcpp', { password: 'sesame', replies: [{ text: 'in' }] });
+    const r = await s.session.send(s.conversationId, 'hello');
+    expect(r.error?.code).toBe('UNAUTHORIZED');
+    expect(r.error?.message).toMatch(/password|API key/i);
+    const ok = createChatSession({
+      memory: s.memory,
+      connector: createConnector({ endpoint: s.fake.url, apiKey: 'sesame' }),
+    });
+    expect(await ok.send(s.conversationId, 'hello again')).toMatchObject({
+      status: 'answered',
+      text: 'in',
+    });
+  });
+
+  it('503: retried with backoff, then said so', async () => {
+    const brief = await setup('koboldcpp', { busy: 1, replies: [{ text: 'after a wait' }] });
+    expect(await brief.session.send(brief.conversationId, 'hi')).toMatchObject({
+      status: 'answered',
+      text: 'after a wait',
+    });
+    const s = await setup('koboldcpp', { busy: 10 });
+    const r = await s.session.send(s.conversationId, 'hi');
+    expect(r.error?.code).toBe('BUSY');
+    expect(r.error?.message).toMatch(/busy/i);
+    expect(s.fake.generations()).toHaveLength(3);
+  });
+
+  it('mid-stream disconnect keeps the partial answer and says what happened', async () => {
+    const s = await setup('llamacpp', {
+      tokenDelayMs: 30,
+      replies: [{ disconnectAfter: 4, text: 'The answer is forty two and more words follow' }],
+    });
+    const r = await s.session.send(s.conversationId, 'What is the answer?');
+    expect(r.status).toBe('error');
+    expect(r.error?.code).toBe('DISCONNECTED');
+    expect(r.error?.message).toMatch(/closed the connection/);
+    const messages = await s.memory.getMessages(s.conversationId);
+    const last = messages[messages.length - 1];
+    expect(last.role).toBe('assistant');
+    expect(last.meta).toMatchObject({ error: 'DISCONNECTED' });
+    expect(last.text.length).toBeGreaterThan(0);
+  });
+});
