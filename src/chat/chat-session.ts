@@ -95,6 +95,11 @@ export interface ChatSessionOptions {
   onEvent?: (event: SessionEvent) => void;
   /** Synchronous token estimate for the prompt budget (default: ~4 characters a token). */
   countTokens?: (text: string) => number;
+  /**
+   * Wraps the token-count callback handed to `memory.setTokenCounter` (the page passes Comlink's
+   * `proxy` when the memory lives in a worker). Default: as is.
+   */
+  wrapCallback?: <F extends (...args: never[]) => unknown>(fn: F) => F;
 }
 
 export interface ChatSession {
@@ -102,7 +107,13 @@ export interface ChatSession {
   server(signal?: AbortSignal): Promise<ServerInfo>;
   /** The tool mode the next turn will use. */
   toolMode(): Promise<'native' | 'prompted'>;
-  send(conversationId: number, text: string, signal?: AbortSignal): Promise<TurnResult>;
+  /** One user message through to the answer; `onEvent` gets this turn's events (besides the session's). */
+  send(
+    conversationId: number,
+    text: string,
+    signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult>;
 }
 
 const estimate = (text: string) => (text ? Math.ceil(text.length / 4) : 0);
@@ -110,7 +121,13 @@ const estimate = (text: string) => (text ? Math.ceil(text.length / 4) : 0);
 export function createChatSession(options: ChatSessionOptions): ChatSession {
   const { memory, connector } = options;
   const settings: ChatSettings = { ...DEFAULT_CHAT_SETTINGS, ...options.settings };
-  const emit = options.onEvent ?? (() => undefined);
+  const sessionEmit = options.onEvent ?? (() => undefined);
+  let turnEmit: ((event: SessionEvent) => void) | undefined;
+  const emit = (event: SessionEvent) => {
+    sessionEmit(event);
+    turnEmit?.(event);
+  };
+  const wrap = options.wrapCallback ?? (<F>(fn: F) => fn);
   const countTokens = options.countTokens ?? estimate;
   const remembered = new Map<string, ToolMode>();
   const toolModes: ToolModeMemory = options.toolModes ?? {
@@ -127,7 +144,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
 
   function server(signal?: AbortSignal): Promise<ServerInfo> {
     info ??= connector.detect(signal).then((i) => {
-      memory.setTokenCounter((t) => connector.countTokens(t));
+      memory.setTokenCounter(wrap((t: string) => connector.countTokens(t)));
       return i;
     });
     info.catch(() => (info = undefined));

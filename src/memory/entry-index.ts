@@ -10,7 +10,13 @@ export interface EntryRef {
   id: number;
   path: string;
   version: number;
+  created: number;
   modified: number;
+  accessed: number;
+  /** Characters of the content as JSON. */
+  size: number;
+  /** Context chunks stored with the entry (any model). */
+  contextChunks: number;
   /** Row of the entry vector in `entryVectors`, or -1 when the row is of another model. */
   vectorRow: number;
   chunkRow: number;
@@ -95,7 +101,16 @@ export class EntryIndex {
   private upsert(row: MemoryEntry): void {
     if (row.id === undefined) return;
     const old = this.byId.get(row.id);
-    if (old && old.version >= row.version && old.path === row.path) return; // already indexed, or stale
+    if (old && old.version >= row.version && old.path === row.path) {
+      // Re-embedding with the active model gives a row vectors without a new version.
+      const gainsVectors =
+        old.vectorRow < 0 && row.model === this.model && old.version === row.version;
+      if (!gainsVectors) {
+        // Already indexed (or a stale read); only `accessed` changes without a new version.
+        if (old.version === row.version) old.accessed = row.accessed.getTime();
+        return;
+      }
+    }
     const current = this.nodes.get(row.path)?.entry;
     if (current && current.id !== row.id) {
       if (current.id > row.id) return; // this row was replaced at the same path
@@ -106,7 +121,11 @@ export class EntryIndex {
       id: row.id,
       path: row.path,
       version: row.version,
+      created: row.created.getTime(),
       modified: row.modified.getTime(),
+      accessed: row.accessed.getTime(),
+      size: JSON.stringify(row.content).length,
+      contextChunks: row.contextChunks.length,
       vectorRow: -1,
       chunkRow: 0,
       chunkCount: 0,

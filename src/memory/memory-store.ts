@@ -1,6 +1,8 @@
 // The memory tools (SPEC §4) over Dexie. Every method resolves to a result object; bad input
 // and failures come back as ToolError and write nothing. Multi-row writes are single transactions.
 import { createStoreContext } from './context';
+import { adminTools } from './tools/admin';
+import { backupTools } from './tools/backup';
 import { conversationTools } from './tools/conversations';
 import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
@@ -20,6 +22,8 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
     ...turnsTools(ctx),
     ...portableTools(ctx),
     ...conversationTools(ctx),
+    ...adminTools(ctx),
+    ...backupTools(ctx),
     setTokenCounter: (fn) => {
       ctx.state.countTokens = typeof fn === 'function' ? fn : null;
     },

@@ -246,6 +246,34 @@ export interface RecallHit {
   similarity: number;
 }
 
+/** One entry as the explorer and the map see it (from the in-memory index; no row reads). */
+export interface EntrySummary {
+  path: string;
+  version: number;
+  /** ms since epoch */
+  created: number;
+  modified: number;
+  accessed: number;
+  /** Characters of the content as JSON. */
+  size: number;
+  /** Context chunks stored with it. */
+  chunks: number;
+}
+
+export interface MemoryStats {
+  entries: number;
+  chunks: number;
+  conversations: number;
+  messages: number;
+  /** Rows of a model other than the active one (waiting to be re-embedded). */
+  stale: number;
+}
+
+export interface ReembedProgress {
+  done: number;
+  total: number;
+}
+
 export interface SaveOptions {
   /** Conversation whose chunks form the context snapshot; default: the latest `recordTurn`'s. */
   conversationId?: number;
@@ -332,6 +360,20 @@ export interface MemoryApi {
   ): Promise<{ status: 'SUCCESS' } | ToolError>;
   /** Oldest first. */
   getMessages(conversationId: number): Promise<Message[]>;
+  /** Every entry, compactly, from the in-memory index (for the explorer tree and the map). */
+  memoryIndex(): Promise<EntrySummary[]>;
+  stats(): Promise<MemoryStats>;
+  getSetting(key: string): Promise<unknown>;
+  setSetting(key: string, value: unknown): Promise<void>;
+  /** JSON backup of entries (with context chunks, no vectors), history, conversations and messages. */
+  exportJson(): Promise<string | ToolError>;
+  /** Restores a JSON backup: `merge` keeps what is here, `replace` clears first. Validated before any write. */
+  importJson(text: unknown, mode?: unknown): Promise<ImportResult | ToolError>;
+  /** Re-embeds every row made by another model with the active one, in batches; resumable. */
+  reembed(
+    onProgress?: (progress: ReembedProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<ReembedProgress | ToolError>;
   /** Plug in the server's tokenizer (default: an estimate). */
   setTokenCounter(count: ((text: string) => number | Promise<number>) | null): void;
   /** The active embedding model. */

@@ -7,7 +7,7 @@ import type { HistoryRow, ImportResult, MemoryEntry, ToolError } from '../types'
 import type { PortableEntry } from '../markdown';
 
 export function portableTools(ctx: StoreContext) {
-  const { db, now, embed, guard, pathArg, entryText, historyRow, noteWrite } = ctx;
+  const { db, now, guard, pathArg, historyRow, noteWrite } = ctx;
 
   async function exportMarkdown(rootIn?: unknown): Promise<string | ToolError> {
     return guard(async () => {
@@ -24,22 +24,7 @@ export function portableTools(ctx: StoreContext) {
         ];
         if (!rows.length) return toolError('NOT_FOUND', `Nothing is saved at or below "${root}"`);
       }
-      const portable: PortableEntry[] = rows.map((r) => ({
-        path: r.path,
-        content: r.content,
-        contextChunks: r.contextChunks.map((c) => ({
-          turn_id: c.turn_id,
-          sentence_id: c.sentence_id,
-          role: c.role,
-          text: c.text,
-          similarity: c.similarity,
-          tokenCount: c.tokenCount,
-        })),
-        version: r.version,
-        created: r.created,
-        modified: r.modified,
-        accessed: r.accessed,
-      }));
+      const portable = rows.map(toPortable);
       return entriesToMarkdown(portable, { exported: new Date(now()) });
     });
   }
@@ -62,29 +47,8 @@ export function portableTools(ctx: StoreContext) {
       }
       const list = parsed.entries;
       if (!list.length) return { status: 'SUCCESS' as const, imported: 0, created: 0, updated: 0 };
-      const texts = list.flatMap((e) => [
-        entryText(e.path, e.content),
-        ...e.contextChunks.map((c) => c.text),
-      ]);
-      const emb = await embed(texts);
-      if (isToolError(emb)) return emb;
-      let at = 0;
-      const rows: MemoryEntry[] = list.map((e) => {
-        const embedding = emb.vectors[at++];
-        return {
-          path: e.path,
-          heading: headingOf(e.path),
-          parent_path: parentOf(e.path),
-          content: e.content,
-          contextChunks: e.contextChunks.map((c) => ({ ...c, embedding: emb.vectors[at++] })),
-          embedding,
-          model: emb.info.id,
-          created: e.created,
-          modified: e.modified,
-          accessed: e.accessed,
-          version: e.version,
-        };
-      });
+      const rows = await materialise(ctx, list);
+      if (isToolError(rows)) return rows;
       const when = new Date(now());
       const counts = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const existing = await db.structured_memory
@@ -110,4 +74,54 @@ export function portableTools(ctx: StoreContext) {
   }
 
   return { exportMarkdown, importMarkdown };
+}
+
+/** An entry without ids or vectors: what the Markdown and JSON formats carry. */
+export function toPortable(r: MemoryEntry): PortableEntry {
+  return {
+    path: r.path,
+    content: r.content,
+    contextChunks: r.contextChunks.map((c) => ({
+      turn_id: c.turn_id,
+      sentence_id: c.sentence_id,
+      role: c.role,
+      text: c.text,
+      similarity: c.similarity,
+      tokenCount: c.tokenCount,
+    })),
+    version: r.version,
+    created: r.created,
+    modified: r.modified,
+    accessed: r.accessed,
+  };
+}
+
+/** Portable entries back to rows: entry and chunk texts embedded with the active model. */
+export async function materialise(
+  ctx: StoreContext,
+  list: readonly PortableEntry[],
+): Promise<MemoryEntry[] | ToolError> {
+  const texts = list.flatMap((e) => [
+    ctx.entryText(e.path, e.content),
+    ...e.contextChunks.map((c) => c.text),
+  ]);
+  const emb = await ctx.embed(texts);
+  if (isToolError(emb)) return emb;
+  let at = 0;
+  return list.map((e) => {
+    const embedding = emb.vectors[at++];
+    return {
+      path: e.path,
+      heading: headingOf(e.path),
+      parent_path: parentOf(e.path),
+      content: e.content,
+      contextChunks: e.contextChunks.map((c) => ({ ...c, embedding: emb.vectors[at++] })),
+      embedding,
+      model: emb.info.id,
+      created: e.created,
+      modified: e.modified,
+      accessed: e.accessed,
+      version: e.version,
+    };
+  });
 }

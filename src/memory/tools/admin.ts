@@ -1,0 +1,122 @@
+// Housekeeping for the app: the entry summary the explorer draws, counts, settings, and
+// re-embedding rows of another model after the user switches embedding model.
+import type { StoreContext } from '../context';
+import type { EntrySummary, MemoryStats, ReembedProgress, ToolError } from '../types';
+import { isToolError, toolError } from '../validate';
+
+const REEMBED_BATCH = 128;
+
+export function adminTools(ctx: StoreContext) {
+  const { db, model, embed, entries, guard, entryText, noteWrite, noteChunkWrite } = ctx;
+
+  async function memoryIndex(): Promise<EntrySummary[]> {
+    const idx = await entries();
+    return idx.subtree('').map((r) => ({
+      path: r.path,
+      version: r.version,
+      created: r.created,
+      modified: r.modified,
+      accessed: r.accessed,
+      size: r.size,
+      chunks: r.contextChunks,
+    }));
+  }
+
+  async function stats(): Promise<MemoryStats> {
+    const info = await model();
+    const active = isToolError(info) ? '' : info.id;
+    const idx = await entries();
+    const [chunks, staleChunks, conversations, messages] = await Promise.all([
+      db.chunks.count(),
+      active ? db.chunks.where('model').notEqual(active).count() : db.chunks.count(),
+      db.conversations.count(),
+      db.messages.count(),
+    ]);
+    const staleEntries = idx.subtree('').filter((r) => r.vectorRow < 0).length;
+    return {
+      entries: idx.entryCount,
+      chunks,
+      conversations,
+      messages,
+      stale: staleEntries + staleChunks,
+    };
+  }
+
+  async function getSetting(key: string): Promise<unknown> {
+    return (await db.settings.get(String(key)))?.value;
+  }
+
+  async function setSetting(key: string, value: unknown): Promise<void> {
+    await db.settings.put({ key: String(key), value: structuredClone(value) });
+  }
+
+  /**
+   * Re-embeds, batch by batch (one transaction each), every entry and chunk whose vectors came
+   * from another model. Stopping half way is safe: the next run picks up what is left.
+   */
+  async function reembed(
+    onProgress?: (p: ReembedProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<ReembedProgress | ToolError> {
+    return guard(async () => {
+      const info = await model();
+      if (isToolError(info)) return info;
+      const staleEntryIds = (await entries())
+        .subtree('')
+        .filter((r) => r.vectorRow < 0)
+        .map((r) => r.id);
+      const staleChunkIds = await db.chunks.where('model').notEqual(info.id).primaryKeys();
+      const progress = { done: 0, total: staleEntryIds.length + staleChunkIds.length };
+      onProgress?.({ ...progress });
+
+      for (let i = 0; i < staleEntryIds.length; i += REEMBED_BATCH) {
+        if (signal?.aborted) return { ...progress };
+        const rows = (
+          await db.structured_memory.bulkGet(staleEntryIds.slice(i, i + REEMBED_BATCH))
+        ).filter((r) => r !== undefined && r.model !== info.id);
+        const texts = rows.flatMap((r) => [
+          entryText(r!.path, r!.content),
+          ...r!.contextChunks.map((c) => c.text),
+        ]);
+        const emb = await embed(texts);
+        if (isToolError(emb)) return emb;
+        let at = 0;
+        const updated = rows.map((r) => ({
+          ...r!,
+          embedding: emb.vectors[at++],
+          contextChunks: r!.contextChunks.map((c) => ({ ...c, embedding: emb.vectors[at++] })),
+          model: info.id,
+        }));
+        // Vectors only: no new version, no history (the content did not change).
+        await db.transaction('rw', db.structured_memory, async () => {
+          for (const row of updated) {
+            const fresh = await db.structured_memory.get(row.id!);
+            if (fresh && fresh.version === row.version) await db.structured_memory.put(row);
+          }
+        });
+        noteWrite(updated.map((r) => r.id));
+        progress.done += Math.min(REEMBED_BATCH, staleEntryIds.length - i);
+        onProgress?.({ ...progress });
+      }
+
+      for (let i = 0; i < staleChunkIds.length; i += REEMBED_BATCH) {
+        if (signal?.aborted) return { ...progress };
+        const ids = staleChunkIds.slice(i, i + REEMBED_BATCH);
+        const rows = (await db.chunks.bulkGet(ids)).filter((r) => r !== undefined);
+        const emb = await embed(rows.map((r) => r!.text));
+        if (isToolError(emb)) return emb;
+        await db.chunks.bulkPut(
+          rows.map((r, k) => ({ ...r!, embedding: emb.vectors[k], model: info.id })),
+        );
+        noteChunkWrite(ids);
+        progress.done += ids.length;
+        onProgress?.({ ...progress });
+      }
+      return progress.total
+        ? { ...progress }
+        : toolError('NOT_FOUND', 'Every vector is already from the active model');
+    });
+  }
+
+  return { memoryIndex, stats, getSetting, setSetting, reembed };
+}

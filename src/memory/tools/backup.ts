@@ -1,0 +1,383 @@
+// JSON backup and restore: entries (with context chunks, no vectors), history, conversations and
+// messages. A backup is validated against a JSON Schema and every path and content is checked
+// before anything is written; the restore is one transaction. Vectors are recomputed.
+import { Validator, type Schema } from '@cfworker/json-schema';
+import type { StoreContext } from '../context';
+import type { PortableEntry } from '../markdown';
+import { parsePath } from '../paths';
+import { splitSentences } from '../text';
+import type {
+  Chunk,
+  Conversation,
+  HistoryRow,
+  ImportResult,
+  JsonValue,
+  Message,
+  ToolError,
+} from '../types';
+import { isToolError, short, toolError, validateContent } from '../validate';
+import { materialise, toPortable } from './portable';
+
+export const BACKUP_FORMAT = 'structured-memory-backup';
+export const BACKUP_VERSION = 1;
+
+const date: Schema = { type: 'string', format: 'date-time' };
+const role: Schema = { enum: ['user', 'assistant', 'system', 'tool'] };
+const chunk: Schema = {
+  type: 'object',
+  required: ['turn_id', 'sentence_id', 'role', 'text', 'similarity', 'tokenCount'],
+  properties: {
+    turn_id: { type: 'integer', minimum: 0 },
+    sentence_id: { type: 'integer', minimum: 0 },
+    role,
+    text: { type: 'string' },
+    similarity: { type: 'number' },
+    tokenCount: { type: 'integer', minimum: 0 },
+  },
+};
+const entry: Schema = {
+  type: 'object',
+  required: ['path', 'content', 'contextChunks', 'version', 'created', 'modified', 'accessed'],
+  properties: {
+    path: { type: 'string' },
+    content: {},
+    contextChunks: { type: 'array', items: chunk },
+    version: { type: 'integer', minimum: 1 },
+    created: date,
+    modified: date,
+    accessed: date,
+  },
+};
+
+const BACKUP_SCHEMA: Schema = {
+  type: 'object',
+  required: ['format', 'version', 'entries'],
+  properties: {
+    format: { const: BACKUP_FORMAT },
+    version: { type: 'integer', minimum: 1, maximum: BACKUP_VERSION },
+    exported: date,
+    entries: { type: 'array', items: entry },
+    history: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'version', 'reason', 'replaced', 'entry'],
+        properties: {
+          path: { type: 'string' },
+          version: { type: 'integer', minimum: 1 },
+          reason: { enum: ['update', 'delete', 'move', 'restore', 'import'] },
+          replaced: date,
+          entry,
+        },
+      },
+    },
+    conversations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'title', 'created', 'modified'],
+        properties: {
+          id: { type: 'integer', minimum: 0 },
+          title: { type: 'string' },
+          created: date,
+          modified: date,
+        },
+      },
+    },
+    messages: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'conversationId', 'role', 'text', 'time'],
+        properties: {
+          id: { type: 'integer', minimum: 1 },
+          conversationId: { type: 'integer', minimum: 0 },
+          role,
+          text: { type: 'string' },
+          time: date,
+          toolCalls: { type: 'array', items: { type: 'object', required: ['id', 'name'] } },
+          toolCallId: { type: 'string' },
+          meta: { type: 'object' },
+        },
+      },
+    },
+  },
+};
+
+interface SerialEntry extends Omit<PortableEntry, 'created' | 'modified' | 'accessed'> {
+  created: string;
+  modified: string;
+  accessed: string;
+}
+
+interface Backup {
+  format: string;
+  version: number;
+  exported?: string;
+  entries: SerialEntry[];
+  history?: {
+    path: string;
+    version: number;
+    reason: HistoryRow['reason'];
+    replaced: string;
+    entry: SerialEntry;
+  }[];
+  conversations?: { id: number; title: string; created: string; modified: string }[];
+  messages?: (Omit<Message, 'time'> & { id: number; time: string })[];
+}
+
+const serial = (e: PortableEntry): SerialEntry => ({
+  ...e,
+  created: e.created.toISOString(),
+  modified: e.modified.toISOString(),
+  accessed: e.accessed.toISOString(),
+});
+
+const revive = (e: SerialEntry): PortableEntry => ({
+  ...e,
+  created: new Date(e.created),
+  modified: new Date(e.modified),
+  accessed: new Date(e.accessed),
+});
+
+export function backupTools(ctx: StoreContext) {
+  const { db, now, embed, guard, historyRow, noteWrite, noteChunkWrite } = ctx;
+  let validator: Validator | undefined;
+
+  async function exportJson(): Promise<string | ToolError> {
+    return guard(async () => {
+      const [entries, history, conversations, messages] = await db.transaction(
+        'r',
+        db.structured_memory,
+        db.history,
+        db.conversations,
+        db.messages,
+        () =>
+          Promise.all([
+            db.structured_memory.orderBy('path').toArray(),
+            db.history.toArray(),
+            db.conversations.toArray(),
+            db.messages.toArray(),
+          ]),
+      );
+      const backup: Backup = {
+        format: BACKUP_FORMAT,
+        version: BACKUP_VERSION,
+        exported: new Date(now()).toISOString(),
+        entries: entries.map((r) => serial(toPortable(r))),
+        history: history.map((h) => ({
+          path: h.path,
+          version: h.version,
+          reason: h.reason,
+          replaced: h.replaced.toISOString(),
+          entry: serial(toPortable({ ...h.entry })),
+        })),
+        conversations: conversations.map((c) => ({
+          id: c.id!,
+          title: c.title,
+          created: c.created.toISOString(),
+          modified: c.modified.toISOString(),
+        })),
+        messages: messages.map((m) => ({ ...m, id: m.id!, time: m.time.toISOString() })),
+      };
+      return JSON.stringify(backup, null, 1);
+    });
+  }
+
+  /** Every problem of a parsed backup, as sentences; [] when it can be restored. */
+  function problems(data: unknown): string[] {
+    validator ??= new Validator(BACKUP_SCHEMA, '2020-12', false);
+    const check = validator.validate(data);
+    if (!check.valid) {
+      return [
+        ...new Set(
+          check.errors
+            .filter((e) => !['properties', 'items', 'allOf', '$ref'].includes(e.keyword))
+            .map((e) => `${e.instanceLocation.replace(/^#/, '') || 'the file'}: ${e.error}`),
+        ),
+      ].slice(0, 10);
+    }
+    const b = data as Backup;
+    const out: string[] = [];
+    const seen = new Set<string>();
+    const checkEntry = (e: SerialEntry, where: string) => {
+      const p = parsePath(e.path);
+      if (!p.ok) out.push(`${where}: invalid path "${e.path}": ${p.message}`);
+      else if (p.path !== e.path) out.push(`${where}: path "${e.path}" is not in normal form`);
+      const c = validateContent(e.content as unknown);
+      if (isToolError(c)) out.push(`${where}: ${c.message}`);
+      for (const d of [e.created, e.modified, e.accessed]) {
+        if (Number.isNaN(Date.parse(d))) out.push(`${where}: "${d}" is not a date`);
+      }
+    };
+    b.entries.forEach((e, i) => {
+      checkEntry(e, `entries[${i}]`);
+      if (seen.has(e.path)) out.push(`entries[${i}]: duplicate path "${e.path}"`);
+      seen.add(e.path);
+    });
+    b.history?.forEach((h, i) => checkEntry(h.entry, `history[${i}]`));
+    const convIds = new Set((b.conversations ?? []).map((c) => c.id));
+    const msgIds = new Set<number>();
+    b.messages?.forEach((m, i) => {
+      if (!convIds.has(m.conversationId))
+        out.push(`messages[${i}]: conversation ${m.conversationId} is not in the file`);
+      if (msgIds.has(m.id)) out.push(`messages[${i}]: duplicate id ${m.id}`);
+      msgIds.add(m.id);
+    });
+    return out.slice(0, 10);
+  }
+
+  async function importJson(
+    textIn: unknown,
+    modeIn: unknown = 'merge',
+  ): Promise<ImportResult | ToolError> {
+    return guard(async () => {
+      if (typeof textIn !== 'string')
+        return toolError('INVALID_ARGUMENT', `the backup must be text, got ${short(textIn)}`);
+      if (modeIn !== 'merge' && modeIn !== 'replace') {
+        return toolError(
+          'INVALID_ARGUMENT',
+          `mode must be "merge" or "replace", got ${short(modeIn)}`,
+        );
+      }
+      let data: unknown;
+      try {
+        data = JSON.parse(textIn);
+      } catch (e) {
+        return toolError(
+          'INVALID_CONTENT',
+          `The file was not imported; nothing changed. It is not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      }
+      const found = problems(data);
+      if (found.length) {
+        return toolError(
+          'INVALID_CONTENT',
+          `The file was not imported; nothing changed. ${found.join('; ')}`,
+        );
+      }
+      const backup = data as Backup;
+      const replace = modeIn === 'replace';
+
+      const rows = await materialise(ctx, backup.entries.map(revive));
+      if (isToolError(rows)) return rows;
+      // Message sentences go back into the semantic index, embedded before the transaction.
+      const messages = backup.messages ?? [];
+      const indexed = messages.filter(
+        (m) => (m.role === 'user' || m.role === 'assistant') && m.text.trim(),
+      );
+      const sentences = indexed.map((m) => splitSentences(m.text));
+      const flat = sentences.flat();
+      const vectors = flat.length ? await embed(flat) : { info: undefined, vectors: [] };
+      if (isToolError(vectors)) return vectors;
+      const countsOf = await Promise.all(flat.map((t) => ctx.tokensOf(t)));
+      const when = new Date(now());
+
+      const result = await db.transaction(
+        'rw',
+        [db.structured_memory, db.history, db.conversations, db.messages, db.chunks],
+        async () => {
+          if (replace) {
+            const [entryIds, chunkIds] = await Promise.all([
+              db.structured_memory.toCollection().primaryKeys(),
+              db.chunks.toCollection().primaryKeys(),
+            ]);
+            await Promise.all([
+              db.structured_memory.clear(),
+              db.history.clear(),
+              db.conversations.clear(),
+              db.messages.clear(),
+              db.chunks.clear(),
+            ]);
+            noteWrite(entryIds);
+            noteChunkWrite(chunkIds);
+          }
+          // Conversations and messages get fresh ids on merge; context chunks follow their turn.
+          const convMap = new Map<number, number>();
+          for (const c of backup.conversations ?? []) {
+            const row: Conversation = {
+              title: c.title,
+              created: new Date(c.created),
+              modified: new Date(c.modified),
+            };
+            convMap.set(c.id, await db.conversations.add(replace ? { ...row, id: c.id } : row));
+          }
+          const msgMap = new Map<number, number>();
+          for (const m of messages) {
+            const { id, time, ...rest } = m;
+            const row: Message = {
+              ...rest,
+              conversationId: convMap.get(m.conversationId)!,
+              time: new Date(time),
+            };
+            msgMap.set(id, await db.messages.add(replace ? { ...row, id } : row));
+          }
+          const chunks: Chunk[] = [];
+          let at = 0;
+          indexed.forEach((m, i) =>
+            sentences[i].forEach((text, s) => {
+              chunks.push({
+                conversationId: convMap.get(m.conversationId)!,
+                turnId: msgMap.get(m.id)!,
+                sentenceId: s,
+                role: m.role,
+                text,
+                tokenCount: countsOf[at],
+                embedding: vectors.vectors[at++],
+                model: vectors.info!.id,
+                time: new Date(m.time),
+              });
+            }),
+          );
+          if (chunks.length) noteChunkWrite(await db.chunks.bulkAdd(chunks, { allKeys: true }));
+          for (const row of rows) {
+            for (const c of row.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
+          }
+
+          const existing = replace
+            ? []
+            : await db.structured_memory
+                .where('path')
+                .anyOf(rows.map((r) => r.path))
+                .toArray();
+          const byPath = new Map(existing.map((r) => [r.path, r]));
+          const history: HistoryRow[] = [];
+          for (const row of rows) {
+            const old = byPath.get(row.path);
+            if (!old) continue;
+            history.push(historyRow(old, 'import', when));
+            row.id = old.id;
+            row.version = Math.max(row.version, old.version + 1);
+          }
+          for (const h of backup.history ?? []) {
+            const e = revive(h.entry);
+            history.push({
+              path: h.path,
+              version: h.version,
+              reason: h.reason,
+              replaced: new Date(h.replaced),
+              entry: {
+                ...e,
+                heading: e.path.slice(e.path.lastIndexOf('/') + 1),
+                parent_path: e.path.includes('/') ? e.path.slice(0, e.path.lastIndexOf('/')) : '',
+                contextChunks: e.contextChunks.map((c) => ({
+                  ...c,
+                  embedding: new Float32Array(0),
+                })),
+                embedding: new Float32Array(0),
+                model: '',
+                content: e.content as JsonValue,
+              },
+            });
+          }
+          if (history.length) await db.history.bulkAdd(history);
+          noteWrite(await db.structured_memory.bulkPut(rows, { allKeys: true }));
+          return { created: rows.length - existing.length, updated: existing.length };
+        },
+      );
+      return { status: 'SUCCESS' as const, imported: rows.length, ...result };
+    });
+  }
+
+  return { exportJson, importJson };
+}

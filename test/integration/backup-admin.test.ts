@@ -1,0 +1,212 @@
+// JSON backup and restore, the explorer's entry summary, settings, stats and re-embedding after
+// a model switch.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Embedder, ModelInfo } from '../../src/embeddings/types';
+import type { MemoryApi } from '../../src/memory/types';
+import { closeAll, expectError, ok, openTestMemory, sharedEmbedder, snapshotDb } from './helpers';
+
+afterEach(closeAll);
+
+async function seeded(mem: MemoryApi) {
+  const conv = ok(await mem.createConversation('Planning'));
+  await mem.recordTurn({
+    conversationId: conv.id,
+    role: 'user',
+    text: 'I prefer vanilla JavaScript. I avoid npm build steps.',
+  });
+  await mem.recordTurn({
+    conversationId: conv.id,
+    role: 'assistant',
+    text: 'Noted: plain scripts, no bundler.',
+  });
+  ok(
+    await mem.saveMemory('User/Preferences/CodingStyle', {
+      language: 'vanilla JavaScript',
+      buildSteps: false,
+    }),
+  );
+  ok(
+    await mem.saveMemory('User/Preferences/CodingStyle', {
+      language: 'vanilla JavaScript',
+      buildSteps: 'none',
+    }),
+  );
+  ok(await mem.saveMemory('Projects/HaloWeave', 'A window manager for notes'));
+  return conv.id;
+}
+
+const comparable = async (mem: MemoryApi, path: string) => {
+  const r = ok(await mem.queryMemory(path));
+  return {
+    content: r.content,
+    chunks: r.contextChunks,
+    created: r.metadata.created,
+    modified: r.metadata.modified,
+    version: r.metadata.version,
+  };
+};
+
+describe('JSON backup', () => {
+  it('restores entries, history, conversations and a working semantic index into a fresh database', async () => {
+    const a = openTestMemory();
+    const convId = await seeded(a.mem);
+    const json = await a.mem.exportJson();
+    expect(typeof json).toBe('string');
+    const parsed = JSON.parse(json as string) as { format: string; entries: unknown[] };
+    expect(parsed.format).toBe('structured-memory-backup');
+    expect(JSON.stringify(parsed)).not.toMatch(/embedding/);
+
+    const b = openTestMemory({ clock: a.clock });
+    const r = ok(await b.mem.importJson(json, 'replace'));
+    expect(r).toMatchObject({ imported: 2, created: 2, updated: 0 });
+    for (const path of ['User/Preferences/CodingStyle', 'Projects/HaloWeave']) {
+      expect(await comparable(b.mem, path)).toEqual(await comparable(a.mem, path));
+    }
+    const history = ok(await b.mem.getHistory('User/Preferences/CodingStyle'));
+    expect(history.versions.map((v) => v.version)).toEqual([1]);
+    expect(await b.mem.listConversations()).toMatchObject([{ id: convId, title: 'Planning' }]);
+    expect((await b.mem.getMessages(convId)).map((m) => m.text)).toEqual([
+      'I prefer vanilla JavaScript. I avoid npm build steps.',
+      'Noted: plain scripts, no bundler.',
+    ]);
+    const hits = await b.mem.searchChunks(convId, 'no build tools', 1);
+    expect(hits[0]?.chunk.text).toBe('I avoid npm build steps.');
+  });
+
+  it('merges into a non-empty database without clobbering its conversations', async () => {
+    const a = openTestMemory();
+    await seeded(a.mem);
+    const json = (await a.mem.exportJson()) as string;
+    const b = openTestMemory();
+    const own = ok(await b.mem.createConversation('Mine'));
+    ok(await b.mem.addMessage({ conversationId: own.id, role: 'user', text: 'my own message' }));
+    ok(await b.mem.saveMemory('Projects/HaloWeave', 'an older description'));
+    const r = ok(await b.mem.importJson(json, 'merge'));
+    expect(r).toMatchObject({ imported: 2, created: 1, updated: 1 });
+    const convs = await b.mem.listConversations();
+    expect(convs.map((c) => c.title).sort()).toEqual(['Mine', 'Planning']);
+    expect((await b.mem.getMessages(own.id)).map((m) => m.text)).toEqual(['my own message']);
+    const planning = convs.find((c) => c.title === 'Planning')!;
+    expect(await b.mem.getMessages(planning.id!)).toHaveLength(2);
+    // The replaced local version is in history.
+    const h = ok(await b.mem.getHistory('Projects/HaloWeave'));
+    expect(h.versions.map((v) => v.content)).toContain('an older description');
+    // Context chunks point at the imported messages' new ids.
+    const entry = ok(await b.mem.queryMemory('User/Preferences/CodingStyle'));
+    expect(entry.contextChunks.length).toBeGreaterThan(0);
+  });
+
+  it('a bad backup changes nothing and says what is wrong', async () => {
+    const b = openTestMemory();
+    await seeded(b.mem);
+    const good = JSON.parse((await b.mem.exportJson()) as string) as {
+      entries: { path: string; version: number }[];
+    };
+    const before = await snapshotDb(b.name);
+    const bad: [string, RegExp][] = [
+      ['{ not json', /not valid JSON/],
+      [JSON.stringify({ format: 'something-else', version: 1, entries: [] }), /format/],
+      [
+        JSON.stringify({ ...good, entries: [{ ...good.entries[0], path: 'A//B' }] }),
+        /invalid path "A\/\/B"/,
+      ],
+      [JSON.stringify({ ...good, entries: [good.entries[0], good.entries[0]] }), /duplicate path/],
+      [JSON.stringify({ ...good, entries: [{ ...good.entries[0], version: 0 }] }), /version/],
+      [
+        JSON.stringify({ ...good, entries: [{ ...good.entries[0], content: 'x'.repeat(40_000) }] }),
+        /32 KB/,
+      ],
+    ];
+    for (const [text, reason] of bad) {
+      for (const mode of ['merge', 'replace']) {
+        const r = await b.mem.importJson(text, mode);
+        expectError(r, 'INVALID_CONTENT');
+        expect((r as { message: string }).message).toMatch(/nothing changed/);
+        expect((r as { message: string }).message).toMatch(reason);
+      }
+    }
+    expectError(await b.mem.importJson(JSON.stringify(good), 'overwrite'), 'INVALID_ARGUMENT');
+    expect(await snapshotDb(b.name)).toEqual(before);
+  });
+});
+
+describe('explorer summary, stats and settings', () => {
+  it('memoryIndex lists every entry with sizes, chunk counts and dates; stats count rows', async () => {
+    const { mem, clock } = openTestMemory();
+    await seeded(mem);
+    const index = await mem.memoryIndex();
+    expect(index.map((e) => e.path).sort()).toEqual([
+      'Projects/HaloWeave',
+      'User/Preferences/CodingStyle',
+    ]);
+    const style = index.find((e) => e.path === 'User/Preferences/CodingStyle')!;
+    expect(style).toMatchObject({
+      version: 2,
+      size: JSON.stringify({ language: 'vanilla JavaScript', buildSteps: 'none' }).length,
+    });
+    expect(style.chunks).toBeGreaterThan(0);
+    clock.advance(1000);
+    await mem.queryMemory('Projects/HaloWeave');
+    const after = (await mem.memoryIndex()).find((e) => e.path === 'Projects/HaloWeave')!;
+    expect(after.accessed).toBe(clock.t);
+    expect(await mem.stats()).toMatchObject({
+      entries: 2,
+      chunks: 3,
+      conversations: 1,
+      messages: 2,
+      stale: 0,
+    });
+  });
+
+  it('settings persist across connections', async () => {
+    const a = openTestMemory();
+    await a.mem.setSetting('app', { endpoint: 'http://localhost:8080', temperature: 0.2 });
+    const b = openTestMemory({ name: a.name });
+    expect(await b.mem.getSetting('app')).toEqual({
+      endpoint: 'http://localhost:8080',
+      temperature: 0.2,
+    });
+    expect(await b.mem.getSetting('missing')).toBeUndefined();
+  });
+});
+
+/** Another "model": the bundled vectors, rotated, under a different id. */
+function otherModel(): Embedder {
+  const base = sharedEmbedder();
+  let info: ModelInfo | undefined;
+  return {
+    async ready() {
+      info ??= { ...(await base.ready()), id: 'test/rotated', bundled: false };
+      return info;
+    },
+    async embed(texts) {
+      return (await base.embed(texts)).map((v) =>
+        Float32Array.from(v, (_, i) => v[(i + 1) % v.length]),
+      );
+    },
+    dispose: async () => undefined,
+  };
+}
+
+describe('re-embedding after a model switch', () => {
+  it('re-embeds every entry and chunk, batch by batch, and search works with the new model', async () => {
+    const a = openTestMemory();
+    const convId = await seeded(a.mem);
+    const b = openTestMemory({ name: a.name, embedder: otherModel() });
+    const before = await b.mem.stats();
+    expect(before.stale).toBe(2 + 3);
+    const seen: number[] = [];
+    const r = await b.mem.reembed((p) => seen.push(p.done));
+    expect(r).toEqual({ done: 5, total: 5 });
+    expect(seen[0]).toBe(0);
+    expect(seen[seen.length - 1]).toBe(5);
+    expect((await b.mem.stats()).stale).toBe(0);
+    // Versions are untouched: re-embedding is not an edit.
+    expect(ok(await b.mem.queryMemory('User/Preferences/CodingStyle')).metadata.version).toBe(2);
+    const hits = await b.mem.searchChunks(convId, 'no build tools', 1);
+    expect(hits[0]?.chunk.text).toBe('I avoid npm build steps.');
+    const ranked = ok(await b.mem.queryMemoryHeading('', 'coding style preferences', 0));
+    expect(ranked.children[0].path).toBe('User');
+    expect(await b.mem.reembed()).toMatchObject({ status: 'ERROR', code: 'NOT_FOUND' });
+  });
+});
