@@ -1,0 +1,129 @@
+// The connector against the fake servers: detection, context size, token counts, auth header,
+// KoboldCPP abort by genkey on the OpenAI endpoint, and stream endings.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createConnector, kindFromPort, normaliseEndpoint } from '../../src/llm/connector';
+import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
+
+const servers: FakeServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+const fake = async (...args: Parameters<typeof startFakeServer>) => {
+  const s = await startFakeServer(args[0], {
+    firstEventDelayMs: 10,
+    tokenDelayMs: 1,
+    toolDelayMs: 5,
+    ...args[1],
+  });
+  servers.push(s);
+  return s;
+};
+
+describe('detection', () => {
+  it('tells KoboldCPP, llama.cpp, Ollama and a plain OpenAI server apart, with model and context', async () => {
+    const cases = [
+      ['koboldcpp', { kind: 'koboldcpp', model: 'qwen', contextSize: 8192, tokenizer: true }],
+      ['llamacpp', { kind: 'llamacpp', contextSize: 8192, tokenizer: true }],
+      ['ollama', { kind: 'ollama', tokenizer: false, contextSize: 4096 }],
+      ['plain', { kind: 'openai', tokenizer: false, contextSize: 4096 }],
+    ] as const;
+    for (const [kind, expected] of cases) {
+      const s = await fake(kind, { model: 'qwen', contextSize: 8192 });
+      const info = await createConnector({ endpoint: s.url }).detect();
+      expect(info, kind).toMatchObject(expected);
+      expect(info.model, kind).toMatch(/qwen/);
+    }
+  });
+
+  it('uses the context size setting over the server and the 4096 default', async () => {
+    const s = await fake('koboldcpp', { contextSize: 8192 });
+    expect(
+      (await createConnector({ endpoint: s.url, contextSize: 2048 }).detect()).contextSize,
+    ).toBe(2048);
+  });
+
+  it('normalises pasted endpoints and guesses the kind from the usual port', () => {
+    expect(normaliseEndpoint(' localhost:5001/v1/ ')).toBe('http://localhost:5001');
+    expect(kindFromPort('http://127.0.0.1:11434')).toBe('ollama');
+    expect(kindFromPort('http://127.0.0.1:1234')).toBe('lmstudio');
+    expect(kindFromPort('http://127.0.0.1:9999')).toBeUndefined();
+  });
+});
+
+describe('token counts', () => {
+  it('asks the server tokenizer once per text (cached) and estimates without one', async () => {
+    const k = await fake('koboldcpp');
+    const c = createConnector({ endpoint: k.url });
+    await c.detect();
+    const n = await c.countTokens('Hello, world');
+    expect(n).toBeGreaterThan(0);
+    expect(await c.countTokens('Hello, world')).toBe(n);
+    expect(k.requests.filter((r) => r.path === '/api/extra/tokencount')).toHaveLength(1);
+
+    const l = await fake('llamacpp');
+    const cl = createConnector({ endpoint: l.url });
+    await cl.detect();
+    expect(await cl.countTokens('one two three')).toBeGreaterThan(0);
+    expect(l.requests.some((r) => r.path === '/tokenize')).toBe(true);
+
+    const o = await fake('ollama');
+    const co = createConnector({ endpoint: o.url });
+    await co.detect();
+    expect(await co.countTokens('x'.repeat(40))).toBe(10);
+  });
+});
+
+describe('requests', () => {
+  it('sends the password as a Bearer token', async () => {
+    const s = await fake('koboldcpp', { password: 'pw', replies: [{ text: 'ok' }] });
+    const c = createConnector({ endpoint: s.url, apiKey: 'pw' });
+    await c.detect();
+    const r = await c.chat({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 20 });
+    expect(r.text).toBe('ok');
+    expect(s.generations()[0].headers.authorization).toBe('Bearer pw');
+    expect((s.generations()[0].body as { max_tokens: number }).max_tokens).toBe(20);
+  });
+
+  it('KoboldCPP OpenAI endpoint: Stop posts /api/extra/abort with the generation genkey', async () => {
+    const s = await fake('koboldcpp', {
+      replies: [{ hang: true, text: 'a b c d e f g h i j k l m n o p' }],
+    });
+    const c = createConnector({ endpoint: s.url });
+    await c.detect();
+    const controller = new AbortController();
+    let tokens = 0;
+    const r = await c.chat({
+      messages: [{ role: 'user', content: 'go' }],
+      maxTokens: 50,
+      signal: controller.signal,
+      onToken: () => ++tokens === 2 && controller.abort(),
+    });
+    expect(r.aborted).toBe(true);
+    expect(r.text.length).toBeGreaterThan(0);
+    const genkey = (s.generations()[0].body as { genkey: string }).genkey;
+    expect(genkey).toMatch(/^sm-/);
+    await expect
+      .poll(() => s.requests.find((q) => q.path === '/api/extra/abort')?.body)
+      .toEqual({ genkey });
+  });
+
+  it('native KoboldCPP stream: ends on a non-null finish_reason, also the old "null" string form', async () => {
+    for (const nullAsString of [false, true]) {
+      const s = await fake('koboldcpp', {
+        nullAsString,
+        replies: [{ text: 'Hello there, friend.' }],
+      });
+      const c = createConnector({ endpoint: s.url });
+      await c.detect();
+      const seen: string[] = [];
+      const r = await c.generate({
+        prompt: '{{[INPUT]}}hi{{[OUTPUT]}}',
+        maxTokens: 30,
+        onToken: (t) => seen.push(t),
+      });
+      expect(r).toMatchObject({ text: 'Hello there, friend.', aborted: false });
+      expect(seen.join('')).toBe('Hello there, friend.');
+      expect(r.finishReason).not.toBeNull();
+    }
+  });
+});

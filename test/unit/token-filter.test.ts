@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { tokenFilter } from '../../src/chat/chat-session';
+
+const run = (mode: 'native' | 'prompted', tokens: string[]) => {
+  let out = '';
+  const f = tokenFilter(mode, (t) => (out += t));
+  tokens.forEach(f);
+  return out;
+};
+
+describe('tokenFilter', () => {
+  it('passes everything through in native mode', () => {
+    expect(run('native', ['a <tool', '_call>{}'])).toBe('a <tool_call>{}');
+  });
+
+  it('hides a prompted tool call even when its marker is split across tokens', () => {
+    expect(
+      run('prompted', ['Sure, saving', ' now. <to', 'ol_', 'call>{"name":"saveMemory"}']),
+    ).toBe('Sure, saving now. ');
+    expect(run('prompted', ['[TOOL', '_CALLS][{"name":"x"}]'])).toBe('');
+  });
+
+  it('releases held-back text that turns out not to be a marker', () => {
+    expect(run('prompted', ['a < b', ' and <t', 'able>'])).toBe('a < b and <table>');
+  });
+
+  it('shows exactly the text before the first marker, however the stream is split', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.array(fc.nat(40)), (before, after, cuts) => {
+        fc.pre(!before.includes('<tool_call>') && !before.includes('[TOOL_CALLS]'));
+        const text = `${before}<tool_call>${after}`;
+        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+        const tokens: string[] = [];
+        let last = 0;
+        for (const p of [...points, text.length]) {
+          tokens.push(text.slice(last, p));
+          last = p;
+        }
+        const shown = run('prompted', tokens);
+        // Everything before the first marker (which may start inside `before`'s tail) and nothing after.
+        const first = Math.min(
+          ...['<tool_call>', '[TOOL_CALLS]'].map((m) => text.indexOf(m)).filter((i) => i >= 0),
+        );
+        expect(shown).toBe(text.slice(0, first));
+      }),
+    );
+  });
+});
