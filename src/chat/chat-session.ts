@@ -184,6 +184,20 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     conversationId: number,
     text: string,
     signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult> {
+    turnEmit = onEvent;
+    try {
+      return await runTurn(conversationId, text, signal);
+    } finally {
+      turnEmit = undefined;
+    }
+  }
+
+  async function runTurn(
+    conversationId: number,
+    text: string,
+    signal?: AbortSignal,
   ): Promise<TurnResult> {
     let rounds = 0;
     try {

@@ -400,3 +400,24 @@ describe('server failures become typed errors with a sentence', () => {
     expect(last.text.length).toBeGreaterThan(0);
   });
 });
+
+describe('turn events', () => {
+  it('send() reports this turn’s events to its own listener: tokens, tool call and result, stored messages', async () => {
+    const s = await setup('llamacpp', { replies: [script[0], { text: 'Saved it.' }] });
+    const turn: SessionEvent[] = [];
+    await s.session.send(s.conversationId, USER_SAYS, undefined, (e) => turn.push(e));
+    const types = new Set(turn.map((e) => e.type));
+    for (const t of ['thinking', 'tool-call', 'tool-result', 'token', 'message'])
+      expect(types).toContain(t);
+    expect(
+      turn
+        .filter((e) => e.type === 'token')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('Saved it.');
+    // After the turn, its listener hears nothing more.
+    const before = turn.length;
+    await s.session.send(s.conversationId, 'thanks');
+    expect(turn.length).toBe(before);
+  });
+});

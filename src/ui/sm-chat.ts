@@ -1,0 +1,819 @@
+// The chat panel: the server status line, the messages of one conversation (stored ones from the
+// database, plus the turn in progress as it streams), and the composer with Send and Stop.
+// Stored messages reload whenever the messages table changes, in this tab or another.
+import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
+import { customElement, property, query, state } from 'lit/decorators.js';
+import { repeat } from 'lit/directives/repeat.js';
+import type { ChatSession, SessionEvent } from '../chat/chat-session';
+import type { Message, ToolCallRecord } from '../memory/types';
+import type { MemoryClient } from '../worker-client';
+import { emit } from './events';
+import { MemoryWatch } from './memory-watch';
+import { base, tokens } from './styles';
+import './sm-message';
+import './sm-tool-card';
+import type { MessageState, SmMessage } from './sm-message';
+
+/** What the status line shows about the model server. */
+export interface ChatStatus {
+  /** Server kind (`koboldcpp`, `llamacpp`, `ollama`, `lmstudio`, `openai`). */
+  kind?: string;
+  model?: string;
+  /** Context size in tokens. */
+  contextSize?: number;
+  /** `native` or `prompted` (or `auto` before the first turn). */
+  toolMode?: string;
+  state: 'connecting' | 'connected' | 'error';
+  /** The error sentence (with the fix) when `state` is `error`; a detail otherwise. */
+  message?: string;
+}
+
+declare module './events' {
+  interface SmEvents {
+    /** Open the Settings dialog (from the "Not connected" guidance). */
+    'sm-open-settings': undefined;
+  }
+}
+
+declare global {
+  interface GlobalEventHandlersEventMap {
+    'sm-open-settings': CustomEvent<undefined>;
+  }
+}
+
+/** A tool call of the turn in progress. */
+interface LiveTool {
+  id: string;
+  name: string;
+  args: unknown;
+  result?: unknown;
+  refused: boolean;
+}
+
+/** One model round of the turn in progress, until its stored message shows up. */
+interface LiveSegment {
+  text: string;
+  tools: LiveTool[];
+  /** Waiting for the first token (KoboldCPP's tool path is silent until it is done). */
+  thinking: boolean;
+  /** Id of the stored message this round became. */
+  storedId?: number;
+}
+
+/** The turn in progress. */
+interface LiveTurn {
+  conversationId: number;
+  userText: string;
+  /** Id of the stored user message, once stored. */
+  userId?: number;
+  segments: LiveSegment[];
+  notices: string[];
+}
+
+interface Loaded {
+  conversationId: number | undefined;
+  messages: Message[];
+}
+
+const KIND_LABELS: Record<string, string> = {
+  koboldcpp: 'KoboldCPP',
+  llamacpp: 'llama.cpp',
+  ollama: 'Ollama',
+  lmstudio: 'LM Studio',
+  openai: 'OpenAI-compatible server',
+};
+
+const NOTICES: Record<string, string> = {
+  'round-limit':
+    'The model kept calling memory tools without answering, so this turn was stopped. Ask again, or rephrase the request.',
+};
+
+/** How close to the bottom (px) still counts as "at the bottom" for auto-scroll. */
+const STICK_PX = 48;
+
+/**
+ * `<sm-chat>`: one conversation with the model.
+ *
+ * @fires sm-select-path - A memory path on a tool card was clicked (`{ path }`, from sm-tool-card).
+ * @fires sm-open-settings - "Open settings" in the not-connected guidance was clicked.
+ * @fires sm-new-conversation - "Start a chat" was clicked when no conversation is open.
+ */
+@customElement('sm-chat')
+export class SmChat extends LitElement {
+  static override styles = [
+    tokens,
+    base,
+    css`
+      :host {
+        display: flex;
+        flex-direction: column;
+        min-height: 0;
+        min-width: 0;
+        height: 100%;
+        background: var(--sm-bg);
+      }
+      .status {
+        display: flex;
+        align-items: center;
+        gap: 8px;
+        padding: 6px 14px;
+        min-height: 32px;
+        border-bottom: 1px solid var(--sm-border);
+        background: var(--sm-surface);
+        font-size: 0.8rem;
+        color: var(--sm-muted);
+      }
+      .status .text {
+        min-width: 0;
+        overflow-wrap: anywhere;
+      }
+      .status strong {
+        color: var(--sm-text);
+        font-weight: 600;
+      }
+      .dot {
+        flex: none;
+        width: 8px;
+        height: 8px;
+        border-radius: 50%;
+        background: var(--sm-muted);
+      }
+      .status.connected .dot {
+        background: var(--sm-ok);
+      }
+      .status.connecting .dot {
+        background: #d19a00;
+        animation: pulse 1.2s ease-in-out infinite;
+      }
+      .status.error {
+        color: var(--sm-danger);
+      }
+      .status.error .dot {
+        background: var(--sm-danger);
+      }
+      .sep {
+        margin: 0 2px;
+        opacity: 0.6;
+      }
+      @keyframes pulse {
+        50% {
+          opacity: 0.3;
+        }
+      }
+      .log {
+        flex: 1;
+        min-height: 0;
+        overflow-y: auto;
+        overscroll-behavior: contain;
+      }
+      .messages {
+        display: flex;
+        flex-direction: column;
+        gap: 12px;
+        max-width: 54rem;
+        margin: 0 auto;
+        padding: 16px 16px 20px;
+      }
+      .placeholder {
+        margin: auto;
+        padding: 32px 16px;
+        max-width: 28rem;
+        text-align: center;
+        color: var(--sm-muted);
+      }
+      .placeholder h2 {
+        margin: 0 0 6px;
+        font-size: 1rem;
+        color: var(--sm-text);
+      }
+      .placeholder p {
+        margin: 0 0 12px;
+      }
+      .thinking {
+        display: flex;
+        align-items: center;
+        gap: 8px;
+        font-size: 0.85rem;
+        color: var(--sm-muted);
+      }
+      .thinking .dots {
+        display: inline-flex;
+        gap: 3px;
+      }
+      .thinking .dots span {
+        width: 5px;
+        height: 5px;
+        border-radius: 50%;
+        background: var(--sm-muted);
+        animation: pulse 1.2s ease-in-out infinite;
+      }
+      .thinking .dots span:nth-child(2) {
+        animation-delay: 0.2s;
+      }
+      .thinking .dots span:nth-child(3) {
+        animation-delay: 0.4s;
+      }
+      .bottom {
+        border-top: 1px solid var(--sm-border);
+        background: var(--sm-surface);
+      }
+      .bottom-inner {
+        max-width: 54rem;
+        margin: 0 auto;
+        padding: 10px 16px 12px;
+        display: flex;
+        flex-direction: column;
+        gap: 8px;
+      }
+      .alert {
+        display: flex;
+        align-items: flex-start;
+        gap: 10px;
+        padding: 8px 10px;
+        border: 1px solid var(--sm-danger);
+        border-left-width: 4px;
+        border-radius: var(--sm-radius);
+        background: #fdf1f0;
+        color: var(--sm-text);
+        font-size: 0.875rem;
+      }
+      .alert p {
+        flex: 1;
+        margin: 0;
+        overflow-wrap: anywhere;
+      }
+      .alert strong {
+        color: var(--sm-danger);
+      }
+      .alert button {
+        flex: none;
+        padding: 2px 8px;
+        font-size: 0.8rem;
+      }
+      .guide {
+        display: flex;
+        align-items: center;
+        gap: 10px;
+        padding: 8px 10px;
+        border: 1px solid var(--sm-border);
+        border-left: 4px solid var(--sm-warn);
+        border-radius: var(--sm-radius);
+        background: #fff8e8;
+        font-size: 0.875rem;
+      }
+      .guide p {
+        flex: 1;
+        margin: 0;
+      }
+      .guide button {
+        flex: none;
+      }
+      form {
+        display: flex;
+        align-items: flex-end;
+        gap: 8px;
+      }
+      .visually-hidden {
+        position: absolute;
+        width: 1px;
+        height: 1px;
+        overflow: hidden;
+        clip-path: inset(50%);
+        white-space: nowrap;
+      }
+      textarea {
+        flex: 1;
+        min-width: 0;
+        min-height: 40px;
+        max-height: 12rem;
+        field-sizing: content;
+        resize: none;
+        line-height: 1.4;
+        padding: 9px 10px;
+      }
+      .buttons {
+        display: flex;
+        gap: 6px;
+      }
+      .buttons button {
+        height: 40px;
+        padding: 0 14px;
+      }
+      .hint {
+        margin: -2px 0 0;
+        font-size: 0.75rem;
+        color: var(--sm-muted);
+      }
+      @media (max-width: 480px) {
+        .messages {
+          padding: 12px 10px 16px;
+        }
+        .bottom-inner {
+          padding: 8px 10px 10px;
+        }
+        .hint {
+          display: none;
+        }
+        .buttons button {
+          padding: 0 10px;
+        }
+      }
+      @media (prefers-reduced-motion: reduce) {
+        .status.connecting .dot,
+        .thinking .dots span {
+          animation: none;
+        }
+      }
+    `,
+  ];
+
+  /** The memory engine (worker proxy): messages are read from it. */
+  @property({ attribute: false }) memory?: MemoryClient;
+
+  /** The chat session that talks to the model; undefined shows the "Not connected" guidance. */
+  @property({ attribute: false }) session?: ChatSession;
+
+  /** The conversation shown. */
+  @property({ type: Number }) conversationId?: number;
+
+  /** Server facts or the connection error, for the status line. */
+  @property({ attribute: false }) status: ChatStatus = { state: 'connecting' };
+
+  @state() private draft = '';
+  @state() private live?: LiveTurn;
+  /** The last turn's failure: the connector's sentence with the fix. */
+  @state() private errorText = '';
+  @state() private highlightId?: number;
+
+  @query('.log') private log?: HTMLElement;
+  @query('.messages') private list?: HTMLElement;
+  @query('textarea') private textarea?: HTMLTextAreaElement;
+
+  private controller?: AbortController;
+  /** Follow new content down, unless the user scrolled up to read. */
+  private stick = true;
+  private lastScrollTop = 0;
+  private pendingScroll?: number;
+  private highlightTimer?: ReturnType<typeof setTimeout>;
+  private resizeObserver?: ResizeObserver;
+
+  private readonly watch = new MemoryWatch<Loaded>(this, {
+    tables: ['messages'],
+    load: async () => {
+      const conversationId = this.conversationId;
+      const memory = this.memory;
+      if (conversationId === undefined || !memory) return { conversationId, messages: [] };
+      return { conversationId, messages: await memory.getMessages(conversationId) };
+    },
+  });
+
+  /** Scrolls to a stored message and highlights it briefly (once it is loaded, if it is not yet). */
+  scrollToMessage(id: number): void {
+    const el = this.renderRoot.querySelector<SmMessage>(`#msg-${id}`);
+    if (!el) {
+      this.pendingScroll = id;
+      return;
+    }
+    this.pendingScroll = undefined;
+    this.stick = false;
+    clearTimeout(this.highlightTimer);
+    this.highlightId = id;
+    this.highlightTimer = setTimeout(() => (this.highlightId = undefined), 2000);
+    // After the message (and those above it) have rendered their content, so the position holds.
+    void el.updateComplete.then(() =>
+      requestAnimationFrame(() => el.scrollIntoView({ block: 'center' })),
+    );
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.resizeObserver = new ResizeObserver(() => this.followBottom());
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.resizeObserver?.disconnect();
+    clearTimeout(this.highlightTimer);
+  }
+
+  override firstUpdated(): void {
+    // Content grows after this element renders (markdown, tool cards), so follow sizes, not renders.
+    if (this.list) this.resizeObserver?.observe(this.list);
+    if (this.log) this.resizeObserver?.observe(this.log);
+  }
+
+  override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('conversationId') && changed.get('conversationId') !== this.conversationId) {
+      this.errorText = '';
+      this.stick = true;
+    }
+  }
+
+  override updated(changed: PropertyValues<this>): void {
+    if (
+      (changed.has('memory') && changed.get('memory') !== this.memory) ||
+      (changed.has('conversationId') && changed.get('conversationId') !== this.conversationId)
+    ) {
+      void this.watch.reload();
+    }
+    if (this.pendingScroll !== undefined) this.scrollToMessage(this.pendingScroll);
+    this.followBottom();
+  }
+
+  override render() {
+    return html`
+      ${this.renderStatus()}
+      <div
+        class="log"
+        role="log"
+        aria-label="Messages"
+        aria-busy=${this.generating ? 'true' : 'false'}
+        @scroll=${this.handleScroll}
+      >
+        <div class="messages">${this.renderMessages()}</div>
+      </div>
+      <div class="bottom">
+        <div class="bottom-inner">
+          ${this.renderError()} ${this.renderGuide()}
+          <form @submit=${this.handleSubmit}>
+            <label class="visually-hidden" for="message">Message</label>
+            <textarea
+              id="message"
+              rows="1"
+              .value=${this.draft}
+              placeholder=${
+                this.conversationId === undefined
+                  ? 'Start a chat to write a message'
+                  : 'Write a message…'
+              }
+              aria-describedby="hint"
+              @input=${this.handleInput}
+              @keydown=${this.handleKeyDown}
+            ></textarea>
+            <div class="buttons">
+              <button
+                class="primary"
+                type="submit"
+                ?disabled=${!this.canSend || !this.draft.trim()}
+              >
+                Send
+              </button>
+              <button type="button" ?disabled=${!this.generating} @click=${this.handleStop}>
+                Stop
+              </button>
+            </div>
+          </form>
+          <p class="hint" id="hint">Enter sends · Shift+Enter starts a new line</p>
+        </div>
+      </div>
+    `;
+  }
+
+  /** A turn is in progress (anywhere: switching conversations does not stop it). */
+  private get generating(): boolean {
+    return this.controller !== undefined;
+  }
+
+  private get canSend(): boolean {
+    return !!this.session && this.conversationId !== undefined && !this.generating;
+  }
+
+  private renderStatus() {
+    const s = this.status;
+    if (s.state === 'error') {
+      return html`<div class="status error" role="status">
+        <span class="dot" aria-hidden="true"></span>
+        <span class="text">${s.message || 'The model server cannot be reached.'}</span>
+      </div>`;
+    }
+    if (s.state === 'connecting') {
+      return html`<div class="status connecting" role="status">
+        <span class="dot" aria-hidden="true"></span>
+        <span class="text">${s.message || 'Connecting to the model server…'}</span>
+      </div>`;
+    }
+    const parts = [
+      s.model ? html`<strong>${s.model}</strong>` : undefined,
+      s.contextSize ? `${s.contextSize.toLocaleString('en-US')} tokens context` : undefined,
+      s.toolMode ? `${s.toolMode} tools` : undefined,
+    ].filter((p) => p !== undefined);
+    return html`<div class="status connected" role="status">
+      <span class="dot" aria-hidden="true"></span>
+      <span class="text"
+        >${KIND_LABELS[s.kind ?? ''] ?? s.kind ?? 'Connected'}${parts.map(
+          (p) => html`<span class="sep" aria-hidden="true"> · </span>${p}`,
+        )}</span
+      >
+    </div>`;
+  }
+
+  private renderMessages() {
+    if (this.conversationId === undefined) {
+      return html`<div class="placeholder">
+        <h2>No chat open</h2>
+        <p>Pick a chat from the list, or start a new one.</p>
+        <button type="button" class="primary" @click=${this.handleNewConversation}>
+          Start a chat
+        </button>
+      </div>`;
+    }
+    const loaded = this.watch.value;
+    const messages =
+      loaded && loaded.conversationId === this.conversationId ? loaded.messages : undefined;
+    const live = this.live?.conversationId === this.conversationId ? this.live : undefined;
+    if (this.watch.error && !messages) {
+      return html`<div class="placeholder" role="alert">
+        <p>The messages could not be loaded: ${errorMessage(this.watch.error)}</p>
+      </div>`;
+    }
+    if (!messages) return html`<div class="placeholder">Loading…</div>`;
+    const ids = new Set(messages.map((m) => m.id));
+    const shown = messages.filter((m) => m.role !== 'tool');
+    if (!shown.length && !live) {
+      return html`<div class="placeholder">
+        <h2>Nothing here yet</h2>
+        <p>
+          Ask anything. The model keeps what matters in its memory and recalls it in later chats;
+          you can browse and edit that memory at any time.
+        </p>
+      </div>`;
+    }
+    return html`
+      ${repeat(
+        shown,
+        (m) => m.id,
+        (m) => this.renderStored(m),
+      )}
+      ${live ? this.renderLive(live, ids) : nothing}
+    `;
+  }
+
+  private renderStored(m: Message) {
+    const meta = m.meta ?? {};
+    const notice = typeof meta.notice === 'string' ? (NOTICES[meta.notice] ?? meta.notice) : '';
+    const state: MessageState = meta.aborted ? 'stopped' : meta.error ? 'partial' : 'done';
+    if (m.role === 'system') {
+      return html`<sm-message id="msg-${m.id}" kind="notice" .text=${m.text}></sm-message>`;
+    }
+    const showBubble = m.role === 'user' || !!m.text.trim() || !!m.toolCalls?.length || !notice;
+    return html`
+      ${
+        showBubble
+          ? html`<sm-message
+              id="msg-${m.id}"
+              kind=${m.role === 'user' ? 'user' : 'assistant'}
+              .text=${m.text}
+              .state=${state}
+              .time=${m.time}
+              ?highlighted=${this.highlightId === m.id}
+            >
+              ${(m.toolCalls ?? []).map((c) => this.renderStoredTool(c))}
+            </sm-message>`
+          : nothing
+      }
+      ${
+        notice
+          ? html`<sm-message
+              id=${showBubble ? nothing : `msg-${m.id}`}
+              kind="notice"
+              .text=${notice}
+            ></sm-message>`
+          : nothing
+      }
+    `;
+  }
+
+  private renderStoredTool(c: ToolCallRecord) {
+    return html`<sm-tool-card
+      .name=${c.name}
+      .args=${c.arguments}
+      .result=${c.result}
+    ></sm-tool-card>`;
+  }
+
+  private renderLive(live: LiveTurn, stored: Set<number | undefined>) {
+    const userShown = live.userId !== undefined && stored.has(live.userId);
+    const segments = live.segments.filter(
+      (s) => s.storedId === undefined || !stored.has(s.storedId),
+    );
+    return html`
+      ${
+        userShown || !live.userText
+          ? nothing
+          : html`<sm-message kind="user" .text=${live.userText}></sm-message>`
+      }
+      ${segments.map((s) => this.renderSegment(s))}
+      ${live.notices.map((n) => html`<sm-message kind="notice" .text=${n}></sm-message>`)}
+    `;
+  }
+
+  private renderSegment(s: LiveSegment) {
+    const streaming = s.storedId === undefined && this.generating;
+    if (s.thinking && streaming && !s.text && !s.tools.length) {
+      return html`<div class="thinking" role="status">
+        <span class="dots" aria-hidden="true"><span></span><span></span><span></span></span>
+        Model is thinking…
+      </div>`;
+    }
+    return html`<sm-message
+      kind="assistant"
+      .text=${s.text}
+      .state=${streaming && !s.tools.length ? 'streaming' : 'done'}
+    >
+      ${s.tools.map(
+        (t) =>
+          html`<sm-tool-card
+            .name=${t.name}
+            .args=${t.args}
+            .result=${t.result}
+            ?refused=${t.refused}
+          ></sm-tool-card>`,
+      )}
+    </sm-message>`;
+  }
+
+  private renderError() {
+    if (!this.errorText) return nothing;
+    return html`<div class="alert" role="alert">
+      <p><strong>The model could not answer.</strong> ${this.errorText}</p>
+      <button type="button" @click=${this.handleDismissError}>Dismiss</button>
+    </div>`;
+  }
+
+  private renderGuide() {
+    if (this.session) return nothing;
+    return html`<div class="guide">
+      <p>
+        <strong>Not connected.</strong> Set the address of your local model server (KoboldCPP,
+        llama.cpp, Ollama…) in Settings, then start it.
+      </p>
+      <button type="button" @click=${this.handleOpenSettings}>Open settings</button>
+    </div>`;
+  }
+
+  private handleInput(event: InputEvent): void {
+    this.draft = (event.target as HTMLTextAreaElement).value;
+  }
+
+  private handleKeyDown(event: KeyboardEvent): void {
+    if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    void this.send();
+  }
+
+  private handleSubmit(event: SubmitEvent): void {
+    event.preventDefault();
+    void this.send();
+  }
+
+  private handleStop(): void {
+    this.controller?.abort();
+  }
+
+  private handleDismissError(): void {
+    this.errorText = '';
+    this.textarea?.focus();
+  }
+
+  private handleOpenSettings(): void {
+    emit(this, 'sm-open-settings', undefined);
+  }
+
+  private handleNewConversation(): void {
+    emit(this, 'sm-new-conversation', undefined);
+  }
+
+  private handleScroll(): void {
+    const log = this.log;
+    if (!log) return;
+    const distance = log.scrollHeight - log.scrollTop - log.clientHeight;
+    // Only a move up lets go: content growing under a programmatic scroll is not the user.
+    if (distance < STICK_PX) this.stick = true;
+    else if (log.scrollTop < this.lastScrollTop - 1) this.stick = false;
+    this.lastScrollTop = log.scrollTop;
+  }
+
+  /** Keeps the newest content in view while the user has not scrolled up. */
+  private followBottom(): void {
+    const log = this.log;
+    if (this.stick && log) log.scrollTop = log.scrollHeight;
+  }
+
+  /** One turn, from the composer to the stored answer. A top-level handler: it catches. */
+  private async send(): Promise<void> {
+    const session = this.session;
+    const conversationId = this.conversationId;
+    const text = this.draft.trim();
+    if (!session || conversationId === undefined || this.generating || !text) return;
+    const controller = new AbortController();
+    // Thinking from the start: the first token can take a while.
+    const live: LiveTurn = {
+      conversationId,
+      userText: text,
+      segments: [{ text: '', tools: [], thinking: true }],
+      notices: [],
+    };
+    this.controller = controller;
+    this.live = live;
+    this.draft = '';
+    this.errorText = '';
+    this.stick = true;
+    let failure = '';
+    let said = '';
+    try {
+      const result = await session.send(conversationId, text, controller.signal, (event) =>
+        this.handleSessionEvent(live, event),
+      );
+      if (result.status === 'error') {
+        failure = result.error?.message || result.text || 'The model server reported an error.';
+      }
+      if (result.status === 'round-limit') said = result.text;
+    } catch (e) {
+      failure = `Something went wrong: ${errorMessage(e)}`;
+    }
+    this.controller = undefined;
+    this.requestUpdate();
+    // The error box says it, and a round-limit notice is stored with the message: once is enough.
+    live.notices = live.notices.filter((n) => n !== failure && n !== said);
+    if (this.conversationId === conversationId) this.errorText = failure;
+    await this.watch.reload();
+    // Nothing was stored (the server could not be reached first): give the words back.
+    if (live.userId === undefined) {
+      live.userText = '';
+      if (!this.draft) this.draft = text;
+    }
+    // What was stored now shows as stored; tool calls that ran but were never stored stay.
+    live.segments = live.segments.filter((seg) => seg.storedId === undefined && seg.tools.length);
+    if (this.live === live && !live.segments.length && !live.notices.length) this.live = undefined;
+    this.requestUpdate();
+  }
+
+  private handleSessionEvent(live: LiveTurn, event: SessionEvent): void {
+    /** The round in progress (a new one once the previous is stored). */
+    const current = (): LiveSegment => {
+      const last = live.segments.at(-1);
+      if (last && last.storedId === undefined) return last;
+      const fresh: LiveSegment = { text: '', tools: [], thinking: false };
+      live.segments.push(fresh);
+      return fresh;
+    };
+    switch (event.type) {
+      case 'thinking': {
+        const seg = current();
+        if (seg.text || seg.tools.length)
+          live.segments.push({ text: '', tools: [], thinking: true });
+        else seg.thinking = true;
+        break;
+      }
+      case 'token': {
+        const seg = current();
+        seg.text += event.text;
+        seg.thinking = false;
+        break;
+      }
+      case 'tool-call': {
+        const seg = current();
+        seg.tools.push({ id: event.id, name: event.name, args: event.args, refused: false });
+        seg.thinking = false;
+        break;
+      }
+      case 'tool-result': {
+        const seg = current();
+        const tool = seg.tools.find((t) => t.id === event.id);
+        if (tool) {
+          tool.result = event.result;
+          tool.refused = event.refused;
+        } else {
+          seg.tools.push({
+            id: event.id,
+            name: event.name,
+            args: undefined,
+            result: event.result,
+            refused: event.refused,
+          });
+        }
+        break;
+      }
+      case 'notice':
+        live.notices.push(event.message);
+        break;
+      case 'message':
+        if (event.role === 'user') live.userId = event.id;
+        else if (event.role === 'assistant') current().storedId = event.id;
+        // Show the stored form as soon as it is there (the watch would, a little later).
+        if (event.role !== 'tool') void this.watch.reload();
+        break;
+    }
+    this.requestUpdate();
+  }
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'sm-chat': SmChat;
+  }
+}

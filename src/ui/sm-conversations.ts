@@ -1,0 +1,412 @@
+// The list of conversations: start a new one, switch, rename in place, delete after a confirm
+// step inside the list. It only emits events; the app does the work and passes the new list down.
+import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
+import { customElement, property, state } from 'lit/decorators.js';
+import type { Conversation } from '../memory/types';
+import { emit } from './events';
+import { base, tokens } from './styles';
+
+export interface ConversationIdDetail {
+  id: number;
+}
+
+export interface RenameConversationDetail {
+  id: number;
+  title: string;
+}
+
+declare module './events' {
+  interface SmEvents {
+    /** Start a new conversation. */
+    'sm-new-conversation': undefined;
+    /** Show another conversation. */
+    'sm-switch-conversation': ConversationIdDetail;
+    /** Give a conversation a new title (trimmed, not empty, changed). */
+    'sm-rename-conversation': RenameConversationDetail;
+    /** Delete a conversation (the user already confirmed). */
+    'sm-delete-conversation': ConversationIdDetail;
+  }
+}
+
+declare global {
+  interface GlobalEventHandlersEventMap {
+    'sm-new-conversation': CustomEvent<undefined>;
+    'sm-switch-conversation': CustomEvent<ConversationIdDetail>;
+    'sm-rename-conversation': CustomEvent<RenameConversationDetail>;
+    'sm-delete-conversation': CustomEvent<ConversationIdDetail>;
+  }
+}
+
+/**
+ * `<sm-conversations>`: the conversation list, newest first.
+ *
+ * @fires sm-new-conversation - "New chat" was clicked.
+ * @fires sm-switch-conversation - A conversation was chosen (`{ id }`).
+ * @fires sm-rename-conversation - A new title was entered (`{ id, title }`).
+ * @fires sm-delete-conversation - Deleting was confirmed (`{ id }`).
+ */
+@customElement('sm-conversations')
+export class SmConversations extends LitElement {
+  static override styles = [
+    tokens,
+    base,
+    css`
+      :host {
+        display: flex;
+        flex-direction: column;
+        min-height: 0;
+        min-width: 0;
+        font-size: 0.9rem;
+      }
+      .head {
+        display: flex;
+        align-items: center;
+        justify-content: space-between;
+        gap: 8px;
+        padding: 10px 10px 8px;
+      }
+      h2 {
+        margin: 0;
+        font-size: 0.8rem;
+        font-weight: 600;
+        text-transform: uppercase;
+        letter-spacing: 0.05em;
+        color: var(--sm-muted);
+      }
+      .new {
+        padding: 4px 10px;
+      }
+      ul {
+        list-style: none;
+        margin: 0;
+        padding: 0 6px 8px;
+        overflow-y: auto;
+        flex: 1;
+        min-height: 0;
+      }
+      li {
+        position: relative;
+        border-radius: var(--sm-radius);
+        margin-bottom: 2px;
+      }
+      li:hover {
+        background: var(--sm-surface-2);
+      }
+      li.active {
+        background: #e6ecfb;
+      }
+      .row {
+        display: flex;
+        align-items: center;
+      }
+      button.open {
+        flex: 1;
+        min-width: 0;
+        display: flex;
+        flex-direction: column;
+        align-items: flex-start;
+        gap: 1px;
+        padding: 6px 8px;
+        border: 0;
+        background: none;
+        text-align: left;
+      }
+      .title {
+        max-width: 100%;
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+      }
+      li.active .title {
+        font-weight: 600;
+      }
+      .when {
+        font-size: 0.75rem;
+        color: var(--sm-muted);
+      }
+      .actions {
+        display: flex;
+        gap: 2px;
+        padding-right: 4px;
+      }
+      button.icon {
+        width: 28px;
+        height: 28px;
+        padding: 0;
+        border: 0;
+        background: none;
+        color: var(--sm-muted);
+        border-radius: 4px;
+        display: inline-grid;
+        place-items: center;
+      }
+      button.icon:hover {
+        background: var(--sm-border);
+        color: var(--sm-text);
+      }
+      button.icon svg {
+        width: 15px;
+        height: 15px;
+        fill: none;
+        stroke: currentColor;
+        stroke-width: 1.7;
+        stroke-linecap: round;
+        stroke-linejoin: round;
+      }
+      @media (hover: hover) {
+        li:not(.active):not(:hover):not(:focus-within) .actions {
+          opacity: 0;
+        }
+      }
+      form.rename {
+        display: flex;
+        padding: 4px;
+      }
+      form.rename input {
+        flex: 1;
+        min-width: 0;
+        padding: 4px 6px;
+      }
+      .confirm {
+        padding: 6px 8px 8px;
+        border: 1px solid var(--sm-danger);
+        border-radius: var(--sm-radius);
+        background: #fdf1f0;
+      }
+      .confirm p {
+        margin: 0 0 6px;
+        font-size: 0.85rem;
+      }
+      .confirm .buttons {
+        display: flex;
+        gap: 6px;
+      }
+      .confirm button {
+        padding: 3px 10px;
+      }
+      .confirm button.danger {
+        background: var(--sm-danger);
+        color: #fff;
+      }
+      .empty {
+        padding: 8px 12px;
+        color: var(--sm-muted);
+      }
+    `,
+  ];
+
+  /** The conversations, newest first. */
+  @property({ attribute: false }) conversations: Conversation[] = [];
+
+  /** The conversation shown in the chat. */
+  @property({ type: Number }) activeId?: number;
+
+  /** The conversation whose title is being edited. */
+  @state() private editingId?: number;
+
+  /** The conversation waiting for the delete confirmation. */
+  @state() private confirmingId?: number;
+
+  /** Where focus goes after the next render. */
+  private focusAfter?: string;
+
+  override updated(changed: PropertyValues<this>): void {
+    if (changed.has('conversations')) {
+      const ids = new Set(this.conversations.map((c) => c.id));
+      if (this.editingId !== undefined && !ids.has(this.editingId)) this.editingId = undefined;
+      if (this.confirmingId !== undefined && !ids.has(this.confirmingId))
+        this.confirmingId = undefined;
+    }
+    if (this.focusAfter) {
+      const el = this.renderRoot.querySelector<HTMLElement>(this.focusAfter);
+      this.focusAfter = undefined;
+      el?.focus();
+      if (el instanceof HTMLInputElement) el.select();
+    }
+  }
+
+  override render() {
+    return html`
+      <div class="head">
+        <h2 id="chats-heading">Chats</h2>
+        <button class="new primary" type="button" @click=${this.handleNew}>New chat</button>
+      </div>
+      ${
+        this.conversations.length
+          ? html`<ul aria-labelledby="chats-heading">
+              ${this.conversations.map((c) => this.renderItem(c))}
+            </ul>`
+          : html`<p class="empty">No chats yet.</p>`
+      }
+    `;
+  }
+
+  private renderItem(c: Conversation) {
+    const id = c.id;
+    if (id === undefined) return nothing;
+    const active = id === this.activeId;
+    const title = c.title.trim() || 'Untitled chat';
+    return html`<li class=${active ? 'active' : ''} data-id=${id}>
+      ${
+        this.editingId === id
+          ? this.renderRename(id, c.title)
+          : html`<div class="row">
+              <button
+                class="open"
+                id="open-${id}"
+                type="button"
+                aria-current=${active ? 'true' : 'false'}
+                @click=${() => this.handleSwitch(id)}
+              >
+                <span class="title">${title}</span>
+                <span class="when">${relativeTime(c.modified)}</span>
+              </button>
+              <span class="actions">
+                <button
+                  class="icon"
+                  id="rename-${id}"
+                  type="button"
+                  aria-label="Rename chat: ${title}"
+                  title="Rename"
+                  @click=${() => this.handleStartRename(id)}
+                >
+                  <svg viewBox="0 0 16 16" aria-hidden="true">
+                    <path d="M11 2.5l2.5 2.5L6 12.5H3.5V10z" />
+                  </svg>
+                </button>
+                <button
+                  class="icon"
+                  id="delete-${id}"
+                  type="button"
+                  aria-label="Delete chat: ${title}"
+                  title="Delete"
+                  @click=${() => this.handleAskDelete(id)}
+                >
+                  <svg viewBox="0 0 16 16" aria-hidden="true">
+                    <path d="M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.7 8.5h5.6l.7-8.5" />
+                  </svg>
+                </button>
+              </span>
+            </div>`
+      }
+      ${this.confirmingId === id ? this.renderConfirm(id, title) : nothing}
+    </li>`;
+  }
+
+  private renderRename(id: number, title: string) {
+    return html`<form class="rename" @submit=${(e: SubmitEvent) => this.handleRenameSubmit(e, id)}>
+      <input
+        id="title-${id}"
+        aria-label="Chat title"
+        .value=${title}
+        maxlength="200"
+        @keydown=${(e: KeyboardEvent) => this.handleRenameKey(e, id)}
+        @blur=${(e: FocusEvent) => this.handleRenameBlur(e, id)}
+      />
+    </form>`;
+  }
+
+  private renderConfirm(id: number, title: string) {
+    return html`<div class="confirm" role="group" aria-label="Confirm deleting ${title}">
+      <p>
+        Delete “${title}” and its messages? Memories saved from it stay; its messages leave the
+        search index.
+      </p>
+      <div class="buttons">
+        <button
+          class="danger"
+          id="confirm-${id}"
+          type="button"
+          @click=${() => this.handleConfirmDelete(id)}
+        >
+          Confirm delete
+        </button>
+        <button type="button" @click=${() => this.handleCancelDelete(id)}>Cancel</button>
+      </div>
+    </div>`;
+  }
+
+  private handleNew(): void {
+    emit(this, 'sm-new-conversation', undefined);
+  }
+
+  private handleSwitch(id: number): void {
+    this.confirmingId = undefined;
+    emit(this, 'sm-switch-conversation', { id });
+  }
+
+  private handleStartRename(id: number): void {
+    this.confirmingId = undefined;
+    this.editingId = id;
+    this.focusAfter = `#title-${id}`;
+  }
+
+  private handleRenameSubmit(event: SubmitEvent, id: number): void {
+    event.preventDefault();
+    const input = (event.currentTarget as HTMLFormElement).querySelector('input');
+    this.finishRename(id, input?.value ?? '');
+  }
+
+  private handleRenameKey(event: KeyboardEvent, id: number): void {
+    if (event.key !== 'Escape') return;
+    event.preventDefault();
+    this.editingId = undefined;
+    this.focusAfter = `#rename-${id}`;
+  }
+
+  /** Leaving the field keeps what was typed, as Enter would. */
+  private handleRenameBlur(event: FocusEvent, id: number): void {
+    if (this.editingId !== id) return;
+    this.finishRename(id, (event.target as HTMLInputElement).value, false);
+  }
+
+  private finishRename(id: number, value: string, refocus = true): void {
+    if (this.editingId !== id) return;
+    this.editingId = undefined;
+    if (refocus) this.focusAfter = `#rename-${id}`;
+    const title = value.trim();
+    const before = this.conversations.find((c) => c.id === id)?.title ?? '';
+    if (title && title !== before) emit(this, 'sm-rename-conversation', { id, title });
+  }
+
+  private handleAskDelete(id: number): void {
+    this.editingId = undefined;
+    this.confirmingId = id;
+    this.focusAfter = `#confirm-${id}`;
+  }
+
+  private handleCancelDelete(id: number): void {
+    this.confirmingId = undefined;
+    this.focusAfter = `#delete-${id}`;
+  }
+
+  private handleConfirmDelete(id: number): void {
+    this.confirmingId = undefined;
+    this.focusAfter = '.new';
+    emit(this, 'sm-delete-conversation', { id });
+  }
+}
+
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+/** "just now", "5 minutes ago", "yesterday", then a date. */
+function relativeTime(date: Date | undefined, now = Date.now()): string {
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) return '';
+  const seconds = Math.round((date.getTime() - now) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return 'just now';
+  if (abs < 3600) return RELATIVE.format(Math.round(seconds / 60), 'minute');
+  if (abs < 86_400) return RELATIVE.format(Math.round(seconds / 3600), 'hour');
+  if (abs < 7 * 86_400) return RELATIVE.format(Math.round(seconds / 86_400), 'day');
+  return date.toLocaleDateString(undefined, {
+    day: 'numeric',
+    month: 'short',
+    year: new Date(now).getFullYear() === date.getFullYear() ? undefined : 'numeric',
+  });
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'sm-conversations': SmConversations;
+  }
+}

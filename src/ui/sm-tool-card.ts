@@ -1,0 +1,312 @@
+// A memory tool call as a card: which tool, on which path (a link into the memory tree), how it
+// went in one line, and the full arguments and result on demand.
+import { LitElement, css, html, nothing } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import { emit } from './events';
+import { base, tokens } from './styles';
+
+type Outcome = 'pending' | 'ok' | 'missing' | 'error';
+
+interface Summary {
+  outcome: Outcome;
+  text: string;
+}
+
+/** The result object as the engine returns it, read defensively (it crossed a model and a worker). */
+type Fields = Record<string, unknown>;
+
+const asFields = (value: unknown): Fields =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Fields) : {};
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * `<sm-tool-card>`: one tool call of the model, with its result once it is in.
+ *
+ * @fires sm-select-path - The path link was clicked (`{ path }`).
+ */
+@customElement('sm-tool-card')
+export class SmToolCard extends LitElement {
+  static override styles = [
+    tokens,
+    base,
+    css`
+      :host {
+        display: block;
+        font-size: 0.875rem;
+      }
+      .card {
+        border: 1px solid var(--sm-border);
+        border-left: 3px solid var(--sm-muted);
+        border-radius: var(--sm-radius);
+        background: var(--sm-surface-2);
+        padding: 6px 10px;
+      }
+      .card.is-ok {
+        border-left-color: var(--sm-ok);
+      }
+      .card.is-missing {
+        border-left-color: var(--sm-warn);
+      }
+      .card.is-error {
+        border-left-color: var(--sm-danger);
+      }
+      .head {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: baseline;
+        gap: 2px 8px;
+        min-width: 0;
+      }
+      .name {
+        font-family: var(--sm-mono);
+        font-weight: 600;
+        font-size: 0.85rem;
+      }
+      button.path {
+        padding: 0;
+        border: 0;
+        background: none;
+        color: var(--sm-accent);
+        font-family: var(--sm-mono);
+        font-size: 0.85rem;
+        text-align: left;
+        text-decoration: underline;
+        text-underline-offset: 2px;
+        overflow-wrap: anywhere;
+      }
+      button.path:hover {
+        text-decoration-thickness: 2px;
+      }
+      .path-text {
+        font-family: var(--sm-mono);
+        font-size: 0.85rem;
+        overflow-wrap: anywhere;
+      }
+      .arrow {
+        color: var(--sm-muted);
+      }
+      details {
+        margin-top: 2px;
+      }
+      summary {
+        cursor: pointer;
+        color: var(--sm-muted);
+        width: fit-content;
+        max-width: 100%;
+        overflow-wrap: anywhere;
+      }
+      summary:focus-visible {
+        outline: 2px solid var(--sm-accent);
+        outline-offset: 1px;
+      }
+      .is-ok summary .outcome {
+        color: var(--sm-ok);
+      }
+      .is-missing summary .outcome {
+        color: var(--sm-warn);
+      }
+      .is-error summary .outcome {
+        color: var(--sm-danger);
+      }
+      .is-pending summary .outcome::after {
+        content: '';
+        display: inline-block;
+        width: 0.7em;
+        height: 0.7em;
+        margin-left: 6px;
+        border: 2px solid var(--sm-border);
+        border-top-color: var(--sm-accent);
+        border-radius: 50%;
+        vertical-align: -0.05em;
+        animation: spin 0.8s linear infinite;
+      }
+      @keyframes spin {
+        to {
+          transform: rotate(360deg);
+        }
+      }
+      @media (prefers-reduced-motion: reduce) {
+        .is-pending summary .outcome::after {
+          animation: none;
+        }
+      }
+      h4 {
+        margin: 8px 0 2px;
+        font-size: 0.75rem;
+        font-weight: 600;
+        text-transform: uppercase;
+        letter-spacing: 0.04em;
+        color: var(--sm-muted);
+      }
+      pre {
+        margin: 0;
+        padding: 6px 8px;
+        max-height: 16rem;
+        overflow: auto;
+        background: var(--sm-surface);
+        border: 1px solid var(--sm-border);
+        border-radius: 4px;
+        font-size: 0.8rem;
+        white-space: pre-wrap;
+        overflow-wrap: anywhere;
+      }
+    `,
+  ];
+
+  /** Tool name, e.g. `saveMemory`. */
+  @property() name = '';
+
+  /** The arguments the model passed (parsed JSON, or the raw string when they were not JSON). */
+  @property({ attribute: false }) args: unknown;
+
+  /** The tool's result object; `undefined` while the call is still running. */
+  @property({ attribute: false }) result: unknown;
+
+  /** The call was refused before it ran (unknown tool, bad JSON, arguments not matching the schema). */
+  @property({ type: Boolean }) refused = false;
+
+  /** Open the arguments and result from the start. */
+  @property({ type: Boolean }) open = false;
+
+  override render() {
+    const summary = this.summarise();
+    const path = this.linkedPath();
+    const from = this.name === 'moveMemory' ? this.stringArg('from') : undefined;
+    return html`<div
+      class="card is-${summary.outcome}"
+      role="group"
+      aria-label="Tool call ${this.name}"
+    >
+      <div class="head">
+        <span class="name">${this.name}</span>
+        ${
+          from !== undefined && path !== undefined
+            ? html`<span class="path-text">${from}</span
+                ><span class="arrow" aria-hidden="true">→</span>`
+            : nothing
+        }
+        ${
+          path !== undefined
+            ? html`<button
+                class="path"
+                type="button"
+                title="Show in the memory tree"
+                @click=${() => this.handleSelect(path)}
+              >
+                ${path === '' ? 'Memory root' : path}
+              </button>`
+            : nothing
+        }
+      </div>
+      <details ?open=${this.open}>
+        <summary><span class="outcome">${summary.text}</span></summary>
+        <h4>Arguments</h4>
+        <pre>${pretty(this.args)}</pre>
+        ${
+          this.result === undefined
+            ? nothing
+            : html`<h4>Result</h4>
+                <pre>${pretty(this.result)}</pre>`
+        }
+      </details>
+    </div>`;
+  }
+
+  private handleSelect(path: string): void {
+    emit(this, 'sm-select-path', { path });
+  }
+
+  private stringArg(key: string): string | undefined {
+    const value = asFields(this.args)[key];
+    return typeof value === 'string' ? value : undefined;
+  }
+
+  /** The memory path this call is about: from the result when it names one, else from the arguments. */
+  private linkedPath(): string | undefined {
+    const r = asFields(this.result);
+    if (this.name === 'moveMemory') {
+      return typeof r.to === 'string' && r.status === 'SUCCESS' ? r.to : this.stringArg('to');
+    }
+    if (r.status === 'SUCCESS' && typeof r.path === 'string') return r.path;
+    if (this.name === 'listMemory') return this.stringArg('rootPath') ?? '';
+    return this.stringArg('path');
+  }
+
+  /** One line on how the call went. */
+  private summarise(): Summary {
+    if (this.result === undefined) return { outcome: 'pending', text: 'Running…' };
+    const r = asFields(this.result);
+    if (r.status === 'ERROR') {
+      const message = typeof r.message === 'string' ? r.message : '';
+      const lead = this.refused ? 'Refused' : 'Error';
+      return { outcome: 'error', text: message ? `${lead}: ${message}` : lead };
+    }
+    if (r.status === 'NOT_FOUND') {
+      const text =
+        r.isHeading && typeof r.children === 'number'
+          ? `Not an entry: a heading with ${plural(r.children, 'child', 'children')}`
+          : 'Not found';
+      return { outcome: 'missing', text };
+    }
+    if (r.status !== 'SUCCESS') {
+      return { outcome: 'ok', text: typeof r.status === 'string' ? r.status : 'Done' };
+    }
+    const num = (key: string, from: Fields = r) => (typeof from[key] === 'number' ? from[key] : 0);
+    switch (this.name) {
+      case 'saveMemory':
+        return {
+          outcome: 'ok',
+          text: `Saved, version ${num('version')} · ${plural(num('chunksStored'), 'context chunk')}`,
+        };
+      case 'updateMemory':
+        return { outcome: 'ok', text: `Updated, version ${num('version')}` };
+      case 'queryMemory': {
+        const chunks = Array.isArray(r.contextChunks) ? r.contextChunks.length : 0;
+        const version = num('version', asFields(r.metadata));
+        return {
+          outcome: 'ok',
+          text: `Read version ${version} · ${plural(chunks, 'context chunk')}`,
+        };
+      }
+      case 'queryMemoryHeading': {
+        const shown = Array.isArray(r.children) ? r.children.length : 0;
+        const total = num('totalChildren');
+        const query = typeof r.query === 'string' && r.query ? ` for “${r.query}”` : '';
+        const count =
+          shown < total
+            ? `${shown} of ${plural(total, 'child', 'children')}`
+            : plural(total, 'child', 'children');
+        return { outcome: 'ok', text: `${count}${query}` };
+      }
+      case 'listMemory':
+        return {
+          outcome: 'ok',
+          text: `${plural(num('totalEntries'), 'entry', 'entries')}${r.truncated ? ' (shortened)' : ''}`,
+        };
+      case 'deleteMemory':
+        return { outcome: 'ok', text: `Deleted ${plural(num('deleted'), 'entry', 'entries')}` };
+      case 'moveMemory':
+        return { outcome: 'ok', text: `Moved ${plural(num('moved'), 'entry', 'entries')}` };
+      default:
+        return { outcome: 'ok', text: 'Done' };
+    }
+  }
+}
+
+/** JSON for people: indented, strings as they are. */
+function pretty(value: unknown): string {
+  if (value === undefined) return '(none)';
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'sm-tool-card': SmToolCard;
+  }
+}
