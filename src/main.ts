@@ -2,6 +2,9 @@
 import { startMemoryWorker } from './worker-client';
 import './ui/sm-app';
 
+// The page has no stylesheet of its own (CSP style-src 'self', Lit styles live in shadow roots).
+document.body.style.margin = '0';
+
 const app =
   document.querySelector('sm-app') ?? document.body.appendChild(document.createElement('sm-app'));
 const { memory } = startMemoryWorker({

@@ -2,16 +2,18 @@
 // with Comlink. The page imports only `MemoryWorkerApi` (a type), never this module's code.
 import { expose } from 'comlink';
 import type { EmbedderProgress } from '../src/embeddings/types';
-import { BUNDLED_MODEL, createEmbedder, openMemory } from '../src/memory';
+import { BUNDLED_MODEL, DEFAULT_MODEL, createEmbedder, openMemory } from '../src/memory';
+import type { MemoryApi, ReembedProgress } from '../src/memory/types';
+
+export type ModelChoice = 'default' | 'bundled';
 
 /**
- * The embedding model chosen at build time with `VITE_EMBEDDING_MODEL`: a model id, or
- * `bundled` for the offline model. Unset means the embedder's default (the hub model, falling
- * back to the bundled one). A build-time choice, never a URL parameter.
+ * The model a build uses before the user picks one: `VITE_EMBEDDING_MODEL` (`bundled` or a
+ * model id) at build time, else the hub model with offline fallback. Never a URL parameter.
  */
-function configuredModel(): string | undefined {
+function buildDefaultModel(): string {
   const value: unknown = import.meta.env.VITE_EMBEDDING_MODEL;
-  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  if (typeof value !== 'string' || value.trim() === '') return DEFAULT_MODEL;
   return value.trim() === 'bundled' ? BUNDLED_MODEL : value.trim();
 }
 
@@ -25,22 +27,32 @@ function createWorkerApi() {
     Promise.resolve(listener(progress)).catch(() => progressListeners.delete(listener));
   };
 
-  const memory = openMemory({
-    embedder: createEmbedder({
-      model: configuredModel(),
-      onProgress(progress: EmbedderProgress) {
-        if (progress.status === 'fallback') fallback = progress;
-        lastProgress = progress;
-        for (const listener of progressListeners) notify(listener, progress);
-      },
-    }),
-  });
+  const open = (model: string): MemoryApi =>
+    openMemory({
+      embedder: createEmbedder({
+        model,
+        onProgress(progress: EmbedderProgress) {
+          if (progress.status === 'fallback') fallback = progress;
+          lastProgress = progress;
+          for (const listener of progressListeners) notify(listener, progress);
+        },
+      }),
+    });
 
-  // The engine's methods are closures over its state, so they can be spread as they are. Every
-  // MemoryApi method crosses, including setTokenCounter: the page passes its function wrapped in
-  // Comlink's proxy(), and every count is then a round trip to the page.
+  let modelId = buildDefaultModel();
+  let memory = open(modelId);
+
+  // Every engine method, forwarded to the current engine (which changes when the model does).
+  const forward = Object.fromEntries(
+    Object.keys(memory).map((name) => [
+      name,
+      (...args: unknown[]) =>
+        (memory[name as keyof MemoryApi] as (...a: unknown[]) => unknown)(...args),
+    ]),
+  ) as unknown as MemoryApi;
+
   return {
-    ...memory,
+    ...forward,
     /**
      * Calls `listener` (wrapped in Comlink's `proxy()` by the page) on every model download or
      * load step, starting with the fallback notice (if any) and the latest step seen.
@@ -49,6 +61,27 @@ function createWorkerApi() {
       progressListeners.add(listener);
       if (fallback && fallback !== lastProgress) notify(listener, fallback);
       if (lastProgress) notify(listener, lastProgress);
+    },
+
+    /** The model the user chose ('default' = the build's default, with offline fallback). */
+    async useModel(
+      choice: ModelChoice,
+      onReembed?: (progress: ReembedProgress) => void,
+    ): Promise<{ model: string; reembedded: number }> {
+      const wanted = choice === 'bundled' ? BUNDLED_MODEL : buildDefaultModel();
+      if (wanted !== modelId) {
+        const old = memory;
+        modelId = wanted;
+        fallback = undefined;
+        memory = open(wanted);
+        await old.close();
+      }
+      const info = await memory.modelInfo();
+      // Rows of another model (a switch, or a fallback earlier) are re-embedded in the background.
+      const stats = await memory.stats();
+      if (!stats.stale) return { model: info.id, reembedded: 0 };
+      const r = await memory.reembed(onReembed);
+      return { model: info.id, reembedded: 'done' in r ? r.done : 0 };
     },
   };
 }

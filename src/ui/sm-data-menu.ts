@@ -1,0 +1,533 @@
+// Export and Import of the whole memory: Markdown (all or the selected subtree) and the JSON
+// backup, downloaded as files; imports validated by the engine, which writes nothing on error.
+import { LitElement, css, html, nothing } from 'lit';
+import { customElement, property, query, state } from 'lit/decorators.js';
+import type { ImportResult, ToolError } from '../memory/types';
+import type { MemoryClient } from '../worker-client';
+import { emit } from './events';
+import { base, tokens } from './styles';
+
+type ExportKind = 'markdown' | 'subtree' | 'json';
+
+/** What the import dialog shows. */
+type Step =
+  | { kind: 'closed' }
+  | { kind: 'choose'; file: string; text: string }
+  | { kind: 'confirm-replace'; file: string; text: string }
+  | { kind: 'working'; title: string; file?: string }
+  | { kind: 'done'; message: string }
+  | { kind: 'failed'; title: string; message: string };
+
+/** Local date as YYYY-MM-DD, for file names. */
+export function isoDay(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+/** The download name: structured-memory[-subtree]-YYYY-MM-DD.ext */
+export function exportFileName(ext: 'md' | 'json', date: Date, subtree?: string): string {
+  const slug = subtree
+    ?.normalize('NFKD')
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60);
+  return `structured-memory-${slug ? `${slug}-` : ''}${isoDay(date)}.${ext}`;
+}
+
+/** Whether a chosen file is a JSON backup (by name or type, else by its first character). */
+export function looksLikeJson(name: string, type: string, text: string): boolean {
+  if (/\.json$/i.test(name) || type === 'application/json') return true;
+  if (/\.(md|markdown)$/i.test(name) || type === 'text/markdown') return false;
+  return text.trimStart().startsWith('{');
+}
+
+function importSummary(r: ImportResult): string {
+  const n = r.imported;
+  return `Imported ${n} ${n === 1 ? 'entry' : 'entries'} (${r.created} new, ${r.updated} updated).`;
+}
+
+function isError(r: unknown): r is ToolError {
+  return typeof r === 'object' && r !== null && (r as ToolError).status === 'ERROR';
+}
+
+/**
+ * `<sm-data-menu>`: the Export and Import buttons.
+ *
+ * Export discloses a short list of buttons (arrow keys move, Escape closes): "Markdown", "Markdown (selected
+ * subtree)" when a path is selected, and "JSON" (the full backup); the file is downloaded through
+ * a Blob URL. Import opens a file picker (.md, .markdown, .json); a JSON backup asks Merge or
+ * Replace all (Replace all asks again), Markdown merges. A dialog shows progress and then the
+ * result, or the engine's message when the file is refused (nothing is written then).
+ *
+ * @fires sm-notice - After an export: which file was saved.
+ */
+@customElement('sm-data-menu')
+export class SmDataMenu extends LitElement {
+  static override styles = [
+    tokens,
+    base,
+    css`
+      :host {
+        display: inline-flex;
+        position: relative;
+        gap: 6px;
+      }
+      .menu-wrap {
+        position: relative;
+      }
+      ul.menu {
+        position: absolute;
+        z-index: 20;
+        top: calc(100% + 4px);
+        left: 0;
+        min-width: 230px;
+        margin: 0;
+        padding: 4px;
+        list-style: none;
+        border: 1px solid var(--sm-border);
+        border-radius: var(--sm-radius);
+        background: var(--sm-surface);
+        box-shadow: 0 6px 24px rgb(20 30 50 / 16%);
+      }
+      ul.menu.end {
+        left: auto;
+        right: 0;
+      }
+      .menu button {
+        display: block;
+        width: 100%;
+        border: none;
+        background: none;
+        padding: 6px 10px;
+        text-align: left;
+      }
+      .menu button:hover,
+      .menu button:focus-visible {
+        background: var(--sm-surface-2);
+        outline: none;
+      }
+      .menu button .hint {
+        display: block;
+        font-size: 0.78rem;
+        color: var(--sm-muted);
+      }
+      .caret {
+        margin-left: 4px;
+        font-size: 0.7em;
+      }
+      input[type='file'] {
+        display: none;
+      }
+      dialog {
+        width: min(440px, calc(100vw - 24px));
+        padding: 18px 20px;
+        border: 1px solid var(--sm-border);
+        border-radius: 10px;
+        background: var(--sm-surface);
+        color: var(--sm-text);
+        box-shadow: 0 12px 40px rgb(20 30 50 / 25%);
+      }
+      dialog::backdrop {
+        background: rgb(20 30 50 / 35%);
+      }
+      h2 {
+        margin: 0 0 10px;
+        font-size: 1.1rem;
+      }
+      p {
+        margin: 0 0 10px;
+      }
+      .file {
+        font-family: var(--sm-mono);
+        font-size: 0.9em;
+        overflow-wrap: anywhere;
+      }
+      .choices {
+        display: grid;
+        gap: 8px;
+        margin: 12px 0 4px;
+      }
+      .choice {
+        display: grid;
+        gap: 2px;
+        padding: 8px 12px;
+        text-align: left;
+      }
+      .choice .hint {
+        font-size: 0.82rem;
+        color: var(--sm-muted);
+      }
+      .choice.primary .hint {
+        color: inherit;
+        opacity: 0.85;
+      }
+      progress {
+        width: 100%;
+      }
+      [role='alert'] {
+        color: var(--sm-danger);
+        overflow-wrap: anywhere;
+        white-space: pre-wrap;
+      }
+      .actions {
+        display: flex;
+        justify-content: flex-end;
+        gap: 8px;
+        margin-top: 14px;
+      }
+    `,
+  ];
+
+  /** The memory engine (the worker proxy). */
+  @property({ attribute: false }) memory: MemoryClient | undefined;
+
+  /** The path selected in the explorer; when set, Markdown export offers this subtree. */
+  @property() selectedPath: string | undefined;
+
+  @state() private menuOpen = false;
+  /** The menu opens leftwards when it would overflow the right edge of the window. */
+  @state() private menuEnd = false;
+  @state() private exporting = false;
+  @state() private step: Step = { kind: 'closed' };
+
+  @query('dialog') private dialog!: HTMLDialogElement;
+  @query('input[type=file]') private fileInput!: HTMLInputElement;
+  @query('#export-button') private exportButton!: HTMLButtonElement;
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    document.removeEventListener('pointerdown', this.handleOutside, true);
+  }
+
+  override render() {
+    const subtree = this.selectedPath ? this.selectedPath : undefined;
+    return html`
+      <div class="menu-wrap" @keydown=${this.handleMenuKey}>
+        <button
+          id="export-button"
+          aria-expanded=${this.menuOpen ? 'true' : 'false'}
+          aria-controls="export-menu"
+          ?disabled=${!this.memory || this.exporting}
+          @click=${this.handleToggleMenu}
+        >
+          Export<span class="caret" aria-hidden="true">▼</span>
+        </button>
+        ${
+          this.menuOpen
+            ? html`<ul
+                id="export-menu"
+                class=${this.menuEnd ? 'menu end' : 'menu'}
+                aria-label="Export formats"
+              >
+                <li>
+                  <button
+                    aria-label="Markdown"
+                    aria-describedby="hint-md"
+                    @click=${() => this.handleExport('markdown')}
+                  >
+                    Markdown<span class="hint" id="hint-md"
+                      >All memory, readable, re-importable</span
+                    >
+                  </button>
+                </li>
+                ${
+                  subtree
+                    ? html`<li>
+                        <button
+                          aria-label="Markdown (selected subtree)"
+                          aria-describedby="hint-subtree"
+                          @click=${() => this.handleExport('subtree')}
+                        >
+                          Markdown (selected subtree)<span class="hint" id="hint-subtree"
+                            >${subtree}</span
+                          >
+                        </button>
+                      </li>`
+                    : nothing
+                }
+                <li>
+                  <button
+                    aria-label="JSON"
+                    aria-describedby="hint-json"
+                    @click=${() => this.handleExport('json')}
+                  >
+                    JSON<span class="hint" id="hint-json"
+                      >Full backup: memory, history, conversations</span
+                    >
+                  </button>
+                </li>
+              </ul>`
+            : nothing
+        }
+      </div>
+      <button ?disabled=${!this.memory} @click=${this.handleImportClick}>Import</button>
+      <input
+        type="file"
+        accept=".md,.markdown,.json,application/json,text/markdown"
+        tabindex="-1"
+        aria-hidden="true"
+        @change=${this.handleFile}
+      />
+      <dialog
+        aria-labelledby="data-title"
+        @cancel=${this.handleDialogCancel}
+        @close=${this.handleDialogClosed}
+      >
+        ${this.renderStep()}
+      </dialog>
+    `;
+  }
+
+  private renderStep() {
+    const s = this.step;
+    switch (s.kind) {
+      case 'closed':
+        return nothing;
+      case 'choose':
+        return html`<h2 id="data-title">Import a JSON backup</h2>
+          <p>How should <span class="file">${s.file}</span> be imported?</p>
+          <div class="choices">
+            <button
+              class="choice primary"
+              aria-label="Merge"
+              aria-describedby="hint-merge"
+              @click=${() => this.runImport(s.file, s.text, 'json')}
+            >
+              <span>Merge</span>
+              <span class="hint" id="hint-merge"
+                >Keep your current memory and add the backup to it. An entry at the same path is
+                updated; its old version stays in history.</span
+              >
+            </button>
+            <button
+              class="choice"
+              aria-label="Replace all"
+              aria-describedby="hint-replace"
+              @click=${() => (this.step = { kind: 'confirm-replace', file: s.file, text: s.text })}
+            >
+              <span>Replace all</span>
+              <span class="hint" id="hint-replace"
+                >Delete everything here first, then load the backup.</span
+              >
+            </button>
+          </div>
+          <div class="actions"><button @click=${this.handleClose}>Cancel</button></div>`;
+      case 'confirm-replace':
+        return html`<h2 id="data-title">Replace all memory?</h2>
+          <p>
+            Everything stored in this browser (memory, history and conversations) is deleted and
+            replaced by <span class="file">${s.file}</span>. This cannot be undone; export a backup
+            first if you may want it back.
+          </p>
+          <div class="actions">
+            <button @click=${this.handleClose}>Cancel</button>
+            <button class="danger" @click=${() => this.runImport(s.file, s.text, 'replace')}>
+              Replace all
+            </button>
+          </div>`;
+      case 'working':
+        return html`<h2 id="data-title">${s.title}</h2>
+          ${s.file ? html`<p class="file">${s.file}</p>` : nothing}
+          <progress aria-label=${s.title}></progress>`;
+      case 'done':
+        return html`<h2 id="data-title">Import finished</h2>
+          <p role="status">${s.message}</p>
+          <div class="actions">
+            <button class="primary" @click=${this.handleClose}>Close</button>
+          </div>`;
+      case 'failed':
+        return html`<h2 id="data-title">${s.title}</h2>
+          <p role="alert">${s.message}</p>
+          <div class="actions">
+            <button class="primary" @click=${this.handleClose}>Close</button>
+          </div>`;
+    }
+  }
+
+  private async showStep(step: Step): Promise<void> {
+    this.step = step;
+    await this.updateComplete;
+    if (step.kind === 'closed') this.dialog.close();
+    else if (!this.dialog.open) this.dialog.showModal();
+  }
+
+  private handleToggleMenu(): void {
+    this.setMenu(!this.menuOpen, true);
+  }
+
+  private setMenu(open: boolean, focusFirst = false): void {
+    this.menuOpen = open;
+    if (open) {
+      document.addEventListener('pointerdown', this.handleOutside, true);
+      this.menuEnd = false;
+      void this.updateComplete.then(() => {
+        const menu = this.renderRoot.querySelector('ul.menu');
+        if (menu && menu.getBoundingClientRect().right > window.innerWidth - 8) this.menuEnd = true;
+        if (focusFirst) this.menuItems()[0]?.focus();
+      });
+    } else {
+      document.removeEventListener('pointerdown', this.handleOutside, true);
+    }
+  }
+
+  private menuItems(): HTMLButtonElement[] {
+    return [...this.renderRoot.querySelectorAll<HTMLButtonElement>('ul.menu button')];
+  }
+
+  /** Closes the menu on a press anywhere outside it. */
+  private readonly handleOutside = (e: PointerEvent) => {
+    const wrap = this.renderRoot.querySelector('.menu-wrap');
+    if (wrap && !e.composedPath().includes(wrap)) this.setMenu(false);
+  };
+
+  private handleMenuKey(e: KeyboardEvent): void {
+    if (!this.menuOpen) {
+      if (e.key === 'ArrowDown' && e.target === this.exportButton) {
+        e.preventDefault();
+        this.setMenu(true, true);
+      }
+      return;
+    }
+    const items = this.menuItems();
+    const at = items.indexOf(this.shadowRoot?.activeElement as HTMLButtonElement);
+    let next: number | undefined;
+    if (e.key === 'ArrowDown') next = (at + 1) % items.length;
+    else if (e.key === 'ArrowUp') next = (at - 1 + items.length) % items.length;
+    else if (e.key === 'Home') next = 0;
+    else if (e.key === 'End') next = items.length - 1;
+    else if (e.key === 'Escape') {
+      e.preventDefault();
+      this.setMenu(false);
+      this.exportButton.focus();
+      return;
+    } else if (e.key === 'Tab') {
+      this.setMenu(false);
+      return;
+    }
+    if (next !== undefined) {
+      e.preventDefault();
+      items[next]?.focus();
+    }
+  }
+
+  private async handleExport(kind: ExportKind): Promise<void> {
+    const { memory } = this;
+    this.setMenu(false);
+    if (!memory) return;
+    this.exporting = true;
+    const subtree = kind === 'subtree' ? this.selectedPath : undefined;
+    try {
+      const text =
+        kind === 'json'
+          ? await memory.exportJson()
+          : subtree
+            ? await memory.exportMarkdown(subtree)
+            : await memory.exportMarkdown();
+      if (isError(text)) {
+        await this.showStep({ kind: 'failed', title: 'Export failed', message: text.message });
+        return;
+      }
+      const name = exportFileName(kind === 'json' ? 'json' : 'md', new Date(), subtree);
+      const type = kind === 'json' ? 'application/json' : 'text/markdown';
+      this.download(new Blob([text], { type: `${type};charset=utf-8` }), name);
+      emit(this, 'sm-notice', { kind: 'info', message: `Exported memory to ${name}.` });
+    } catch (e) {
+      await this.showStep({
+        kind: 'failed',
+        title: 'Export failed',
+        message: `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
+      });
+    } finally {
+      this.exporting = false;
+    }
+  }
+
+  private download(blob: Blob, name: string): void {
+    const url = URL.createObjectURL(blob);
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = name;
+    a.hidden = true;
+    this.renderRoot.appendChild(a);
+    a.click();
+    a.remove();
+    // The download has started from the URL by now; give slow browsers a moment anyway.
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+
+  private handleImportClick(): void {
+    this.fileInput.value = '';
+    this.fileInput.click();
+  }
+
+  private async handleFile(): Promise<void> {
+    const file = this.fileInput.files?.[0];
+    if (!file) return;
+    let text: string;
+    try {
+      text = await file.text();
+    } catch (e) {
+      await this.showStep({
+        kind: 'failed',
+        title: 'Import failed',
+        message: `Could not read ${file.name}: ${e instanceof Error ? e.message : String(e)}`,
+      });
+      return;
+    }
+    if (looksLikeJson(file.name, file.type, text)) {
+      await this.showStep({ kind: 'choose', file: file.name, text });
+    } else {
+      await this.runImport(file.name, text, 'markdown');
+    }
+  }
+
+  private async runImport(
+    file: string,
+    text: string,
+    how: 'json' | 'replace' | 'markdown',
+  ): Promise<void> {
+    const { memory } = this;
+    if (!memory) return;
+    await this.showStep({ kind: 'working', title: 'Importing…', file });
+    try {
+      const result =
+        how === 'markdown'
+          ? await memory.importMarkdown(text)
+          : await memory.importJson(text, how === 'replace' ? 'replace' : 'merge');
+      await this.showStep(
+        result.status === 'SUCCESS'
+          ? { kind: 'done', message: importSummary(result) }
+          : {
+              kind: 'failed',
+              title: 'Nothing was imported',
+              message: `${file}: ${result.message}`,
+            },
+      );
+    } catch (e) {
+      await this.showStep({
+        kind: 'failed',
+        title: 'Import failed',
+        message: `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
+      });
+    }
+  }
+
+  private handleClose(): void {
+    void this.showStep({ kind: 'closed' });
+  }
+
+  /** Escape closes the dialog, except while an import runs (its result must be seen). */
+  private handleDialogCancel(e: Event): void {
+    if (this.step.kind === 'working') e.preventDefault();
+  }
+
+  private handleDialogClosed(): void {
+    if (this.step.kind !== 'working') this.step = { kind: 'closed' };
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'sm-data-menu': SmDataMenu;
+  }
+}

@@ -1,0 +1,1067 @@
+// The detail pane of the memory explorer: one entry (content, context chunks, metadata, history)
+// or one heading (its children), with edit, move, delete and restore through the worker.
+import { LitElement, css, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { customElement, property, state } from 'lit/decorators.js';
+import type {
+  ChunkView,
+  HeadingChild,
+  HistoryResult,
+  JsonValue,
+  QueryResult,
+} from '../memory/types';
+import type { MemoryClient } from '../worker-client';
+import { contentText, diffContent, diffStats, planSave, type ContentFormat } from './diff';
+import { emit, type OpenMessageDetail } from './events';
+import { MemoryWatch } from './memory-watch';
+import { base, tokens } from './styles';
+
+type HistoryVersion = HistoryResult['versions'][number];
+
+/** Most children listed for a heading; the rest are counted. */
+const CHILD_LIMIT = 200;
+
+interface Loaded {
+  path: string;
+  /** Earlier versions at this path, newest first. */
+  history: HistoryVersion[];
+  /** Entries strictly below the path. */
+  descendants: number;
+  /** Their paths, sorted. */
+  below: string[];
+  /** Direct children (entries and sub-headings), newest first, at most CHILD_LIMIT. */
+  children: HeadingChild[];
+  totalChildren: number;
+}
+
+type Detail =
+  | (Loaded & { kind: 'entry'; entry: QueryResult })
+  | (Loaded & { kind: 'heading' })
+  | (Loaded & { kind: 'missing' })
+  | { kind: 'error'; path: string; message: string };
+
+type Mode = 'view' | 'edit' | 'move' | 'delete';
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+// Worded so no history row's name contains an action's name (Edit, Move, Delete, Restore…).
+const REASONS: Record<HistoryVersion['reason'], string> = {
+  update: 'changed',
+  delete: 'removed',
+  move: 'renamed',
+  restore: 'rolled back',
+  import: 'overwritten by a file',
+};
+
+function ago(date: Date, now: number): string {
+  const seconds = (date.getTime() - now) / 1000;
+  const steps: [Intl.RelativeTimeFormatUnit, number][] = [
+    ['year', 31_536_000],
+    ['month', 2_592_000],
+    ['week', 604_800],
+    ['day', 86_400],
+    ['hour', 3600],
+    ['minute', 60],
+  ];
+  for (const [unit, size] of steps) {
+    if (Math.abs(seconds) >= size) return relativeFormat.format(Math.round(seconds / size), unit);
+  }
+  return 'just now';
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** One line of a content, for lists. */
+function preview(content: JsonValue): string {
+  return (typeof content === 'string' ? content : JSON.stringify(content)).slice(0, 160);
+}
+
+function segmentsOf(path: string): string[] {
+  return path === '' ? [] : path.split('/');
+}
+
+function isHeadingChild(c: HeadingChild): c is Extract<HeadingChild, { isHeading: true }> {
+  return 'isHeading' in c && c.isHeading === true;
+}
+
+/**
+ * Where a context chunk came from, if the engine says. `ChunkView` (what `queryMemory` returns)
+ * carries only role, text and similarity today; when it also carries the message id
+ * (`turn_id`), the chunk gets a "Source" link. The conversation id is not stored with a chunk, so
+ * the event carries `conversationId: -1` and the app resolves the message by its id.
+ */
+function sourceOf(chunk: ChunkView): OpenMessageDetail | undefined {
+  const extra = chunk as ChunkView & { turn_id?: unknown; conversationId?: unknown };
+  if (typeof extra.turn_id !== 'number') return undefined;
+  return {
+    messageId: extra.turn_id,
+    conversationId: typeof extra.conversationId === 'number' ? extra.conversationId : -1,
+  };
+}
+
+/**
+ * `<sm-entry-detail>`: everything about one memory path.
+ *
+ * An entry shows its breadcrumb, content (pretty JSON, or text), metadata, context chunks and
+ * history (a line diff against the current content, and Restore). Edit, Move and Delete work
+ * inline; every change goes through the worker and the pane reloads from the database, so a
+ * change made in another tab shows here too. A heading shows its children and a recursive
+ * Delete. A path with nothing saved shows its history, so a deleted entry can be restored.
+ *
+ * Edits keep the context chunks where they can: when the old and new contents are both
+ * objects, the change is saved as a JSON merge patch (`updateMemory`), which keeps them;
+ * anything else is a `saveMemory(path, value, 0)`, which replaces the chunks with none, and the
+ * edit form says so before saving.
+ *
+ * @fires sm-select-path - A breadcrumb segment or a child was chosen, or the entry was moved.
+ * @fires sm-open-message - A context chunk's Source link; `conversationId` is -1 (see `sourceOf`).
+ */
+@customElement('sm-entry-detail')
+export class SmEntryDetail extends LitElement {
+  static override styles = [
+    tokens,
+    base,
+    css`
+      :host {
+        display: block;
+        padding: 16px;
+        background: var(--sm-surface);
+        line-height: 1.45;
+        min-width: 0;
+      }
+      .crumbs ol {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: center;
+        list-style: none;
+        margin: 0;
+        padding: 0;
+        font-size: 0.85rem;
+        color: var(--sm-muted);
+      }
+      .crumbs li + li::before {
+        content: '/';
+        padding: 0 2px;
+        color: var(--sm-border);
+      }
+      .link {
+        border: none;
+        background: none;
+        padding: 1px 3px;
+        color: var(--sm-accent);
+        text-align: left;
+      }
+      .link:hover {
+        text-decoration: underline;
+      }
+      .crumbs [aria-current] {
+        padding: 1px 3px;
+        color: var(--sm-text);
+      }
+      header {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: baseline;
+        justify-content: space-between;
+        gap: 8px 16px;
+        margin: 4px 0 12px;
+      }
+      h2 {
+        margin: 0;
+        font-size: 1.3rem;
+        font-weight: 600;
+        overflow-wrap: anywhere;
+      }
+      h2 .kind {
+        margin-left: 8px;
+        font-size: 0.8rem;
+        font-weight: 400;
+        color: var(--sm-muted);
+      }
+      .toolbar {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 6px;
+      }
+      .toolbar button,
+      .small {
+        padding: 3px 10px;
+        font-size: 0.875rem;
+      }
+      section {
+        margin-top: 20px;
+      }
+      h3 {
+        margin: 0 0 8px;
+        font-size: 0.75rem;
+        font-weight: 600;
+        letter-spacing: 0.05em;
+        text-transform: uppercase;
+        color: var(--sm-muted);
+      }
+      .content {
+        margin: 0;
+        padding: 10px 12px;
+        border-radius: var(--sm-radius);
+        background: var(--sm-surface-2);
+        max-height: 55vh;
+        overflow: auto;
+        white-space: pre-wrap;
+        overflow-wrap: anywhere;
+      }
+      .content.text {
+        font-family: inherit;
+      }
+      dl.meta {
+        display: grid;
+        grid-template-columns: max-content 1fr;
+        gap: 2px 16px;
+        margin: 0;
+        font-size: 0.875rem;
+      }
+      dl.meta dt {
+        color: var(--sm-muted);
+      }
+      dl.meta dd {
+        margin: 0;
+      }
+      ul.plain {
+        list-style: none;
+        margin: 0;
+        padding: 0;
+      }
+      .chunks li {
+        padding: 8px 10px;
+        border: 1px solid var(--sm-border);
+        border-radius: var(--sm-radius);
+      }
+      .chunks li + li {
+        margin-top: 6px;
+      }
+      .chunk-head {
+        display: flex;
+        align-items: center;
+        gap: 8px;
+        font-size: 0.8rem;
+        color: var(--sm-muted);
+      }
+      .chunk-head .link {
+        margin-left: auto;
+        font-size: 0.8rem;
+      }
+      .role {
+        padding: 0 6px;
+        border-radius: 999px;
+        background: var(--sm-surface-2);
+        color: var(--sm-text);
+        font-weight: 600;
+      }
+      .chunk-text {
+        margin: 4px 0 0;
+        white-space: pre-wrap;
+        overflow-wrap: anywhere;
+      }
+      .children li + li,
+      .history li + li {
+        border-top: 1px solid var(--sm-surface-2);
+      }
+      .row {
+        display: flex;
+        width: 100%;
+        align-items: baseline;
+        gap: 8px;
+        border: none;
+        border-radius: 0;
+        background: none;
+        padding: 6px 4px;
+        text-align: left;
+      }
+      .row:hover,
+      .row[aria-pressed='true'] {
+        background: var(--sm-surface-2);
+      }
+      .row .name {
+        flex-shrink: 0;
+        max-width: 60%;
+        font-weight: 600;
+        overflow-wrap: anywhere;
+      }
+      .row .aside {
+        margin-left: auto;
+        flex-shrink: 0;
+        font-size: 0.8rem;
+        color: var(--sm-muted);
+      }
+      .preview {
+        flex: 1;
+        min-width: 0;
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+        font-size: 0.85rem;
+        color: var(--sm-muted);
+      }
+      .version-detail {
+        margin: 4px 0 8px;
+        padding: 8px;
+        border-left: 3px solid var(--sm-accent);
+        background: var(--sm-bg);
+      }
+      .version-detail .bar {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: center;
+        gap: 8px;
+        margin-bottom: 6px;
+        font-size: 0.85rem;
+      }
+      .version-detail .bar button {
+        margin-left: auto;
+      }
+      .diff {
+        margin: 0;
+        max-height: 40vh;
+        overflow: auto;
+        background: var(--sm-surface);
+        border: 1px solid var(--sm-border);
+        border-radius: var(--sm-radius);
+        font-size: 0.8rem;
+      }
+      .diff span {
+        display: block;
+        padding: 0 8px;
+        white-space: pre-wrap;
+        overflow-wrap: anywhere;
+      }
+      .diff .add {
+        background: #e7f5ec;
+        color: #14532d;
+      }
+      .diff .del {
+        background: #fcecea;
+        color: #8c1d18;
+      }
+      .panel {
+        margin: 0 0 12px;
+        padding: 12px;
+        border: 1px solid var(--sm-border);
+        border-radius: var(--sm-radius);
+        background: var(--sm-bg);
+      }
+      .panel p {
+        margin: 0 0 8px;
+      }
+      .panel label {
+        display: block;
+        margin-bottom: 4px;
+        font-weight: 600;
+        font-size: 0.875rem;
+      }
+      .panel input[type='text'],
+      .panel textarea {
+        width: 100%;
+      }
+      .panel textarea {
+        font-family: var(--sm-mono);
+        font-size: 0.85rem;
+        resize: vertical;
+      }
+      fieldset {
+        display: flex;
+        gap: 12px;
+        margin: 0 0 8px;
+        padding: 0;
+        border: none;
+        font-size: 0.875rem;
+      }
+      fieldset legend {
+        float: left;
+        margin-right: 4px;
+        padding: 0;
+        color: var(--sm-muted);
+      }
+      fieldset label {
+        display: inline-flex;
+        gap: 4px;
+        align-items: center;
+        margin: 0;
+        font-weight: 400;
+      }
+      .actions {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 8px;
+        margin-top: 10px;
+      }
+      .warn {
+        color: var(--sm-warn);
+        font-size: 0.85rem;
+      }
+      [role='alert'] {
+        margin: 8px 0 0;
+        color: var(--sm-danger);
+        font-size: 0.875rem;
+      }
+      .status {
+        margin: 0 0 12px;
+        padding: 6px 10px;
+        border-radius: var(--sm-radius);
+        background: #e7f5ec;
+        color: var(--sm-ok);
+        font-size: 0.875rem;
+      }
+      .status:empty {
+        display: none;
+      }
+      .empty {
+        color: var(--sm-muted);
+        font-size: 0.9rem;
+      }
+    `,
+  ];
+
+  /** The memory engine (the worker proxy). */
+  @property({ attribute: false }) memory: MemoryClient | undefined;
+
+  /** The selected path: an entry, a heading, or '' for the root; undefined shows a hint. */
+  @property() path: string | undefined;
+
+  @state() private mode: Mode = 'view';
+  @state() private draft = '';
+  @state() private format: ContentFormat = 'json';
+  /** Content and version the edit started from. */
+  @state() private editBase: { content: JsonValue; version: number } | undefined;
+  @state() private moveTo = '';
+  @state() private actionError = '';
+  @state() private busy = false;
+  @state() private selectedVersion: number | undefined;
+  @state() private status = '';
+  /** Paths removed by the last delete here, offered as links to their history. */
+  @state() private deleted: string[] = [];
+
+  private readonly watch = new MemoryWatch<Detail | undefined>(this, {
+    tables: ['structured_memory', 'history'],
+    load: () => this.load(),
+  });
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('path') || changed.has('memory')) {
+      if (changed.has('path')) this.resetUi();
+      void this.watch.reload();
+    }
+  }
+
+  private resetUi(): void {
+    this.mode = 'view';
+    this.actionError = '';
+    this.selectedVersion = undefined;
+    this.status = '';
+    this.editBase = undefined;
+    this.busy = false;
+    this.deleted = [];
+  }
+
+  /** Reads the path: the entry (if any), its history and what lies below it. */
+  private async load(): Promise<Detail | undefined> {
+    const { memory, path } = this;
+    if (!memory || path === undefined) return undefined;
+    const [index, hist] = await Promise.all([
+      memory.memoryIndex(),
+      path === '' ? undefined : memory.getHistory(path),
+    ]);
+    const history = hist?.status === 'SUCCESS' ? hist.versions : [];
+    const self = index.find((e) => e.path === path);
+    const prefix = path === '' ? '' : `${path}/`;
+    const below = index
+      .filter((e) => e.path !== path && e.path.startsWith(prefix))
+      .map((e) => e.path)
+      .sort();
+    const descendants = below.length;
+    let children: HeadingChild[] = [];
+    let totalChildren = 0;
+    if (descendants > 0) {
+      const heading = await memory.queryMemoryHeading(path, undefined, undefined, {
+        limit: CHILD_LIMIT,
+      });
+      if (heading.status === 'SUCCESS') {
+        children = heading.children;
+        totalChildren = heading.totalChildren;
+      }
+    }
+    const loaded: Loaded = { path, history, descendants, below, children, totalChildren };
+    if (self) {
+      // getEntry neither writes `accessed` (so no reload loop) nor drops the chunks' turn ids.
+      const entry = await memory.getEntry(path);
+      if (!('status' in entry)) {
+        const { content, contextChunks, created, modified, accessed, version } = entry;
+        const view: QueryResult = {
+          status: 'SUCCESS',
+          path,
+          content,
+          contextChunks,
+          metadata: { created, modified, accessed, version },
+        };
+        return { ...loaded, kind: 'entry', entry: view };
+      }
+      if (entry.code !== 'NOT_FOUND') return { kind: 'error', path, message: entry.message };
+      // NOT_FOUND: deleted since the index was read; show what is there now.
+    }
+    if (descendants > 0 || path === '') return { ...loaded, kind: 'heading' };
+    return { ...loaded, kind: 'missing' };
+  }
+
+  private select(path: string): void {
+    emit(this, 'sm-select-path', { path });
+  }
+
+  override render() {
+    if (this.path === undefined) {
+      return html`<p class="empty">Select an entry or heading to see it here.</p>`;
+    }
+    const detail = this.watch.value;
+    if (this.watch.error) {
+      return html`${this.renderCrumbs(this.path)}
+        <p role="alert">Could not read “${this.path}”: ${String(this.watch.error)}</p>`;
+    }
+    if (!detail || detail.path !== this.path) {
+      return html`${this.renderCrumbs(this.path)}
+        <p class="empty">Loading…</p>`;
+    }
+    if (detail.kind === 'error') {
+      return html`${this.renderCrumbs(detail.path)}
+        <p role="alert">${detail.message}</p>`;
+    }
+    const title = detail.path === '' ? 'Memory' : segmentsOf(detail.path).at(-1);
+    const kind =
+      detail.kind === 'entry'
+        ? `entry · v${detail.entry.metadata.version}`
+        : detail.kind === 'heading'
+          ? 'heading'
+          : 'nothing saved';
+    return html`
+      ${this.renderCrumbs(detail.path)}
+      <header>
+        <h2>${title}<span class="kind">${kind}</span></h2>
+        ${this.mode === 'view' ? this.renderToolbar(detail) : nothing}
+      </header>
+      <p class="status" role="status">${this.status}</p>
+      ${this.mode === 'edit' && detail.kind === 'entry' ? this.renderEdit(detail) : nothing}
+      ${this.mode === 'move' ? this.renderMove(detail) : nothing}
+      ${this.mode === 'delete' ? this.renderDelete(detail) : nothing}
+      ${detail.kind === 'entry' ? this.renderEntry(detail) : nothing}
+      ${
+        detail.kind === 'missing'
+          ? html`<p class="empty">
+              Nothing is saved at “${detail.path}”.
+              ${
+                detail.history.length
+                  ? 'It was deleted or moved; an earlier version can be restored below.'
+                  : ''
+              }
+            </p>`
+          : nothing
+      }
+      ${
+        detail.kind === 'missing' && this.deleted.some((p) => p !== detail.path)
+          ? this.renderDeleted(detail.path)
+          : nothing
+      }
+      ${detail.kind !== 'missing' && detail.descendants > 0 ? this.renderChildren(detail) : nothing}
+      ${
+        detail.kind === 'heading' && detail.descendants === 0
+          ? html`<p class="empty">Memory is empty: nothing has been saved yet.</p>`
+          : nothing
+      }
+      ${detail.history.length ? this.renderHistory(detail) : nothing}
+    `;
+  }
+
+  private renderCrumbs(path: string): TemplateResult {
+    const segs = segmentsOf(path);
+    return html`<nav class="crumbs" aria-label="Breadcrumb">
+      <ol>
+        <li>
+          ${
+            segs.length
+              ? html`<button class="link" @click=${() => this.select('')}>Memory</button>`
+              : html`<span aria-current="page">Memory</span>`
+          }
+        </li>
+        ${segs.map((seg, i) => {
+          const target = segs.slice(0, i + 1).join('/');
+          return html`<li>
+            ${
+              i === segs.length - 1
+                ? html`<span aria-current="page">${seg}</span>`
+                : html`<button class="link" @click=${() => this.select(target)}>${seg}</button>`
+            }
+          </li>`;
+        })}
+      </ol>
+    </nav>`;
+  }
+
+  private renderToolbar(detail: Exclude<Detail, { kind: 'error' }>) {
+    if (detail.kind === 'missing' || detail.path === '') return nothing;
+    return html`<div class="toolbar" role="toolbar" aria-label="Entry actions">
+      ${detail.kind === 'entry' ? html`<button @click=${this.handleEdit}>Edit</button>` : nothing}
+      <button @click=${this.handleMoveStart}>Move</button>
+      <button class="danger" @click=${this.handleDeleteStart}>Delete</button>
+    </div>`;
+  }
+
+  private renderEntry(detail: Extract<Detail, { kind: 'entry' }>) {
+    const { entry } = detail;
+    const now = Date.now();
+    const date = (d: Date) =>
+      html`<time datetime=${d.toISOString()}>${dateFormat.format(d)}</time>
+        <span class="muted">· ${ago(d, now)}</span>`;
+    return html`
+      ${
+        this.mode === 'edit'
+          ? nothing
+          : html`<section>
+              <h3>Content</h3>
+              ${
+                typeof entry.content === 'string'
+                  ? html`<pre class="content text">${entry.content}</pre>`
+                  : html`<pre class="content">${contentText(entry.content)}</pre>`
+              }
+            </section>`
+      }
+      <section>
+        <h3>Details</h3>
+        <dl class="meta">
+          <dt>Version</dt>
+          <dd>${entry.metadata.version}</dd>
+          <dt>Created</dt>
+          <dd>${date(entry.metadata.created)}</dd>
+          <dt>Modified</dt>
+          <dd>${date(entry.metadata.modified)}</dd>
+          <dt>Accessed</dt>
+          <dd>${date(entry.metadata.accessed)}</dd>
+        </dl>
+      </section>
+      <section>
+        <h3>Context from the conversation (${entry.contextChunks.length})</h3>
+        ${
+          entry.contextChunks.length
+            ? html`<ul class="plain chunks">
+                ${entry.contextChunks.map((c) => this.renderChunk(c))}
+              </ul>`
+            : html`<p class="empty">No conversation context was stored with this entry.</p>`
+        }
+      </section>
+    `;
+  }
+
+  private renderChunk(chunk: ChunkView) {
+    const source = sourceOf(chunk);
+    const pct = Math.round(chunk.similarity * 100);
+    return html`<li>
+      <div class="chunk-head">
+        <span class="role">${chunk.role}</span>
+        <span title="Similarity to the entry when it was saved">${pct}% similar</span>
+        ${
+          source
+            ? html`<button
+                class="link"
+                aria-label="Source message"
+                @click=${() => emit(this, 'sm-open-message', source)}
+              >
+                source
+              </button>`
+            : nothing
+        }
+      </div>
+      <p class="chunk-text">${chunk.text}</p>
+    </li>`;
+  }
+
+  private renderChildren(detail: Loaded) {
+    const more = detail.totalChildren - detail.children.length;
+    return html`<section>
+      <h3>
+        ${plural(detail.totalChildren, 'child', 'children')} ·
+        ${plural(detail.descendants, 'entry', 'entries')} below
+      </h3>
+      <ul class="plain children">
+        ${detail.children.map((c) => {
+          const heading = isHeadingChild(c);
+          return html`<li>
+            <button class="row" @click=${() => this.select(c.path)}>
+              <span class="name">${c.heading}${heading ? '/' : ''}</span>
+              ${
+                heading
+                  ? html`<span class="preview">${plural(c.descendants, 'entry', 'entries')}</span>`
+                  : html`<span class="preview">${preview(c.content)}</span>`
+              }
+              <span class="aside">${ago(c.modified, Date.now())}</span>
+            </button>
+          </li>`;
+        })}
+      </ul>
+      ${more > 0 ? html`<p class="empty">…and ${more} more.</p>` : nothing}
+    </section>`;
+  }
+
+  private renderDeleted(path: string) {
+    const shown = this.deleted.filter((p) => p !== path).slice(0, 50);
+    const more = this.deleted.length - shown.length - (this.deleted.includes(path) ? 1 : 0);
+    return html`<section>
+      <h3>Deleted just now</h3>
+      <p class="empty">Each entry keeps its history: open one to restore it.</p>
+      <ul class="plain children">
+        ${shown.map(
+          (p) =>
+            html`<li>
+              <button class="row" @click=${() => this.select(p)}>
+                <span class="name">${p}</span>
+              </button>
+            </li>`,
+        )}
+      </ul>
+      ${more > 0 ? html`<p class="empty">…and ${more} more.</p>` : nothing}
+    </section>`;
+  }
+
+  private renderHistory(detail: Exclude<Detail, { kind: 'error' }>) {
+    const now = Date.now();
+    return html`<section>
+      <h3>History (${detail.history.length})</h3>
+      <ul class="plain history">
+        ${detail.history.map((v) => {
+          const selected = v.id === this.selectedVersion;
+          return html`<li>
+            <button
+              class="row"
+              aria-pressed=${selected ? 'true' : 'false'}
+              @click=${() => this.handleSelectVersion(v.id)}
+            >
+              <span class="name">Version ${v.version}</span>
+              <span class="preview">${REASONS[v.reason]}</span>
+              <span class="aside" title=${dateFormat.format(v.replaced)}>
+                ${ago(v.replaced, now)}
+              </span>
+            </button>
+            ${selected ? this.renderVersion(detail, v) : nothing}
+          </li>`;
+        })}
+      </ul>
+    </section>`;
+  }
+
+  private renderVersion(detail: Exclude<Detail, { kind: 'error' }>, v: HistoryVersion) {
+    const current = detail.kind === 'entry' ? detail.entry : undefined;
+    const lines = current ? diffContent(v.content, current.content) : undefined;
+    const stats = lines ? diffStats(lines) : undefined;
+    return html`<div class="version-detail">
+      <div class="bar">
+        <span>
+          ${
+            current
+              ? stats && (stats.added || stats.removed)
+                ? html`Changes from version ${v.version} to the current one:
+                    <span class="muted">−${stats.removed} +${stats.added} lines</span>`
+                : html`Same content as the current version.`
+              : html`Content of version ${v.version}:`
+          }
+        </span>
+        <button class="small primary" ?disabled=${this.busy} @click=${() => this.handleRestore(v)}>
+          Restore
+        </button>
+      </div>
+      ${
+        lines
+          ? html`<pre
+              class="diff"
+              aria-label="Line diff: lines starting with - are only in version ${v.version}, lines with + only in the current version"
+            >
+${lines.map(
+                (l) =>
+                  html`<span class=${l.op === '+' ? 'add' : l.op === '-' ? 'del' : ''}
+                    >${l.op === '+' ? '+ ' : l.op === '-' ? '- ' : '  '}${l.text}</span
+                  >`,
+              )}</pre>`
+          : html`<pre class="diff">
+${contentText(v.content)
+                .split('\n')
+                .map((t) => html`<span>${t}</span>`)}</pre>`
+      }
+      ${this.actionError ? html`<p role="alert">${this.actionError}</p>` : nothing}
+    </div>`;
+  }
+
+  private renderEdit(detail: Extract<Detail, { kind: 'entry' }>) {
+    const old = this.editBase?.content ?? detail.entry.content;
+    const plan = planSave(old, this.draft, this.format);
+    const chunks = detail.entry.contextChunks.length;
+    const rows = Math.min(24, Math.max(6, this.draft.split('\n').length + 1));
+    const changedElsewhere =
+      this.editBase !== undefined && this.editBase.version !== detail.entry.metadata.version;
+    return html`<form class="panel" @submit=${this.handleSave} aria-label="Edit entry">
+      <fieldset>
+        <legend>Format:</legend>
+        <label
+          ><input
+            type="radio"
+            name="format"
+            value="json"
+            .checked=${this.format === 'json'}
+            @change=${() => this.handleFormat('json')}
+          />JSON</label
+        >
+        <label
+          ><input
+            type="radio"
+            name="format"
+            value="text"
+            .checked=${this.format === 'text'}
+            @change=${() => this.handleFormat('text')}
+          />Text</label
+        >
+      </fieldset>
+      <label for="content-input">Content</label>
+      <textarea
+        id="content-input"
+        spellcheck="false"
+        rows=${rows}
+        .value=${this.draft}
+        @input=${this.handleDraftInput}
+      ></textarea>
+      ${
+        plan.kind === 'replace' && chunks > 0
+          ? html`<p class="warn">
+              This is not an edit of an object's fields, so it replaces the content whole: the
+              ${plural(chunks, 'context chunk')} stored with this entry will be dropped (the current
+              version stays in history).
+            </p>`
+          : nothing
+      }
+      ${
+        changedElsewhere
+          ? html`<p class="warn">
+              This entry changed while you were editing (now version
+              ${detail.entry.metadata.version}). Saving applies your changes on top of it.
+            </p>`
+          : nothing
+      }
+      ${this.actionError ? html`<p role="alert">${this.actionError}</p>` : nothing}
+      <div class="actions">
+        <button type="submit" class="primary" ?disabled=${this.busy}>Save</button>
+        <button type="button" @click=${this.handleCancel}>Cancel</button>
+      </div>
+    </form>`;
+  }
+
+  private renderMove(detail: Exclude<Detail, { kind: 'error' }>) {
+    const count = (detail.kind === 'entry' ? 1 : 0) + detail.descendants;
+    return html`<form class="panel" @submit=${this.handleMove} aria-label="Rename">
+      <label for="move-input">New path</label>
+      <input
+        id="move-input"
+        type="text"
+        spellcheck="false"
+        autocomplete="off"
+        .value=${this.moveTo}
+        @input=${this.handleMoveInput}
+      />
+      ${
+        count > 1
+          ? html`<p class="muted">
+              Moves ${plural(count, 'entry', 'entries')} with their history.
+            </p>`
+          : nothing
+      }
+      ${this.actionError ? html`<p role="alert">${this.actionError}</p>` : nothing}
+      <div class="actions">
+        <button type="submit" class="primary" ?disabled=${this.busy}>Move</button>
+        <button type="button" @click=${this.handleCancel}>Cancel</button>
+      </div>
+    </form>`;
+  }
+
+  private renderDelete(detail: Exclude<Detail, { kind: 'error' }>) {
+    const count = (detail.kind === 'entry' ? 1 : 0) + detail.descendants;
+    return html`<div class="panel" role="group" aria-label="Confirm delete">
+      <p>
+        ${
+          detail.descendants > 0
+            ? html`<strong>Delete ${plural(count, 'entry', 'entries')}?</strong> “${detail.path}”
+                and everything below it will be deleted.`
+            : html`<strong>Delete “${detail.path}”?</strong>`
+        }
+      </p>
+      <p class="muted">Deleted entries stay in history and can be restored from there.</p>
+      ${this.actionError ? html`<p role="alert">${this.actionError}</p>` : nothing}
+      <div class="actions">
+        <button class="danger" ?disabled=${this.busy} @click=${() => this.handleDelete(detail)}>
+          Delete
+        </button>
+        <button @click=${this.handleCancel}>Cancel</button>
+      </div>
+    </div>`;
+  }
+
+  private setMode(mode: Mode): void {
+    this.mode = mode;
+    this.actionError = '';
+    this.status = '';
+    void this.updateComplete.then(() => {
+      const focus =
+        mode === 'edit'
+          ? 'textarea'
+          : mode === 'move'
+            ? 'input[type=text]'
+            : mode === 'delete'
+              ? '.panel button'
+              : '.toolbar button';
+      this.renderRoot.querySelector<HTMLElement>(focus)?.focus();
+    });
+  }
+
+  private handleEdit(): void {
+    const detail = this.watch.value;
+    if (detail?.kind !== 'entry') return;
+    const { content, metadata } = detail.entry;
+    this.editBase = { content, version: metadata.version };
+    this.draft = contentText(content);
+    this.format = typeof content === 'string' ? 'text' : 'json';
+    this.setMode('edit');
+  }
+
+  private handleFormat(format: ContentFormat): void {
+    this.format = format;
+    this.actionError = '';
+  }
+
+  private handleDraftInput(e: Event): void {
+    this.draft = (e.target as HTMLTextAreaElement).value;
+  }
+
+  private handleMoveStart(): void {
+    this.moveTo = this.path ?? '';
+    this.setMode('move');
+  }
+
+  private handleMoveInput(e: Event): void {
+    this.moveTo = (e.target as HTMLInputElement).value;
+  }
+
+  private handleDeleteStart(): void {
+    this.setMode('delete');
+  }
+
+  private handleCancel(): void {
+    this.editBase = undefined;
+    this.setMode('view');
+  }
+
+  /** Runs one engine call with the busy flag; a rejected call (worker gone) becomes the error. */
+  private async run(action: () => Promise<void>): Promise<void> {
+    this.busy = true;
+    this.actionError = '';
+    try {
+      await action();
+    } catch (e) {
+      this.actionError = `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}. Reload the page and try again.`;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async handleSave(e: Event): Promise<void> {
+    e.preventDefault();
+    const { memory, path } = this;
+    const detail = this.watch.value;
+    if (!memory || !path || detail?.kind !== 'entry' || this.busy) return;
+    const plan = planSave(this.editBase?.content ?? detail.entry.content, this.draft, this.format);
+    if (plan.kind === 'invalid') {
+      this.actionError = plan.message;
+      return;
+    }
+    if (plan.kind === 'unchanged') {
+      this.editBase = undefined;
+      this.setMode('view');
+      this.status = 'No changes to save.';
+      return;
+    }
+    await this.run(async () => {
+      const result =
+        plan.kind === 'patch'
+          ? await memory.updateMemory(path, plan.patch)
+          : await memory.saveMemory(path, plan.value, 0);
+      if (result.status !== 'SUCCESS') {
+        this.actionError = result.message;
+        return;
+      }
+      this.editBase = undefined;
+      this.setMode('view');
+      this.status = `Saved as version ${result.version}.`;
+      await this.watch.reload();
+    });
+  }
+
+  private async handleMove(e: Event): Promise<void> {
+    e.preventDefault();
+    const { memory, path } = this;
+    if (!memory || !path || this.busy) return;
+    const to = this.moveTo.trim();
+    await this.run(async () => {
+      const result = await memory.moveMemory(path, to);
+      if (result.status !== 'SUCCESS') {
+        this.actionError = result.message;
+        return;
+      }
+      this.setMode('view');
+      this.select(result.to);
+    });
+  }
+
+  private async handleDelete(detail: Exclude<Detail, { kind: 'error' }>): Promise<void> {
+    const { memory, path } = this;
+    if (!memory || !path || this.busy) return;
+    await this.run(async () => {
+      const result = await memory.deleteMemory(path, detail.descendants > 0);
+      if (result.status === 'SUCCESS') {
+        this.deleted = [...(detail.kind === 'entry' ? [path] : []), ...detail.below];
+        this.setMode('view');
+        const n = result.deleted;
+        this.status = `Deleted ${plural(n, 'entry', 'entries')}. ${n === 1 ? 'It' : 'They'} can be restored from history.`;
+        await this.watch.reload();
+        return;
+      }
+      // HAS_CHILDREN: entries appeared below since the count was shown; show the new count.
+      if (result.status === 'ERROR' && result.code === 'HAS_CHILDREN') await this.watch.reload();
+      this.actionError = result.message;
+    });
+  }
+
+  private handleSelectVersion(id: number): void {
+    this.selectedVersion = this.selectedVersion === id ? undefined : id;
+    this.actionError = '';
+  }
+
+  private async handleRestore(v: HistoryVersion): Promise<void> {
+    const { memory } = this;
+    if (!memory || this.busy) return;
+    await this.run(async () => {
+      const result = await memory.restoreMemory(v.id);
+      if (result.status !== 'SUCCESS') {
+        this.actionError = result.message;
+        return;
+      }
+      this.selectedVersion = undefined;
+      this.status = `Restored version ${v.version} as version ${result.version}.`;
+      await this.watch.reload();
+    });
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'sm-entry-detail': SmEntryDetail;
+  }
+}

@@ -1,0 +1,339 @@
+// The whole app as a person uses it, in Debian Chromium against the production build and a
+// fake KoboldCPP: chat that saves a memory, the tree and detail, export and import, a second
+// tab, offline reload, inert markup, bad input, and screenshots of every main screen.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startFakeServer,
+  type FakeReply,
+  type FakeServer,
+  type RecordedRequest,
+} from '../fixtures/fake-llm';
+import { launchChromium } from './chromium';
+import { serveStatic, type StaticServer } from './static-server';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const SHOTS = join(ROOT, 'test-results', 'screenshots');
+const PATH = 'User/Preferences/CodingStyle';
+const XSS_MODEL =
+  '<img src=x onerror="window.__xss = 1"> Saved the snippet. <script>window.__xss = 4</script>';
+const XSS_CONTENT = '<script>window.__xss = 2</script><img src=x onerror="window.__xss = 3">';
+
+/** The fake model: saves what the user asks to remember, then confirms; echoes markup when asked. */
+function reply(req: RecordedRequest): FakeReply {
+  const messages = (
+    (req.body as { messages?: { role: string; content: string | null }[] }).messages ?? []
+  ).filter((m) => m.role !== 'system');
+  const last = messages[messages.length - 1];
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  if (last?.role === 'tool')
+    return {
+      text: /xss/i.test(lastUser)
+        ? XSS_MODEL
+        : 'Saved: you prefer **vanilla JavaScript** without build steps.',
+    };
+  if (/Remember this/i.test(lastUser)) {
+    return {
+      toolCalls: [
+        {
+          name: 'saveMemory',
+          arguments: {
+            path: PATH,
+            content: { language: 'vanilla JavaScript', buildSteps: 'avoid npm build steps' },
+          },
+        },
+      ],
+    };
+  }
+  if (/xss/i.test(lastUser))
+    return {
+      toolCalls: [{ name: 'saveMemory', arguments: { path: 'Test/Markup', content: XSS_CONTENT } }],
+    };
+  return { text: 'OK.' };
+}
+
+describe('the app in Chromium', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let fake: FakeServer;
+  let server: StaticServer;
+  let outDir: string;
+  let downloads: string;
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'sm-app-'));
+    downloads = await mkdtemp(join(tmpdir(), 'sm-dl-'));
+    await mkdir(SHOTS, { recursive: true });
+    await build({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'warn',
+      build: { outDir, emptyOutDir: true },
+      define: { 'import.meta.env.VITE_EMBEDDING_MODEL': JSON.stringify('bundled') },
+    });
+    server = await serveStatic(outDir);
+    fake = await startFakeServer('koboldcpp', {
+      defaultReply: reply,
+      firstEventDelayMs: 20,
+      toolDelayMs: 20,
+      tokenDelayMs: 5,
+    });
+    browser = await launchChromium();
+    context = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      acceptDownloads: true,
+    });
+    page = await context.newPage();
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => {
+        (window as unknown as { csp: string[] }).csp ??= [];
+        (window as unknown as { csp: string[] }).csp.push(`${e.violatedDirective} ${e.blockedURI}`);
+      });
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await fake?.close();
+    await server?.close();
+    await rm(outDir, { recursive: true, force: true });
+    await rm(downloads, { recursive: true, force: true });
+  });
+
+  const shot = (name: string, p: Page = page) => p.screenshot({ path: join(SHOTS, `${name}.png`) });
+
+  it('connects to the endpoint set in Settings (and says how to fix a dead one)', async () => {
+    await page.goto(server.url);
+    // Nothing listens at the default endpoint: the status says what to do.
+    await expect
+      .poll(() => page.getByText(/Nothing answers at http:\/\/localhost:5001/).count(), {
+        timeout: 30_000,
+      })
+      .toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(fake.url);
+    await shot('settings');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect
+      .poll(() => page.getByText(/koboldcpp/i).count(), { timeout: 30_000 })
+      .toBeGreaterThan(0);
+  });
+
+  it('chat: the model saves the preference, the tree shows it, the detail has content and context', async () => {
+    await page
+      .getByRole('textbox', { name: 'Message' })
+      .fill('Remember this: I prefer vanilla JavaScript and avoid npm build steps.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(() => page.getByText('vanilla JavaScript').count(), { timeout: 60_000 })
+      .toBeGreaterThan(1);
+    await expect
+      .poll(() => page.getByText(/without build steps/).count(), { timeout: 60_000 })
+      .toBeGreaterThan(0);
+    // The tree shows the new entry without a reload.
+    const tree = page.getByRole('tree', { name: 'Memory' });
+    await expect
+      .poll(() => tree.getByRole('treeitem', { name: 'User' }).count(), { timeout: 30_000 })
+      .toBe(1);
+    await shot('chat-tool-cards');
+    // The tool card links to the node; the detail shows content and the context chunks.
+    await page.getByRole('button', { name: PATH }).first().click();
+    await expect
+      .poll(() => tree.getByRole('treeitem', { name: 'CodingStyle' }).count(), { timeout: 10_000 })
+      .toBe(1);
+    const detail = page.locator('sm-entry-detail');
+    await expect
+      .poll(() => detail.getByText('avoid npm build steps').count(), { timeout: 10_000 })
+      .toBeGreaterThan(0);
+    await expect
+      .poll(() => detail.getByText(/I prefer vanilla JavaScript/).count(), { timeout: 10_000 })
+      .toBeGreaterThan(0);
+    await shot('tree-detail');
+  });
+
+  it('a second tab sees the entry; a bad JSON edit is refused and changes nothing', async () => {
+    const second = await context.newPage();
+    await second.goto(server.url);
+    const tree = second.getByRole('tree', { name: 'Memory' });
+    await expect
+      .poll(() => tree.getByRole('treeitem', { name: 'User' }).count(), { timeout: 30_000 })
+      .toBe(1);
+    // A save in this tab reaches the other one without reload.
+    await page.evaluate(async () => {
+      const app = document.querySelector('sm-app') as unknown as {
+        memory: { saveMemory(p: string, c: unknown): Promise<unknown> };
+      };
+      await app.memory.saveMemory('Projects/FromTabOne', 'saved in the first tab');
+    });
+    await expect
+      .poll(() => tree.getByRole('treeitem', { name: 'Projects' }).count(), { timeout: 30_000 })
+      .toBe(1);
+    await second.close();
+
+    const detail = page.locator('sm-entry-detail');
+    await detail.getByRole('button', { name: 'Edit' }).click();
+    await detail
+      .getByRole('textbox', { name: 'Content' })
+      .fill('{ "language": "vanilla JavaScript", ');
+    await detail.getByRole('button', { name: 'Save' }).click();
+    await expect
+      .poll(() => detail.getByRole('alert').count(), { timeout: 10_000 })
+      .toBeGreaterThan(0);
+    const stored = await page.evaluate(async (path) => {
+      const app = document.querySelector('sm-app') as unknown as {
+        memory: { queryMemory(p: string): Promise<{ content: unknown }> };
+      };
+      return (await app.memory.queryMemory(path)).content;
+    }, PATH);
+    expect(stored).toEqual({ language: 'vanilla JavaScript', buildSteps: 'avoid npm build steps' });
+  });
+
+  it('markup from the model and in memory content stays inert in chat, tree, detail and map', async () => {
+    await page.getByRole('textbox', { name: 'Message' }).fill('xss test: save this snippet');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(() => page.getByText('Saved the snippet.').count(), { timeout: 60_000 })
+      .toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Test/Markup' }).first().click();
+    await expect
+      .poll(() => page.locator('sm-entry-detail').getByText(XSS_CONTENT).count(), {
+        timeout: 10_000,
+      })
+      .toBeGreaterThan(0);
+    await page
+      .getByRole('tab', { name: 'Map' })
+      .click()
+      .catch(() => undefined);
+    await page.waitForTimeout(500);
+    await shot('map');
+    expect(
+      await page.evaluate(() => (window as unknown as { __xss?: number }).__xss),
+    ).toBeUndefined();
+    // No element built from that markup exists anywhere (shadow roots included).
+    const injected = await page.evaluate(() => {
+      const found: string[] = [];
+      const walk = (root: Document | ShadowRoot) => {
+        root.querySelectorAll('*').forEach((el) => {
+          if (
+            el.getAttribute('onerror') !== null ||
+            (el.tagName === 'SCRIPT' && el.textContent?.includes('__xss'))
+          )
+            found.push(el.outerHTML);
+          if (el.shadowRoot) walk(el.shadowRoot);
+        });
+      };
+      walk(document);
+      return found;
+    });
+    expect(injected).toEqual([]);
+  });
+
+  it('exports Markdown and JSON; a bad import changes nothing; the JSON restores into a fresh profile', async () => {
+    const download = async (name: string) => {
+      await page.getByRole('button', { name: 'Export' }).click();
+      const [file] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name, exact: true }).click(),
+      ]);
+      const to = join(downloads, file.suggestedFilename());
+      await file.saveAs(to);
+      return to;
+    };
+    const md = await readFile(await download('Markdown'), 'utf8');
+    expect(md).toContain('CodingStyle');
+    expect(md).toContain('avoid npm build steps');
+    const jsonPath = await download('JSON');
+    expect(JSON.parse(await readFile(jsonPath, 'utf8'))).toMatchObject({
+      format: 'structured-memory-backup',
+    });
+
+    // A bad file: nothing changes, and the reason is shown.
+    const bad = join(downloads, 'broken.json');
+    await writeFile(
+      bad,
+      '{"format":"structured-memory-backup","version":1,"entries":[{"path":"A//B"}]}',
+    );
+    const before = await page.evaluate(async () => {
+      const app = document.querySelector('sm-app') as unknown as {
+        memory: { stats(): Promise<unknown> };
+      };
+      return app.memory.stats();
+    });
+    await page.locator('sm-data-menu input[type=file]').setInputFiles(bad);
+    await page
+      .getByRole('button', { name: 'Merge' })
+      .click()
+      .catch(() => undefined);
+    await expect
+      .poll(() => page.locator('sm-data-menu').getByRole('alert').textContent(), {
+        timeout: 10_000,
+      })
+      .toMatch(/nothing changed/);
+    expect(
+      await page.evaluate(async () => {
+        const app = document.querySelector('sm-app') as unknown as {
+          memory: { stats(): Promise<unknown> };
+        };
+        return app.memory.stats();
+      }),
+    ).toEqual(before);
+
+    // A fresh profile (new context: its own IndexedDB) gets everything back from the JSON.
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const other = await fresh.newPage();
+    await other.goto(server.url);
+    await other.locator('sm-data-menu input[type=file]').setInputFiles(jsonPath);
+    await other
+      .getByRole('button', { name: 'Merge' })
+      .click()
+      .catch(() => undefined);
+    const tree = other.getByRole('tree', { name: 'Memory' });
+    await expect
+      .poll(() => tree.getByRole('treeitem', { name: 'User' }).count(), { timeout: 60_000 })
+      .toBe(1);
+    await fresh.close();
+  });
+
+  it('reloads offline with the app and the tree', async () => {
+    // The service worker precached the app on the first visit.
+    await page
+      .waitForFunction(() => navigator.serviceWorker?.controller !== null, undefined, {
+        timeout: 30_000,
+      })
+      .catch(() => undefined);
+    await page.reload();
+    await page.waitForFunction(() => navigator.serviceWorker?.controller !== null, undefined, {
+      timeout: 30_000,
+    });
+    await context.setOffline(true);
+    await page.reload();
+    const tree = page.getByRole('tree', { name: 'Memory' });
+    await expect
+      .poll(() => tree.getByRole('treeitem', { name: 'User' }).count(), { timeout: 60_000 })
+      .toBe(1);
+    await context.setOffline(false);
+    expect(await page.evaluate(() => (window as unknown as { csp?: string[] }).csp ?? [])).toEqual(
+      [],
+    );
+  });
+
+  it('narrow screen: tabs instead of columns', async () => {
+    const p = await context.newPage();
+    await p.setViewportSize({ width: 390, height: 844 });
+    await p.goto(server.url);
+    await expect
+      .poll(() => p.getByRole('tab', { name: 'Memory' }).count(), { timeout: 30_000 })
+      .toBe(1);
+    await shot('narrow-chat', p);
+    await p.getByRole('tab', { name: 'Memory' }).click();
+    await shot('narrow-memory', p);
+    await p.close();
+  });
+});
