@@ -1,0 +1,592 @@
+// The memory map: a treemap of the whole tree (d3-hierarchy), area by content and context,
+// colour by recency, drawn by Lit as SVG. Layout is memoised on the entries and the size.
+import { hierarchy, treemap, treemapSquarify, type HierarchyRectangularNode } from 'd3-hierarchy';
+import { LitElement, css, html, nothing, svg, type PropertyValues } from 'lit';
+import { customElement, property, state } from 'lit/decorators.js';
+import { guard } from 'lit/directives/guard.js';
+import type { EntrySummary } from '../memory/types';
+import { emit } from './events';
+import { tokens } from './styles';
+import {
+  buildTree,
+  describeAge,
+  formatStamp,
+  needsLightText,
+  recencyColor,
+  recencyStrength,
+  type MemoryNode,
+  type MemoryTree,
+} from './tree-model';
+
+/** A node as the treemap sees it; `self` stands for the content of an entry that also has children. */
+interface MapDatum {
+  node: MemoryNode;
+  self?: boolean;
+}
+
+/** One drawn rectangle (what hover, click and labels work from). */
+export interface MapCell {
+  path: string;
+  depth: number;
+  /** `group`: a small heading drawn as one block because some entries in it are too small. */
+  kind: 'heading' | 'group' | 'entry';
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  fill: string;
+  light: boolean;
+  /** Text that fits, or '' for none. */
+  label: string;
+  /** A second, smaller line for leaves with room (the count for headings goes in `label`). */
+  note: string;
+  node: MemoryNode;
+}
+
+/**
+ * Rectangles of one fill and kind, drawn as a single `<path>`: thousands of `<rect>`s cost
+ * Chromium far more in attribute parsing and style work than a few long paths.
+ */
+export interface MapLayer {
+  key: string;
+  kind: MapCell['kind'];
+  fill: string;
+  d: string;
+}
+
+export interface MapLayout {
+  /** In pre-order: a heading before its children, so later cells lie on top. */
+  cells: MapCell[];
+  /** Paint order: frames by depth, then group blocks by depth, then entries. */
+  layers: MapLayer[];
+  /** Every node's rectangle by path (drawn or not), for the selection outline. */
+  rects: Map<string, { x: number; y: number; w: number; h: number }>;
+  /** Nodes too small to draw (their area shows in their parent). */
+  hidden: number;
+}
+
+/** Below this width or height (px) a node is not drawn. */
+const MIN_SIDE = 2;
+/** Height of a heading's label strip. */
+const STRIP = 16;
+/** Recency colour steps. */
+const STEPS = 20;
+/** Rough width of a character of the 11px label font. */
+const CHAR_W = 6.2;
+
+/** Weight of an entry: its content size and context chunks, never zero. */
+export function entryValue(entry: EntrySummary): number {
+  return 1 + entry.size / 200 + entry.chunks;
+}
+
+/** Cuts `text` to what fits `width` px, with an ellipsis; '' when not even 3 characters fit. */
+export function fitLabel(text: string, width: number): string {
+  const room = Math.floor((width - 8) / CHAR_W);
+  if (room < 3) return '';
+  return text.length <= room ? text : `${text.slice(0, room - 1)}…`;
+}
+
+/** Lays the tree out in `width × height` and lists the rectangles worth drawing. */
+export function layoutMap(tree: MemoryTree, width: number, height: number, now: number): MapLayout {
+  const cells: MapCell[] = [];
+  const rects = new Map<string, { x: number; y: number; w: number; h: number }>();
+  if (tree.entries === 0 || width < 10 || height < 10) {
+    return { cells, layers: [], rects, hidden: 0 };
+  }
+  // Recency in 20 steps: few distinct fills (so few layers), and no visible banding.
+  const fills = Array.from({ length: STEPS + 1 }, (_, i) => recencyColor(i / STEPS));
+  const step = (time: number) => Math.round(recencyStrength(time, now) * STEPS);
+  const root = hierarchy<MapDatum>({ node: tree.root }, (d) => {
+    const { node } = d;
+    if (d.self || node.children.length === 0) return undefined;
+    const kids: MapDatum[] = node.children.map((c) => ({ node: c }));
+    if (node.entry) kids.unshift({ node, self: true });
+    return kids;
+  })
+    .sum((d) =>
+      d.node.entry && (d.self || d.node.children.length === 0) ? entryValue(d.node.entry) : 0,
+    )
+    .sort((a, b) => (b.value ?? 0) - (a.value ?? 0));
+  const laid = treemap<MapDatum>()
+    .tile(treemapSquarify)
+    .size([width, height])
+    // Frames and gaps only where there is room: on thousands of small headings, fixed padding
+    // would eat the whole area and leave the entries invisible.
+    .paddingInner((n) => (n.depth === 0 ? 3 : roomy(n) ? 1 : 0))
+    .paddingTop((n) => (n.depth === 0 ? 0 : hasStrip(n) ? STRIP : roomy(n) ? 2 : 0))
+    .paddingRight(frame)
+    .paddingBottom(frame)
+    .paddingLeft(frame)(root);
+
+  let hidden = 0;
+  const stack: HierarchyRectangularNode<MapDatum>[] = [...(laid.children ?? [])].reverse();
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    const { node, self } = n.data;
+    const w = n.x1 - n.x0;
+    const h = n.y1 - n.y0;
+    if (!self) rects.set(node.path, { x: n.x0, y: n.y0, w, h });
+    if (w < MIN_SIDE || h < MIN_SIDE) {
+      hidden += self ? 1 : node.descendants + (node.entry ? 1 : 0);
+      continue;
+    }
+    if (n.children) {
+      if (roomy(n)) {
+        let label = '';
+        let note = '';
+        if (hasStrip(n)) {
+          const count = String(node.descendants);
+          const both = `${node.heading}  ${count}`;
+          if (fitLabel(both, w) === both) [label, note] = [node.heading, count];
+          else label = fitLabel(node.heading, w);
+        }
+        cells.push({
+          path: node.path,
+          depth: n.depth,
+          kind: 'heading',
+          x: n.x0,
+          y: n.y0,
+          w,
+          h,
+          fill: n.depth % 2 === 1 ? '#e9edf3' : '#f7f8fa',
+          light: false,
+          label,
+          note,
+          node,
+        });
+      } else if (n.children.some((c) => c.x1 - c.x0 < MIN_SIDE || c.y1 - c.y0 < MIN_SIDE)) {
+        // Unframed and with entries too small to draw: one block, coloured by its newest.
+        const k = step(node.newest);
+        cells.push({
+          path: node.path,
+          depth: n.depth,
+          kind: 'group',
+          x: n.x0,
+          y: n.y0,
+          w,
+          h,
+          fill: fills[k],
+          light: needsLightText(k / STEPS),
+          label: '',
+          note: '',
+          node,
+        });
+      }
+      // Otherwise its children cover it exactly: nothing to draw for the heading itself.
+      for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
+    } else {
+      const entry = node.entry!;
+      const k = step(entry.modified);
+      const label = w >= 24 && h >= 14 ? fitLabel(node.heading, w) : '';
+      cells.push({
+        path: node.path,
+        depth: n.depth,
+        kind: 'entry',
+        x: n.x0,
+        y: n.y0,
+        w,
+        h,
+        fill: fills[k],
+        light: needsLightText(k / STEPS),
+        label,
+        note: '',
+        node,
+      });
+    }
+  }
+  return { cells, layers: layersOf(cells), rects, hidden };
+}
+
+const KIND_ORDER: Record<MapCell['kind'], number> = { heading: 0, group: 1, entry: 2 };
+
+function layersOf(cells: readonly MapCell[]): MapLayer[] {
+  const byKey = new Map<string, { cell: MapCell; parts: string[] }>();
+  const r = (v: number) => Math.round(v * 10) / 10;
+  for (const c of cells) {
+    // Frames and groups nest, so their layers are per depth; entries never overlap.
+    const key = `${KIND_ORDER[c.kind]}:${c.kind === 'entry' ? 0 : c.depth}:${c.fill}`;
+    let layer = byKey.get(key);
+    if (!layer) byKey.set(key, (layer = { cell: c, parts: [] }));
+    layer.parts.push(`M${r(c.x)} ${r(c.y)}h${r(c.w)}v${r(c.h)}h${-r(c.w)}z`);
+  }
+  return [...byKey.entries()]
+    .sort(
+      ([, a], [, b]) =>
+        KIND_ORDER[a.cell.kind] - KIND_ORDER[b.cell.kind] ||
+        (a.cell.kind === 'entry' ? 0 : a.cell.depth - b.cell.depth),
+    )
+    .map(([key, { cell, parts }]) => ({
+      key,
+      kind: cell.kind,
+      fill: cell.fill,
+      d: parts.join(''),
+    }));
+}
+
+/** The topmost cell at a point: the deepest, since cells are in pre-order. */
+export function cellAt(cells: readonly MapCell[], x: number, y: number): number {
+  for (let i = cells.length - 1; i >= 0; i--) {
+    const c = cells[i];
+    if (x >= c.x && x < c.x + c.w && y >= c.y && y < c.y + c.h) return i;
+  }
+  return -1;
+}
+
+/** Big enough for a 1–2 px frame around its children. */
+function roomy(n: HierarchyRectangularNode<MapDatum>): boolean {
+  return n.x1 - n.x0 >= 18 && n.y1 - n.y0 >= 18;
+}
+
+function frame(n: HierarchyRectangularNode<MapDatum>): number {
+  return n.depth === 0 ? 0 : hasStrip(n) ? 2 : roomy(n) ? 1 : 0;
+}
+
+function hasStrip(n: HierarchyRectangularNode<MapDatum>): boolean {
+  return n.x1 - n.x0 >= 44 && n.y1 - n.y0 >= 40;
+}
+
+/**
+ * `<sm-memory-map>`: a treemap of every memory heading and entry.
+ *
+ * Area is content size plus context chunks; colour is how recently an entry was modified
+ * (darker = newer). Hover shows the full path and dates; a click selects. The host fills the
+ * height it is given (at least 240 px). It is an image to assistive technology: the tree is the
+ * accessible way through the same data.
+ *
+ * @fires sm-select-path - A node was clicked; `detail.path`.
+ */
+@customElement('sm-memory-map')
+export class SmMemoryMap extends LitElement {
+  // No shared `base` sheet: its `* { box-sizing: inherit }` makes style recalc of thousands of
+  // SVG nodes take seconds in Chromium, and the map has no form controls to style.
+  static override styles = [
+    tokens,
+    css`
+      :host {
+        box-sizing: border-box;
+        display: flex;
+        flex-direction: column;
+        gap: 6px;
+        min-height: 240px;
+      }
+      .frame {
+        position: relative;
+        flex: 1 1 auto;
+        min-height: 200px;
+        border-radius: var(--sm-radius);
+        overflow: hidden;
+        background: var(--sm-surface);
+      }
+      .frame > svg {
+        position: absolute;
+        inset: 0;
+        width: 100%;
+        height: 100%;
+        display: block;
+        font-family: var(--sm-font);
+      }
+      svg.map {
+        cursor: pointer;
+      }
+      path.heading {
+        stroke: #c9d0da;
+        stroke-width: 0.5;
+      }
+      path.entry,
+      path.group {
+        /* Separates neighbours that touch (small headings have no gaps). */
+        stroke: rgb(255 255 255 / 0.55);
+        stroke-width: 0.5;
+      }
+      .hover {
+        fill: transparent;
+        stroke: var(--sm-text);
+        stroke-width: 1;
+      }
+      text {
+        pointer-events: none;
+        font-size: 11px;
+        fill: var(--sm-text);
+      }
+      text.heading {
+        font-weight: 600;
+      }
+      text.light {
+        fill: #ffffff;
+      }
+      text.note {
+        fill: var(--sm-muted);
+        font-weight: 400;
+      }
+      .outline {
+        fill: none;
+        pointer-events: none;
+        stroke: var(--sm-accent);
+        stroke-width: 2.5;
+      }
+      .halo {
+        fill: none;
+        pointer-events: none;
+        stroke: #ffffff;
+        stroke-width: 5;
+      }
+      .caption {
+        margin: 0;
+        font-size: 0.8125rem;
+        white-space: nowrap;
+        overflow: hidden;
+        text-overflow: ellipsis;
+        line-height: 1.4;
+      }
+      .caption b {
+        font-weight: 600;
+      }
+      .muted {
+        color: var(--sm-muted);
+      }
+      .legend {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: center;
+        gap: 4px 14px;
+        font-size: 0.75rem;
+        color: var(--sm-muted);
+      }
+      .scale {
+        display: inline-flex;
+        align-items: center;
+        gap: 6px;
+      }
+      .swatches {
+        border-radius: 2px;
+      }
+      .empty {
+        display: grid;
+        place-items: center;
+        height: 100%;
+        margin: 0;
+        color: var(--sm-muted);
+      }
+    `,
+  ];
+
+  /** Every entry (from `memoryIndex()`). */
+  @property({ attribute: false }) entries: EntrySummary[] = [];
+  /** The selected path, outlined on the map. */
+  @property({ attribute: 'selected-path' }) selectedPath: string | undefined;
+
+  @state() private width = 0;
+  @state() private height = 0;
+  /** Index of the cell under the pointer, or -1. */
+  @state() private hover = -1;
+
+  /** Time the last layout took, in ms (for benchmarks and the harness). */
+  lastLayoutMs = 0;
+
+  /** How many nodes the map draws now (for tests and benchmarks). */
+  get cellCount(): number {
+    return this.layout.cells.length;
+  }
+
+  private tree: MemoryTree = buildTree([]);
+  private layout: MapLayout = { cells: [], layers: [], rects: new Map(), hidden: 0 };
+  private titles = new Map<string, string>();
+  /** Entries changed while hidden. */
+  private stale = true;
+  private resizeTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly resizeObserver = new ResizeObserver((records) => {
+    const box = records[records.length - 1].contentRect;
+    // Whole pixels: sub-pixel jitter would redo the layout for nothing.
+    const w = Math.floor(box.width);
+    const h = Math.floor(box.height);
+    clearTimeout(this.resizeTimer);
+    if (w === this.width && h === this.height) return;
+    const apply = () => {
+      this.width = w;
+      this.height = h;
+    };
+    // While a window is dragged, the drawn map stretches (viewBox) and is laid out again
+    // once the size settles; the first size and a hidden ↔ shown change apply at once.
+    if (this.width === 0 || this.height === 0 || w === 0 || h === 0) apply();
+    else this.resizeTimer = setTimeout(apply, 120);
+  });
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.resizeObserver.disconnect();
+    clearTimeout(this.resizeTimer);
+  }
+
+  protected override firstUpdated(): void {
+    const frame = this.renderRoot.querySelector('.frame');
+    if (frame) this.resizeObserver.observe(frame);
+  }
+
+  protected override willUpdate(changed: PropertyValues): void {
+    // Hidden (no size): the tree and layout wait until the map is shown.
+    if (this.width === 0 || this.height === 0) {
+      if (changed.has('entries')) this.stale = true;
+      return;
+    }
+    const entriesChanged = changed.has('entries') || this.stale;
+    if (entriesChanged) {
+      this.tree = buildTree(this.entries ?? []);
+      this.titles = new Map();
+      this.stale = false;
+    }
+    if (entriesChanged || changed.has('width') || changed.has('height')) {
+      const start = performance.now();
+      this.layout = layoutMap(this.tree, this.width, this.height, Date.now());
+      this.hover = -1;
+      this.lastLayoutMs = performance.now() - start;
+    }
+  }
+
+  override render() {
+    const { cells, layers, rects } = this.layout;
+    const selected = this.selectedPath !== undefined ? rects.get(this.selectedPath) : undefined;
+    const hovered = cells[this.hover];
+    return html`<div class="frame">
+        ${
+          (this.entries ?? []).length === 0
+            ? html`<p class="empty">Nothing to map yet.</p>`
+            : html`<svg
+                class="map"
+                role="img"
+                aria-label="Memory map"
+                viewBox="0 0 ${this.width} ${this.height}"
+                preserveAspectRatio="none"
+                @click=${this.handleClick}
+                @pointermove=${this.handlePointerMove}
+                @pointerleave=${this.handlePointerLeave}
+              >
+                ${guard([layers], () =>
+                  layers.map((l) => svg`<path class=${l.kind} fill=${l.fill} d=${l.d}></path>`),
+                )}
+                ${guard([cells], () => cells.filter((c) => c.label).map((c) => this.renderLabel(c)))}
+                ${hovered ? this.renderHover(hovered) : nothing}
+                ${selected ? this.renderOutline(selected) : nothing}
+              </svg>`
+        }
+      </div>
+      ${this.renderCaption()} ${this.renderLegend()}`;
+  }
+
+  private renderLabel(c: MapCell) {
+    if (c.kind === 'heading') {
+      return svg`<text class="heading" x=${c.x + 4} y=${c.y + 12}
+        >${c.label}${c.note ? svg`<tspan class="note" dx="5">${c.note}</tspan>` : nothing}</text
+      >`;
+    }
+    return svg`<text class=${c.light ? 'light' : ''} x=${c.x + 4} y=${c.y + 11.5}
+      >${c.label}</text
+    >`;
+  }
+
+  /**
+   * The hovered node, on top: its outline, and the one <title> of the map (the native tooltip
+   * needs the element under the pointer to carry it).
+   */
+  private renderHover(c: MapCell) {
+    return svg`<rect class="hover" data-path=${c.path} x=${c.x + 0.5} y=${c.y + 0.5}
+      width=${Math.max(0, c.w - 1)} height=${Math.max(0, c.h - 1)}
+      ><title>${this.titleOf(c.node)}</title></rect
+    >`;
+  }
+
+  private renderOutline(r: { x: number; y: number; w: number; h: number }) {
+    // Tiny nodes still get a findable mark.
+    const w = Math.max(r.w, 6);
+    const h = Math.max(r.h, 6);
+    const x = Math.max(1.5, Math.min(r.x - (w - r.w) / 2, this.width - w - 1.5));
+    const y = Math.max(1.5, Math.min(r.y - (h - r.h) / 2, this.height - h - 1.5));
+    return svg`<rect class="halo" x=${x} y=${y} width=${w} height=${h} rx="2"></rect>
+      <rect class="outline" x=${x} y=${y} width=${w} height=${h} rx="2"></rect>`;
+  }
+
+  /** One line about the hovered node, else the selected one: touch screens have no tooltips. */
+  private renderCaption() {
+    if ((this.entries ?? []).length === 0) return nothing;
+    const node =
+      this.layout.cells[this.hover]?.node ??
+      (this.selectedPath !== undefined ? this.tree.byPath.get(this.selectedPath) : undefined);
+    if (!node || node === this.tree.root) {
+      return html`<p class="caption muted">Point at a block for its path; click to select it.</p>`;
+    }
+    const now = Date.now();
+    const about = node.entry
+      ? `modified ${describeAge(node.entry.modified, now)}`
+      : `${node.descendants} ${node.descendants === 1 ? 'entry' : 'entries'}, newest ${describeAge(node.newest, now)}`;
+    return html`<p class="caption"><b>${node.path}</b> · ${about}</p>`;
+  }
+
+  private renderLegend() {
+    if ((this.entries ?? []).length === 0) return nothing;
+    const steps = [1, 0.75, 0.5, 0.25, 0];
+    const { hidden } = this.layout;
+    return html`<div class="legend">
+      <span class="scale"
+        >newer
+        <svg class="swatches" aria-hidden="true" width="70" height="10" viewBox="0 0 70 10">
+          ${steps.map(
+            (s, i) => svg`<rect x=${i * 14} width="14" height="10" fill=${recencyColor(s)}></rect>`,
+          )}
+        </svg>
+        older</span
+      >
+      <span>area: content + context</span>
+      ${hidden > 0 ? html`<span>${hidden} too small to show alone</span>` : nothing}
+    </div>`;
+  }
+
+  private titleOf(node: MemoryNode): string {
+    let title = this.titles.get(node.path);
+    if (title !== undefined) return title;
+    const lines = [node.path];
+    if (node.descendants > 0) {
+      lines.push(
+        `${node.descendants} ${node.descendants === 1 ? 'entry' : 'entries'} below, newest ${formatStamp(node.newest)}`,
+      );
+    }
+    if (node.entry) {
+      lines.push(
+        `modified ${formatStamp(node.entry.modified)}`,
+        `created ${formatStamp(node.entry.created)}`,
+        `${node.entry.size} characters, ${node.entry.chunks} context ${node.entry.chunks === 1 ? 'chunk' : 'chunks'}`,
+      );
+    }
+    title = lines.join('\n');
+    this.titles.set(node.path, title);
+    return title;
+  }
+
+  /** The index of the cell under a pointer event, or -1. */
+  private cellIndexAt(event: MouseEvent): number {
+    const box = (event.currentTarget as Element).getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) return -1;
+    // In layout units: the drawing may be stretched while a resize settles.
+    const x = ((event.clientX - box.left) * this.width) / box.width;
+    const y = ((event.clientY - box.top) * this.height) / box.height;
+    return cellAt(this.layout.cells, x, y);
+  }
+
+  private handlePointerMove(event: PointerEvent): void {
+    const i = this.cellIndexAt(event);
+    if (i !== this.hover) this.hover = i;
+  }
+
+  private handlePointerLeave(): void {
+    this.hover = -1;
+  }
+
+  private handleClick(event: MouseEvent): void {
+    const cell = this.layout.cells[this.cellIndexAt(event)];
+    if (cell) emit(this, 'sm-select-path', { path: cell.path });
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'sm-memory-map': SmMemoryMap;
+  }
+}
