@@ -24,12 +24,34 @@ export function startMemoryWorker(options: StartOptions = {}): MemoryWorkerHandl
   worker.addEventListener('error', (event) => {
     options.onError?.(event.message || 'The memory worker failed to start.');
   });
-  const memory = wrap<MemoryWorkerApi>(worker);
+  const remote = wrap<MemoryWorkerApi>(worker);
   return {
-    memory,
+    memory: plainClient(remote),
     terminate() {
-      memory[releaseProxy]();
+      remote[releaseProxy]();
       worker.terminate();
     },
   };
+}
+
+/**
+ * A Comlink proxy answers every property read with another proxy, so code that probes objects
+ * (Lit looks for `_$litDirective$` / `_$litType$` on bound values, `await` looks for `then`)
+ * mistakes it for something else. This facade only answers method names, with a function that
+ * calls the worker; every other read (symbols, Lit's `_$…` probes, `then`) is undefined.
+ */
+function plainClient(remote: MemoryClient): MemoryClient {
+  const cache = new Map<string, unknown>();
+  return new Proxy({} as MemoryClient, {
+    get(_target, key) {
+      if (typeof key !== 'string' || key.startsWith('_$') || key === 'then') return undefined;
+      let fn = cache.get(key);
+      if (!fn) {
+        const method = (remote as unknown as Record<string, (...args: unknown[]) => unknown>)[key];
+        fn = (...args: unknown[]) => method(...args);
+        cache.set(key, fn);
+      }
+      return fn;
+    },
+  });
 }

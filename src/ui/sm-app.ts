@@ -110,6 +110,11 @@ export class SmApp extends LitElement {
         overflow: auto;
         background: var(--sm-surface);
       }
+      .memory sm-explorer {
+        flex: 1 1 60%;
+        min-height: 320px;
+        padding: 8px 10px 10px;
+      }
       .memory sm-entry-detail {
         border-top: 1px solid var(--sm-border);
       }
