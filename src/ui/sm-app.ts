@@ -46,8 +46,8 @@ export class SmApp extends LitElement {
     base,
     css`
       :host {
-        display: grid;
-        grid-template-rows: auto auto 1fr;
+        display: flex;
+        flex-direction: column;
         height: 100dvh;
         background: var(--sm-bg);
       }
@@ -92,6 +92,7 @@ export class SmApp extends LitElement {
         color: var(--sm-danger);
       }
       main {
+        flex: 1;
         display: grid;
         grid-template-columns: 220px minmax(0, 1fr) minmax(360px, 34%);
         min-height: 0;
@@ -111,9 +112,14 @@ export class SmApp extends LitElement {
         background: var(--sm-surface);
       }
       .memory sm-explorer {
-        flex: 1 1 60%;
-        min-height: 320px;
+        flex: 0 0 auto;
+        height: min(58vh, 520px);
+        min-height: 300px;
         padding: 8px 10px 10px;
+      }
+      .memory sm-explorer:only-child {
+        flex: 1 1 auto;
+        height: auto;
       }
       .memory sm-entry-detail {
         border-top: 1px solid var(--sm-border);
@@ -131,9 +137,6 @@ export class SmApp extends LitElement {
         display: none;
       }
       @media (max-width: 999px) {
-        :host {
-          grid-template-rows: auto auto auto 1fr;
-        }
         nav.tabs {
           display: flex;
           border-bottom: 1px solid var(--sm-border);
@@ -200,7 +203,7 @@ export class SmApp extends LitElement {
       void this.updateStorage();
       return this.memory.stats();
     },
-    debounceMs: 400,
+    debounceMs: 150,
   });
 
   override connectedCallback(): void {
@@ -416,8 +419,9 @@ export class SmApp extends LitElement {
         <div class="stats" aria-live="polite">
           ${
             stats
-              ? html`${stats.entries} ${stats.entries === 1 ? 'entry' : 'entries'} · ${stats.chunks}
-                chunks indexed ${this.storageUsed ? html` · ${this.storageUsed} used` : nothing}`
+              ? html`${plural(stats.entries, 'entry', 'entries')} ·
+                ${plural(stats.chunks, 'chunk', 'chunks')} indexed
+                ${this.storageUsed ? html` · ${this.storageUsed} used` : nothing}`
               : 'Opening memory…'
           }
           ${
@@ -524,6 +528,10 @@ export class SmApp extends LitElement {
       }
     `;
   }
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
 }
 
 function formatBytes(n: number): string {
