@@ -7,7 +7,7 @@ import type { DOMPurify } from 'dompurify';
 import { Marked, type Tokens } from 'marked';
 
 /** Tags markdown can produce that are worth keeping; anything else is dropped. */
-const ALLOWED_TAGS = [
+export const ALLOWED_TAGS = [
   'a',
   'blockquote',
   'br',
