@@ -230,6 +230,9 @@ export class SmApp extends LitElement {
       (e) => void this.handleSaveSettings(e.detail.settings),
     );
     this.addEventListener('sm-open-settings', () => this.openSettings());
+    this.addEventListener('sm-notice', (e) => {
+      this.modelNotice = e.detail.message;
+    });
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {

@@ -30,6 +30,14 @@ export interface ServedRequest {
   contentType?: string;
 }
 
+export interface ServeOptions {
+  /**
+   * Extra headers on every response, e.g. the cross-origin isolation headers that `vite
+   * preview` sends (COOP/COEP), so the page is `crossOriginIsolated` as in production.
+   */
+  headers?: Record<string, string>;
+}
+
 export interface StaticServer {
   /** Origin with a trailing slash, e.g. `http://127.0.0.1:41234/`. */
   url: string;
@@ -38,7 +46,7 @@ export interface StaticServer {
 }
 
 /** Serves `root` on 127.0.0.1 at a free port; `/` and folders serve their `index.html`. */
-export async function serveStatic(root: string): Promise<StaticServer> {
+export async function serveStatic(root: string, options: ServeOptions = {}): Promise<StaticServer> {
   const requests: ServedRequest[] = [];
   const base = normalize(root + sep);
 
@@ -51,6 +59,7 @@ export async function serveStatic(root: string): Promise<StaticServer> {
       res.writeHead(status, {
         'Cache-Control': 'no-store',
         'X-Content-Type-Options': 'nosniff',
+        ...options.headers,
         ...headers,
       });
     };
