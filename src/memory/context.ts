@@ -154,9 +154,20 @@ export function createStoreContext(options: OpenMemoryOptions) {
       pending.chunksAll = false;
       pending.chunks.clear();
       semanticIndex = null;
-      const fresh = new SemanticIndex(db.chunks, info.id, info.dims);
+      const fresh = new SemanticIndex(db, info.id, info.dims, options.vectorIndex);
       await fresh.load();
       semanticIndex = fresh;
+      // The full shard check runs after the index is in use; if it had to rebuild the shards,
+      // the next use reloads (queued behind syncs already under way).
+      fresh.verify().then(
+        (ok) => {
+          if (ok) return;
+          chunkSync = chunkSync.then(() => {
+            if (semanticIndex === fresh) semanticIndex = null;
+          });
+        },
+        () => undefined, // closed meanwhile: the next open checks again
+      );
     }
     if (pending.chunksAll) {
       // Chunk rows are append-only: read the new ones; reload only if some were deleted.
@@ -265,7 +276,7 @@ export function createStoreContext(options: OpenMemoryOptions) {
   ): Promise<{ chunks: ContextChunk[]; used: number }> {
     if (conversationId === undefined || budget <= 0) return { chunks: [], used: 0 };
     const idx = await chunksIndex(info);
-    const hits = idx.search(conversationId, query, SNAPSHOT_CANDIDATES);
+    const hits = await idx.search(conversationId, query, SNAPSHOT_CANDIDATES);
     const rows = await db.chunks.bulkGet(hits.map((h) => h.id));
     const taken: { chunk: ContextChunk; order: [number, number] }[] = [];
     let used = 0;

@@ -1,5 +1,6 @@
 // The Dexie schema (SPEC §2). Every past version stays declared; changes get a new version.
 import Dexie, { type Table } from 'dexie';
+import { SHARD_SCHEMA, rebuildShards, type ChunkShard } from './shards';
 import type { Chunk, Conversation, HistoryRow, MemoryEntry, Message, SettingRow } from './types';
 
 export const DEFAULT_DB_NAME = 'structured-memory';
@@ -11,6 +12,8 @@ export class MemoryDB extends Dexie {
   chunks!: Table<Chunk, number>;
   history!: Table<HistoryRow, number>;
   settings!: Table<SettingRow, string>;
+  /** Chunk vectors packed a few thousand per row, for a fast cold start (shards.ts). */
+  shards!: Table<ChunkShard, number>;
 
   constructor(name: string = DEFAULT_DB_NAME) {
     super(name);
@@ -22,11 +25,21 @@ export class MemoryDB extends Dexie {
       history: '++id, path, replaced',
       settings: '&key',
     });
+    // 2: packed vector shards, built from the chunk rows already there.
+    this.version(2)
+      .stores({ shards: SHARD_SCHEMA })
+      .upgrade(async (tx) => {
+        const chunks = tx.table<Chunk, number>(CHUNK_TABLE);
+        const shards = tx.table<ChunkShard, number>(SHARD_TABLE);
+        const models = await chunks.orderBy('model').uniqueKeys();
+        for (const model of models) await rebuildShards(chunks, shards, String(model));
+      });
   }
 }
 
 export const ENTRY_TABLE = 'structured_memory';
 export const CHUNK_TABLE = 'chunks';
+export const SHARD_TABLE = 'shards';
 
 /**
  * True when a Dexie/IndexedDB error means the quota is exhausted. It can hide in `inner`

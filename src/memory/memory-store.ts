@@ -4,6 +4,7 @@ import { createStoreContext } from './context';
 import { adminTools } from './tools/admin';
 import { backupTools } from './tools/backup';
 import { conversationTools } from './tools/conversations';
+import { entryTools } from './tools/entry';
 import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
 import { readTools } from './tools/read';
@@ -22,6 +23,7 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
     ...turnsTools(ctx),
     ...portableTools(ctx),
     ...conversationTools(ctx),
+    ...entryTools(ctx),
     ...adminTools(ctx),
     ...backupTools(ctx),
     setTokenCounter: (fn) => {

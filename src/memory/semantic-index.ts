@@ -1,41 +1,91 @@
-// In-memory index of conversation chunks for one model: one packed Float32Array, filled once
-// from Dexie and kept current from the keys that each write touched (ours or another tab's).
-import type { Table } from 'dexie';
-import { dotRow, topK } from './scoring';
-import type { Chunk } from './types';
-import { PackedVectors } from './vector-store';
-
-interface ChunkRef {
-  row: number;
-  conversationId: number;
-}
+// In-memory index of conversation chunks for one model: loaded once from the packed shards (a few
+// rows, not one per chunk), kept current from the keys that each write touched (ours or another
+// tab's), searched with the WASM kernels; rescoring reads the few f32 vectors it needs.
+import type { MemoryDB } from './db';
+import { ChunkVectors, type ChunkVectorsOptions, type VectorHit } from './chunk-vectors';
+import { eachShard, rebuildShards, shardVectorCount, type ChunkShard } from './shards';
+import type { Chunk, SemanticIndexInfo } from './types';
 
 export class SemanticIndex {
-  private readonly vectors: PackedVectors;
-  private readonly byId = new Map<number, ChunkRef>();
-  private readonly byConversation = new Map<number, Set<number>>();
+  private readonly vectors: ChunkVectors;
 
   constructor(
-    private readonly table: Table<Chunk, number>,
+    private readonly db: MemoryDB,
     readonly model: string,
     readonly dims: number,
+    options: ChunkVectorsOptions = {},
   ) {
-    this.vectors = new PackedVectors(dims, 1024);
+    this.vectors = new ChunkVectors(dims, options);
   }
 
   get size(): number {
-    return this.byId.size;
+    return this.vectors.size;
   }
 
-  /** Fills the index from every chunk row of this model. */
+  info(): SemanticIndexInfo {
+    const mem = this.vectors.memory();
+    return {
+      model: this.model,
+      dims: this.dims,
+      chunks: this.vectors.size,
+      kernel: this.vectors.kernelKind,
+      ...this.vectors.mode,
+      vectorBytes: mem.vectorBytes,
+      kernelBytes: mem.kernelBytes,
+      metaBytes: mem.metaBytes,
+    };
+  }
+
+  /**
+   * Fills the index from the shards of this model. Rows the shards lack (written by an older
+   * version or by hand) are caught here when they are the newest of the model, and the shards
+   * rebuilt from the rows first; `verify()` makes the full check, off the critical path (counting
+   * 100k index entries takes longer than reading the shards).
+   */
   async load(): Promise<void> {
-    this.vectors.clear();
-    this.byId.clear();
-    this.byConversation.clear();
-    await this.table
-      .where('model')
-      .equals(this.model)
-      .each((c) => this.put(c));
+    const { db, model } = this;
+    for (let attempt = 0; ; attempt++) {
+      this.vectors.clear();
+      const consistent = await db.transaction('r', db.chunks, db.shards, async () => {
+        const [held, newest] = await Promise.all([
+          shardVectorCount(db.shards, model),
+          db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
+        ]);
+        this.vectors.reserve(held);
+        let maxId = 0;
+        await eachShard(db.shards, model, (s) => {
+          this.putShard(s);
+          if (s.count) maxId = Math.max(maxId, s.ids[s.count - 1]);
+        });
+        return attempt > 0 || (newest[0] ?? 0) === maxId;
+      });
+      if (consistent) return;
+      await this.rebuild();
+    }
+  }
+
+  /**
+   * The full check: the shards hold as many vectors as there are rows of this model. When not,
+   * rebuilds the shards and resolves false: this index is then stale and must be reloaded.
+   */
+  async verify(): Promise<boolean> {
+    const { db, model } = this;
+    const [rows, held] = await db.transaction('r', db.chunks, db.shards, () =>
+      Promise.all([
+        db.chunks.where('model').equals(model).count(),
+        shardVectorCount(db.shards, model),
+      ]),
+    );
+    if (rows === held) return true;
+    await this.rebuild();
+    return false;
+  }
+
+  private rebuild(): Promise<void> {
+    const { db, model } = this;
+    return db.transaction('rw', db.chunks, db.shards, () =>
+      rebuildShards(db.chunks, db.shards, model),
+    );
   }
 
   /**
@@ -44,65 +94,44 @@ export class SemanticIndex {
    */
   async catchUp(): Promise<void> {
     let maxId = 0;
-    for (const id of this.byId.keys()) if (id > maxId) maxId = id;
-    await this.table
+    for (const id of this.vectors.liveIds()) if (id > maxId) maxId = id;
+    await this.db.chunks
       .where(':id')
       .above(maxId)
       .each((c) => c.model === this.model && this.put(c));
-    const total = await this.table.where('model').equals(this.model).count();
-    if (total !== this.byId.size) await this.load();
+    const total = await this.db.chunks.where('model').equals(this.model).count();
+    if (total !== this.vectors.size) await this.load();
   }
 
   /** Brings the index in line with the rows now stored under `ids` (added, changed or gone). */
   async refresh(ids: readonly number[]): Promise<void> {
     if (!ids.length) return;
-    const rows = await this.table.bulkGet(ids as number[]);
+    const rows = await this.db.chunks.bulkGet(ids as number[]);
     rows.forEach((row, i) => {
       if (row && row.model === this.model) this.put(row);
-      else this.remove(ids[i]);
+      else this.vectors.remove(ids[i]);
     });
-    this.maybeCompact();
   }
 
-  /** Chunk ids of a conversation with their cosine to `query`, best `k` first. */
-  search(
-    conversationId: number,
-    query: Float32Array,
-    k: number,
-  ): { id: number; similarity: number }[] {
-    const ids = this.byConversation.get(conversationId);
-    if (!ids || !ids.size || query.length !== this.dims) return [];
-    const idList = [...ids];
-    const scores = new Float32Array(idList.length);
-    const buf = this.vectors.buffer;
-    for (let i = 0; i < idList.length; i++) {
-      scores[i] = dotRow(query, buf, this.byId.get(idList[i])!.row, this.dims);
-    }
-    return topK(scores, k).map((i) => ({ id: idList[i], similarity: scores[i] }));
+  /**
+   * Chunk ids with their cosine to `query`, best `k` first: of one conversation, or of all
+   * conversations with `null`. Cosines are exact (rescored in f32).
+   */
+  search(conversationId: number | null, query: Float32Array, k: number): Promise<VectorHit[]> {
+    return this.vectors.search(conversationId, query, k, async (ids) =>
+      (await this.db.chunks.bulkGet(ids)).map((r) =>
+        r && r.model === this.model ? r.embedding : undefined,
+      ),
+    );
   }
 
   private put(c: Chunk): void {
-    if (c.id === undefined || c.embedding.length !== this.dims) return;
-    if (this.byId.has(c.id)) return; // chunk rows never change once written
-    const row = this.vectors.append([c.embedding]);
-    this.byId.set(c.id, { row, conversationId: c.conversationId });
-    let set = this.byConversation.get(c.conversationId);
-    if (!set) this.byConversation.set(c.conversationId, (set = new Set()));
-    set.add(c.id);
+    // Chunk rows never change once written (a re-embed writes them under another model).
+    if (c.id !== undefined) this.vectors.add(c.id, c.conversationId, c.embedding);
   }
 
-  private remove(id: number): void {
-    const ref = this.byId.get(id);
-    if (!ref) return;
-    this.vectors.release(ref.row, 1);
-    this.byId.delete(id);
-    this.byConversation.get(ref.conversationId)?.delete(id);
-  }
-
-  private maybeCompact(): void {
-    if (!this.vectors.fragmented) return;
-    const refs = [...this.byId.values()];
-    const starts = this.vectors.compact(refs.map((r) => ({ first: r.row, count: 1 })));
-    refs.forEach((r, i) => (r.row = starts[i]));
+  private putShard(s: ChunkShard): void {
+    // A shard of another vector length (a corrupt row) adds nothing.
+    this.vectors.addMany(s.ids, s.conversations, s.vectors);
   }
 }

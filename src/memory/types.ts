@@ -246,6 +246,18 @@ export interface RecallHit {
   similarity: number;
 }
 
+/** An entry for the app's detail view: everything but the vectors. */
+export interface EntryView {
+  path: string;
+  content: JsonValue;
+  contextChunks: Omit<ContextChunk, 'embedding'>[];
+  model: string;
+  created: Date;
+  modified: Date;
+  accessed: Date;
+  version: number;
+}
+
 /** One entry as the explorer and the map see it (from the in-memory index; no row reads). */
 export interface EntrySummary {
   path: string;
@@ -331,8 +343,8 @@ export interface MemoryApi {
     text: string;
     turnId?: number;
   }): Promise<RecordTurnResult | ToolError>;
-  /** Top-k chunks of a conversation by cosine to `query`. */
-  searchChunks(conversationId: number, query: string, k?: number): Promise<ChunkHit[]>;
+  /** Top-k chunks of a conversation (of every conversation with `null`) by cosine to `query`. */
+  searchChunks(conversationId: number | null, query: string, k?: number): Promise<ChunkHit[]>;
   exportMarkdown(rootPath?: unknown): Promise<string | ToolError>;
   importMarkdown(text: unknown): Promise<ImportResult | ToolError>;
   /** Top levels of the tree with entry counts, without reading rows (for the prompt outline). */
@@ -360,6 +372,8 @@ export interface MemoryApi {
   ): Promise<{ status: 'SUCCESS' } | ToolError>;
   /** Oldest first. */
   getMessages(conversationId: number): Promise<Message[]>;
+  /** One entry without vectors, for the app (does not count as an access). */
+  getEntry(path: unknown): Promise<EntryView | ToolError>;
   /** Every entry, compactly, from the in-memory index (for the explorer tree and the map). */
   memoryIndex(): Promise<EntrySummary[]>;
   stats(): Promise<MemoryStats>;
@@ -374,6 +388,8 @@ export interface MemoryApi {
     onProgress?: (progress: ReembedProgress) => void,
     signal?: AbortSignal,
   ): Promise<ReembedProgress | ToolError>;
+  /** The semantic index of the active model: its size, storage form and memory (loads it). */
+  indexInfo(): Promise<SemanticIndexInfo | ToolError>;
   /** Plug in the server's tokenizer (default: an estimate). */
   setTokenCounter(count: ((text: string) => number | Promise<number>) | null): void;
   /** The active embedding model. */
@@ -387,4 +403,38 @@ export interface OpenMemoryOptions {
   embedder: import('../embeddings/types').Embedder;
   /** Clock in ms since epoch; tests control it. */
   now?: () => number;
+  /** Tuning of the semantic index (tests and benchmarks); the defaults suit the app. */
+  vectorIndex?: VectorIndexOptions;
+}
+
+/** How the semantic index stores and searches its vectors. */
+export interface VectorIndexOptions {
+  /** Kernel: 'auto' takes WebAssembly SIMD where available, 'js' the plain loops. */
+  kernel?: 'auto' | 'wasm-simd' | 'js';
+  /** Row count from which searches take an int8 first pass (default 65,536). */
+  quantiseFrom?: number;
+  /** Most bytes of f32 vectors kept in RAM (default 256 MiB); beyond, only the int8 form. */
+  f32Budget?: number;
+  /** Candidates rescored exactly per result asked for (default 4). */
+  rescoreFactor?: number;
+  /** Fewest candidates rescored (default 64). */
+  minRescore?: number;
+}
+
+/** The semantic index of the active model, as `indexInfo()` reports it. */
+export interface SemanticIndexInfo {
+  model: string;
+  dims: number;
+  chunks: number;
+  kernel: 'wasm-simd' | 'js';
+  /** Searches take the int8 first pass and rescore the best candidates in f32. */
+  quantised: boolean;
+  /** f32 vectors are held in RAM (else rescoring reads them from the chunk rows). */
+  f32InMemory: boolean;
+  /** Bytes of vectors held (f32, int8 codes and scales). */
+  vectorBytes: number;
+  /** The kernel memory in all (vectors, scores, scratch, headroom). */
+  kernelBytes: number;
+  /** Per-row ids held in JS. */
+  metaBytes: number;
 }

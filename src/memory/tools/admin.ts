@@ -1,6 +1,7 @@
 // Housekeeping for the app: the entry summary the explorer draws, counts, settings, and
 // re-embedding rows of another model after the user switches embedding model.
 import type { StoreContext } from '../context';
+import { addToShards, removeFromShards } from '../shards';
 import type { EntrySummary, MemoryStats, ReembedProgress, ToolError } from '../types';
 import { isToolError, toolError } from '../validate';
 
@@ -105,9 +106,18 @@ export function adminTools(ctx: StoreContext) {
         const rows = (await db.chunks.bulkGet(ids)).filter((r) => r !== undefined);
         const emb = await embed(rows.map((r) => r!.text));
         if (isToolError(emb)) return emb;
-        await db.chunks.bulkPut(
-          rows.map((r, k) => ({ ...r!, embedding: emb.vectors[k], model: info.id })),
-        );
+        const fresh = rows.map((r, k) => ({ ...r!, embedding: emb.vectors[k], model: info.id }));
+        // Rows and shards move to the new model together.
+        await db.transaction('rw', db.chunks, db.shards, async () => {
+          const still = await db.chunks.bulkGet(fresh.map((r) => r.id!));
+          const kept = fresh.filter((_r, k) => still[k] && still[k].model !== info.id);
+          await db.chunks.bulkPut(kept);
+          await removeFromShards(
+            db.shards,
+            kept.map((r) => r.id!),
+          );
+          await addToShards(db.shards, kept);
+        });
         noteChunkWrite(ids);
         progress.done += ids.length;
         onProgress?.({ ...progress });

@@ -5,6 +5,7 @@ import { Validator, type Schema } from '@cfworker/json-schema';
 import type { StoreContext } from '../context';
 import type { PortableEntry } from '../markdown';
 import { parsePath } from '../paths';
+import { addToShards } from '../shards';
 import { splitSentences } from '../text';
 import type {
   Chunk,
@@ -275,7 +276,7 @@ export function backupTools(ctx: StoreContext) {
 
       const result = await db.transaction(
         'rw',
-        [db.structured_memory, db.history, db.conversations, db.messages, db.chunks],
+        [db.structured_memory, db.history, db.conversations, db.messages, db.chunks, db.shards],
         async () => {
           if (replace) {
             const [entryIds, chunkIds] = await Promise.all([
@@ -288,6 +289,7 @@ export function backupTools(ctx: StoreContext) {
               db.conversations.clear(),
               db.messages.clear(),
               db.chunks.clear(),
+              db.shards.clear(),
             ]);
             noteWrite(entryIds);
             noteChunkWrite(chunkIds);
@@ -329,7 +331,12 @@ export function backupTools(ctx: StoreContext) {
               });
             }),
           );
-          if (chunks.length) noteChunkWrite(await db.chunks.bulkAdd(chunks, { allKeys: true }));
+          if (chunks.length) {
+            const ids = await db.chunks.bulkAdd(chunks, { allKeys: true });
+            chunks.forEach((c, i) => (c.id = ids[i]));
+            await addToShards(db.shards, chunks);
+            noteChunkWrite(ids);
+          }
           for (const row of rows) {
             for (const c of row.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
           }

@@ -1,5 +1,6 @@
 // Conversations and their messages (turns). Messages are stored here; recordTurn indexes them.
 import type { StoreContext } from '../context';
+import { removeFromShards } from '../shards';
 import type { Conversation, Message, Role, ToolError } from '../types';
 import { intArg, isToolError, short, toolError } from '../validate';
 
@@ -56,14 +57,19 @@ export function conversationTools(ctx: StoreContext) {
     return guard(async () => {
       const id = intArg(idIn, 'conversationId', -1, 0, Number.MAX_SAFE_INTEGER);
       if (isToolError(id)) return id;
-      return db.transaction('rw', db.conversations, db.messages, db.chunks, async () => {
-        const chunkIds = await db.chunks.where('conversationId').equals(id).primaryKeys();
-        await db.chunks.bulkDelete(chunkIds);
-        noteChunkWrite(chunkIds);
-        const messages = await db.messages.where('conversationId').equals(id).delete();
-        await db.conversations.delete(id);
-        return { status: 'SUCCESS' as const, messages };
-      });
+      return db.transaction(
+        'rw',
+        [db.conversations, db.messages, db.chunks, db.shards],
+        async () => {
+          const chunkIds = await db.chunks.where('conversationId').equals(id).primaryKeys();
+          await db.chunks.bulkDelete(chunkIds);
+          await removeFromShards(db.shards, chunkIds);
+          noteChunkWrite(chunkIds);
+          const messages = await db.messages.where('conversationId').equals(id).delete();
+          await db.conversations.delete(id);
+          return { status: 'SUCCESS' as const, messages };
+        },
+      );
     });
   }
 

@@ -1,13 +1,24 @@
 // The semantic index of conversations: recordTurn and searchChunks.
 import type { StoreContext } from '../context';
 import { intArg, isToolError, short, toolError } from '../validate';
+import { addToShards } from '../shards';
 import { splitSentences } from '../text';
-import type { Chunk, ChunkHit, RecordTurnResult, Role, ToolError } from '../types';
+import type {
+  Chunk,
+  ChunkHit,
+  RecordTurnResult,
+  Role,
+  SemanticIndexInfo,
+  ToolError,
+} from '../types';
 
 const ROLES: readonly Role[] = ['user', 'assistant', 'system', 'tool'];
+/** recordTurn merges shard pieces every this many turns (per connection). */
+const TIDY_EVERY = 16;
 
 export function turnsTools(ctx: StoreContext) {
-  const { noteChunkWrite, db, now, embed, chunksIndex, guard, tokensOf, state } = ctx;
+  const { noteChunkWrite, db, now, model, embed, chunksIndex, guard, tokensOf, state } = ctx;
+  let shardWrites = 0;
 
   async function recordTurn(turn: {
     conversationId: number;
@@ -53,6 +64,7 @@ export function turnsTools(ctx: StoreContext) {
         'rw',
         db.messages,
         db.chunks,
+        db.shards,
         db.conversations,
         async () => {
           const conv = await db.conversations.get(conversationId);
@@ -87,6 +99,8 @@ export function turnsTools(ctx: StoreContext) {
           if (rows.length) {
             const ids = await db.chunks.bulkAdd(rows, { allKeys: true });
             rows.forEach((r, i) => (r.id = ids[i]));
+            // Turns come one by one: their small pieces merge every few turns, not each time.
+            await addToShards(db.shards, rows, { tidy: ++shardWrites % TIDY_EVERY === 0 });
           }
           return { turnId, rows };
         },
@@ -97,12 +111,17 @@ export function turnsTools(ctx: StoreContext) {
     });
   }
 
-  async function searchChunks(conversationId: number, query: string, k = 10): Promise<ChunkHit[]> {
-    if (typeof query !== 'string' || !query.trim() || typeof conversationId !== 'number') return [];
+  async function searchChunks(
+    conversationId: number | null,
+    query: string,
+    k = 10,
+  ): Promise<ChunkHit[]> {
+    if (typeof query !== 'string' || !query.trim()) return [];
+    if (conversationId !== null && typeof conversationId !== 'number') return [];
     const emb = await embed([query]);
     if (isToolError(emb)) return [];
     const idx = await chunksIndex(emb.info);
-    const hits = idx.search(
+    const hits = await idx.search(
       conversationId,
       emb.vectors[0],
       Math.max(1, Math.min(1000, Math.floor(k) || 10)),
@@ -116,5 +135,14 @@ export function turnsTools(ctx: StoreContext) {
     });
   }
 
-  return { recordTurn, searchChunks };
+  /** The semantic index of the active model: size, storage form, memory. */
+  async function indexInfo(): Promise<SemanticIndexInfo | ToolError> {
+    return guard(async () => {
+      const info = await model();
+      if (isToolError(info)) return info;
+      return (await chunksIndex(info)).info();
+    });
+  }
+
+  return { recordTurn, searchChunks, indexInfo };
 }

@@ -1,0 +1,422 @@
+// The in-memory vectors of the semantic index, packed in one kernel memory, with search: exact
+// f32 scoring while small; from `quantiseFrom` rows an int8 first pass and exact f32 rescoring of
+// the best candidates; above the f32 budget only the int8 form stays in RAM and rescoring reads
+// the few f32 vectors it needs through `fetch` (the chunk rows in IndexedDB).
+import { createKernel, type DotKernel, type KernelKind } from './kernels/dot-kernel';
+import { quantiseQuery } from './kernels/int8';
+import { selectTop } from './kernels/select';
+import type { VectorIndexOptions } from './types';
+
+export type ChunkVectorsOptions = VectorIndexOptions;
+
+export interface VectorHit {
+  id: number;
+  similarity: number;
+}
+
+/** Reads the f32 vectors of chunk ids (undefined where a row is gone or of another model). */
+export type FetchVectors = (ids: number[]) => Promise<(Float32Array | undefined)[]>;
+
+export interface ChunkVectorsMemory {
+  /** Bytes of vector data (f32, int8 codes, scales) in the kernel memory. */
+  vectorBytes: number;
+  /** The kernel memory in all (vectors, scores, scratch, headroom). */
+  kernelBytes: number;
+  /** Row metadata held in JS (ids, conversation ids). */
+  metaBytes: number;
+}
+
+const DEFAULTS: Required<ChunkVectorsOptions> = {
+  kernel: 'auto',
+  quantiseFrom: 65_536,
+  f32Budget: 256 * 2 ** 20,
+  rescoreFactor: 4,
+  minRescore: 64,
+};
+/** Most candidates one search rescores (k is capped at 1,000 by the tools). */
+const CAND_MAX = 8192;
+/** Rows quantised per kernel call when f32 rows are not kept. */
+const STAGE_ROWS = 4096;
+
+const align = (n: number) => Math.ceil(n / 16) * 16;
+
+interface Form {
+  codes: boolean;
+  f32: boolean;
+}
+
+const sameForm = (a: Form, b: Form) => a.codes === b.codes && a.f32 === b.f32;
+
+interface Layout {
+  cap: number;
+  codes: boolean;
+  f32: boolean;
+  q: number;
+  q16: number;
+  cand: number;
+  candOut: number;
+  /** Where f32 rows wait to be quantised when no f32 region exists. */
+  stage: number;
+  scores: number;
+  idx: number;
+  scales: number;
+  codeBase: number;
+  f32Base: number;
+  end: number;
+}
+
+function layout(dims: number, cap: number, codes: boolean, f32: boolean): Layout {
+  const q = 0;
+  const q16 = align(q + dims * 4);
+  const cand = align(q16 + dims * 2);
+  const candOut = cand + CAND_MAX * 4;
+  const stage = candOut + CAND_MAX * 4;
+  const scores = align(stage + (f32 ? 0 : STAGE_ROWS * dims * 4));
+  const idx = align(scores + cap * 4);
+  const scales = align(idx + cap * 4);
+  const codeBase = align(scales + (codes ? cap * 4 : 0));
+  const f32Base = align(codeBase + (codes ? cap * dims : 0));
+  const end = align(f32Base + (f32 ? cap * dims * 4 : 0));
+  return {
+    ...{ cap, codes, f32, q, q16, cand, candOut, stage, scores, idx, scales },
+    ...{ codeBase, f32Base, end },
+  };
+}
+
+export class ChunkVectors {
+  private readonly opts: Required<ChunkVectorsOptions>;
+  private kernel: DotKernel;
+  private lay: Layout;
+  /** Chunk id per slot; NaN marks a dead slot. */
+  private ids: Float64Array;
+  /** Conversation id per slot; NaN for dead slots. */
+  private convs: Float64Array;
+  private readonly slotOf = new Map<number, number>();
+  private used = 0;
+
+  constructor(
+    readonly dims: number,
+    options: ChunkVectorsOptions = {},
+  ) {
+    this.opts = { ...DEFAULTS, ...options };
+    this.lay = layout(dims, 1024, false, true);
+    this.kernel = createKernel(this.lay.end, this.opts.kernel);
+    this.ids = new Float64Array(this.lay.cap);
+    this.convs = new Float64Array(this.lay.cap);
+  }
+
+  get kernelKind(): KernelKind {
+    return this.kernel.kind;
+  }
+
+  /** Live rows. */
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  /** Whether searches take the int8 first pass, and whether f32 vectors stay in RAM. */
+  get mode(): { quantised: boolean; f32InMemory: boolean } {
+    return { quantised: this.lay.codes, f32InMemory: this.lay.f32 };
+  }
+
+  has(id: number): boolean {
+    return this.slotOf.has(id);
+  }
+
+  /** Every live chunk id (for reconciling with the store). */
+  liveIds(): number[] {
+    return [...this.slotOf.keys()];
+  }
+
+  memory(): ChunkVectorsMemory {
+    const { cap, codes, f32 } = this.lay;
+    return {
+      vectorBytes: (codes ? cap * (this.dims + 4) : 0) + (f32 ? cap * this.dims * 4 : 0),
+      kernelBytes: this.kernel.buffer.byteLength,
+      metaBytes: this.ids.byteLength + this.convs.byteLength,
+    };
+  }
+
+  /** Makes room for `rows` rows in all, choosing the storage form for that size up front. */
+  reserve(rows: number): void {
+    const want = this.used + Math.max(0, rows - this.size);
+    const form = this.formFor(rows);
+    if (want > this.lay.cap || !sameForm(form, this.lay)) this.relayout(want, form);
+  }
+
+  /** Adds one vector; false when the id is already indexed or the length is wrong. */
+  add(id: number, conversationId: number, vector: Float32Array): boolean {
+    return this.addMany([id], [conversationId], vector) === 1;
+  }
+
+  /**
+   * Adds `ids.length` vectors packed in `vectors` (a shard), skipping ids already indexed.
+   * Returns how many were added (0 when the lengths do not match).
+   */
+  addMany(ids: ArrayLike<number>, convs: ArrayLike<number>, vectors: Float32Array): number {
+    const n = ids.length;
+    const { dims } = this;
+    if (!n || convs.length !== n || vectors.length !== n * dims) return 0;
+    const form = this.formFor(this.size + n);
+    if (this.used + n > this.lay.cap || !sameForm(form, this.lay)) {
+      let cap = Math.max(this.used + n, Math.ceil(this.lay.cap * 1.5));
+      // Headroom must not push the f32 vectors past their budget.
+      if (form.f32) cap = Math.max(this.used + n, Math.min(cap, this.f32Rows()));
+      this.relayout(cap, form);
+    }
+    const first = this.used;
+    const take: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = ids[i];
+      if (this.slotOf.has(id)) continue;
+      const slot = this.used++;
+      this.ids[slot] = id;
+      this.convs[slot] = convs[i];
+      this.slotOf.set(id, slot);
+      take.push(i);
+    }
+    const rowOf = (j: number) => vectors.subarray(take[j] * dims, (take[j] + 1) * dims);
+    const whole = take.length === n;
+    const { lay, kernel } = this;
+    if (lay.f32) {
+      const f32 = new Float32Array(kernel.buffer, lay.f32Base, lay.cap * dims);
+      if (whole) f32.set(vectors, first * dims);
+      else for (let j = 0; j < take.length; j++) f32.set(rowOf(j), (first + j) * dims);
+      if (lay.codes) {
+        kernel.quantise(
+          lay.f32Base + first * dims * 4,
+          lay.codeBase + first * dims,
+          lay.scales + first * 4,
+          take.length,
+          dims,
+        );
+      }
+    } else {
+      this.quantiseVia(
+        (j0, count, stage) => {
+          if (whole) stage.set(vectors.subarray(j0 * dims, (j0 + count) * dims));
+          else for (let j = 0; j < count; j++) stage.set(rowOf(j0 + j), j * dims);
+        },
+        first,
+        take.length,
+      );
+    }
+    return take.length;
+  }
+
+  /**
+   * Quantises `count` rows into slots `first..` through the stage (int8-only form): `fill`
+   * writes rows `j0..j0+n-1` of the source into the stage.
+   */
+  private quantiseVia(
+    fill: (j0: number, n: number, stage: Float32Array) => void,
+    first: number,
+    count: number,
+  ): void {
+    const { lay, kernel, dims } = this;
+    const stage = new Float32Array(kernel.buffer, lay.stage, STAGE_ROWS * dims);
+    for (let j0 = 0; j0 < count; j0 += STAGE_ROWS) {
+      const n = Math.min(STAGE_ROWS, count - j0);
+      fill(j0, n, stage);
+      const at = first + j0;
+      kernel.quantise(lay.stage, lay.codeBase + at * dims, lay.scales + at * 4, n, dims);
+    }
+  }
+
+  /** Removes a row; compacts when more than half of the slots are dead. */
+  remove(id: number): void {
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return;
+    this.slotOf.delete(id);
+    this.ids[slot] = NaN;
+    this.convs[slot] = NaN;
+    const dead = this.used - this.slotOf.size;
+    if (dead > 1024 && dead * 2 > this.used) this.compact();
+  }
+
+  clear(): void {
+    this.slotOf.clear();
+    this.used = 0;
+    this.lay = layout(this.dims, 1024, false, true);
+    this.kernel = createKernel(this.lay.end, this.opts.kernel);
+    this.ids = new Float64Array(this.lay.cap);
+    this.convs = new Float64Array(this.lay.cap);
+  }
+
+  /**
+   * The `k` rows most similar to `query` (of one conversation, or of all with `null`), best
+   * first, with exact f32 cosines when f32 vectors are in RAM or `fetch` is given.
+   */
+  async search(
+    conversationId: number | null,
+    query: Float32Array,
+    k: number,
+    fetch?: FetchVectors,
+  ): Promise<VectorHit[]> {
+    if (query.length !== this.dims || k <= 0 || this.slotOf.size === 0) return [];
+    const { kernel, dims } = this;
+    const lay = this.lay;
+    new Float32Array(kernel.buffer, lay.q, dims).set(query);
+    let m = this.used;
+    let gathered: Int32Array | null = null;
+    if (conversationId !== null) {
+      gathered = new Int32Array(kernel.buffer, lay.idx, this.used);
+      const convs = this.convs;
+      m = 0;
+      for (let s = 0; s < this.used; s++) if (convs[s] === conversationId) gathered[m++] = s;
+      if (m === 0) return [];
+    }
+    const skip = gathered ? undefined : this.ids;
+    const slotAt = (j: number) => (gathered ? gathered[j] : j);
+
+    if (!lay.codes) {
+      if (gathered) kernel.f32Index(lay.q, lay.f32Base, lay.idx, m, dims, lay.scores);
+      else kernel.f32Rows(lay.q, lay.f32Base, m, dims, lay.scores);
+      const scores = new Float32Array(kernel.buffer, lay.scores, m);
+      return [...selectTop(scores, m, k, skip)].map((j) => ({
+        id: this.ids[slotAt(j)],
+        similarity: scores[j],
+      }));
+    }
+
+    const qScale = quantiseQuery(query, new Int16Array(kernel.buffer, lay.q16, dims));
+    if (gathered) kernel.i8Index(lay.q16, lay.codeBase, lay.scales, lay.idx, m, dims, lay.scores);
+    else kernel.i8Rows(lay.q16, lay.codeBase, lay.scales, m, dims, lay.scores);
+    const approx = new Float32Array(kernel.buffer, lay.scores, m);
+    const want = Math.min(CAND_MAX, Math.max(k * this.opts.rescoreFactor, this.opts.minRescore));
+    const top = selectTop(approx, m, want, skip);
+    const slots = Int32Array.from(top, slotAt);
+
+    if (lay.f32) {
+      new Int32Array(kernel.buffer, lay.cand, slots.length).set(slots);
+      kernel.f32Index(lay.q, lay.f32Base, lay.cand, slots.length, dims, lay.candOut);
+      const exact = new Float32Array(kernel.buffer, lay.candOut, slots.length);
+      return [...selectTop(exact, slots.length, k)].map((j) => ({
+        id: this.ids[slots[j]],
+        similarity: exact[j],
+      }));
+    }
+
+    const ids = Array.from(slots, (s) => this.ids[s]);
+    if (!fetch) {
+      return ids.slice(0, k).map((id, j) => ({ id, similarity: approx[top[j]] * qScale }));
+    }
+    // The index may change while the rows are read; from here on only ids are used.
+    const vectors = await fetch(ids);
+    const exact = new Float32Array(ids.length).fill(NaN);
+    vectors.forEach((v, j) => {
+      if (v && v.length === dims) exact[j] = dotF32(query, v);
+    });
+    return [...selectTop(exact, ids.length, k)].map((j) => ({ id: ids[j], similarity: exact[j] }));
+  }
+
+  // ---- storage ----------------------------------------------------------------------------
+
+  /** Rows of f32 vectors the budget allows. */
+  private f32Rows(): number {
+    return Math.floor(this.opts.f32Budget / (this.dims * 4));
+  }
+
+  /**
+   * The storage form for `rows` live rows. Both switches only go one way (until `clear`), so
+   * an index that shrinks again does not flip back and forth.
+   */
+  private formFor(rows: number): Form {
+    const f32 = this.lay.f32 && rows <= this.f32Rows();
+    const codes = this.lay.codes || rows >= this.opts.quantiseFrom || !f32;
+    return { codes, f32 };
+  }
+
+  /**
+   * Moves to a layout of capacity `rows` (at least) in the form for that size: in place while
+   * only growing, into a fresh memory when f32 vectors are dropped (a memory cannot shrink).
+   */
+  private relayout(rows: number, { codes, f32 }: Form): void {
+    const old = this.lay;
+    const cap = Math.max(rows, 1024);
+    const next = layout(this.dims, cap, codes, f32);
+    const { dims } = this;
+    if (old.f32 && !f32) {
+      // Into a fresh memory, int8 only: quantise from the old f32 rows if there were no codes.
+      const kernel = createKernel(next.end, this.opts.kernel);
+      const oldBuf = this.kernel.buffer;
+      if (old.codes) {
+        new Uint8Array(kernel.buffer, next.scales, this.used * 4).set(
+          new Uint8Array(oldBuf, old.scales, this.used * 4),
+        );
+        new Uint8Array(kernel.buffer, next.codeBase, this.used * dims).set(
+          new Uint8Array(oldBuf, old.codeBase, this.used * dims),
+        );
+        this.kernel = kernel;
+        this.lay = next;
+      } else {
+        const src = new Float32Array(oldBuf, old.f32Base, this.used * dims);
+        this.kernel = kernel;
+        this.lay = next;
+        this.quantiseVia(
+          (j0, n, stage) => stage.set(src.subarray(j0 * dims, (j0 + n) * dims)),
+          0,
+          this.used,
+        );
+      }
+    } else {
+      this.kernel.grow(next.end);
+      const bytes = new Uint8Array(this.kernel.buffer);
+      // Regions only move up, so moving the last one first never overwrites live data.
+      if (old.f32 && f32)
+        bytes.copyWithin(next.f32Base, old.f32Base, old.f32Base + this.used * dims * 4);
+      if (old.codes) {
+        bytes.copyWithin(next.codeBase, old.codeBase, old.codeBase + this.used * dims);
+        bytes.copyWithin(next.scales, old.scales, old.scales + this.used * 4);
+      } else if (codes) {
+        this.kernel.quantise(next.f32Base, next.codeBase, next.scales, this.used, dims);
+      }
+      this.lay = next;
+    }
+    const ids = new Float64Array(cap);
+    ids.set(this.ids.subarray(0, this.used));
+    const convs = new Float64Array(cap);
+    convs.set(this.convs.subarray(0, this.used));
+    this.ids = ids;
+    this.convs = convs;
+  }
+
+  /** Moves live rows down over dead slots, in place. */
+  private compact(): void {
+    const { lay, dims } = this;
+    const bytes = new Uint8Array(this.kernel.buffer);
+    let w = 0;
+    for (let s = 0; s < this.used; s++) {
+      const id = this.ids[s];
+      if (id !== id) continue;
+      if (w !== s) {
+        if (lay.f32) {
+          bytes.copyWithin(
+            lay.f32Base + w * dims * 4,
+            lay.f32Base + s * dims * 4,
+            lay.f32Base + (s + 1) * dims * 4,
+          );
+        }
+        if (lay.codes) {
+          bytes.copyWithin(
+            lay.codeBase + w * dims,
+            lay.codeBase + s * dims,
+            lay.codeBase + (s + 1) * dims,
+          );
+          bytes.copyWithin(lay.scales + w * 4, lay.scales + s * 4, lay.scales + (s + 1) * 4);
+        }
+        this.ids[w] = id;
+        this.convs[w] = this.convs[s];
+        this.slotOf.set(id, w);
+      }
+      w++;
+    }
+    this.used = w;
+  }
+}
+
+function dotF32(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return Math.fround(s);
+}

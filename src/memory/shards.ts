@@ -1,0 +1,264 @@
+// Packed vector shards: the chunk vectors of one model, a few thousand per row, so a cold start
+// reads tens of rows instead of one per chunk. Chunk ids are split into ranges of SHARD_SPAN; a
+// range holds one piece per model once it is complete, and while it fills, a few pieces that
+// merge by size (16 small into one larger), so a write adds one small row instead of rewriting
+// a large one. Every helper runs inside the caller's rw transaction over the shard table, the
+// same transaction that writes the chunk rows, so rows and shards land (or fail) together.
+import Dexie, { type Table } from 'dexie';
+import type { Chunk } from './types';
+
+/** Chunk ids per range; one complete range is one row of up to this many vectors. */
+export const SHARD_SPAN = 4096;
+/** Pieces of one size class that trigger a merge into the next class. */
+const MERGE_AT = 16;
+
+export interface ChunkShard {
+  id?: number;
+  model: string;
+  /** `floor(chunk id / SHARD_SPAN)` of every chunk in it. */
+  range: number;
+  /** Vectors held (indexed, so sizes are known from keys alone). */
+  count: number;
+  /** Chunk ids, ascending. */
+  ids: Float64Array;
+  conversations: Float64Array;
+  /** `count × dims` floats, row i for `ids[i]`. */
+  vectors: Float32Array;
+}
+
+export const SHARD_SCHEMA = '++id, [model+range+count], range';
+
+/** What a shard needs of a chunk row. */
+export type ShardSource = Pick<Chunk, 'id' | 'conversationId' | 'embedding' | 'model'>;
+
+type Shards = Table<ChunkShard, number>;
+
+interface PieceKey {
+  key: number;
+  range: number;
+  count: number;
+}
+
+const sizeClass = (count: number) => (count < 16 ? 0 : count < 256 ? 1 : 2);
+
+/** Packs chunk rows (ids ascending) of one model and range into a shard. */
+export function packShard(model: string, range: number, rows: readonly ShardSource[]): ChunkShard {
+  const dims = rows[0]?.embedding.length ?? 0;
+  const shard: ChunkShard = {
+    model,
+    range,
+    count: rows.length,
+    ids: new Float64Array(rows.length),
+    conversations: new Float64Array(rows.length),
+    vectors: new Float32Array(rows.length * dims),
+  };
+  rows.forEach((r, i) => {
+    shard.ids[i] = r.id!;
+    shard.conversations[i] = r.conversationId;
+    shard.vectors.set(r.embedding, i * dims);
+  });
+  return shard;
+}
+
+/** Rows grouped by model, then by range, each group sorted by id. */
+function group(rows: readonly ShardSource[]): Map<string, Map<number, ShardSource[]>> {
+  const out = new Map<string, Map<number, ShardSource[]>>();
+  for (const r of rows) {
+    if (r.id === undefined || !r.embedding.length) continue;
+    let byRange = out.get(r.model);
+    if (!byRange) out.set(r.model, (byRange = new Map()));
+    const range = Math.floor(r.id / SHARD_SPAN);
+    const list = byRange.get(range);
+    if (list) list.push(r);
+    else byRange.set(range, [r]);
+  }
+  for (const byRange of out.values()) {
+    for (const list of byRange.values()) list.sort((a, b) => a.id! - b.id!);
+  }
+  return out;
+}
+
+/** Piece keys of `model` with range in `[lo, hi]`, from the index alone (no vectors read). */
+async function pieces(table: Shards, model: string, lo: number, hi: number): Promise<PieceKey[]> {
+  const out: PieceKey[] = [];
+  await table
+    .where('[model+range+count]')
+    .between([model, lo, Dexie.minKey], [model, hi, Dexie.maxKey], true, true)
+    .eachKey((key, cursor) => {
+      const [, range, count] = key as [string, number, number];
+      out.push({ key: cursor.primaryKey as number, range, count });
+    });
+  return out;
+}
+
+/** Replaces shards `keys` (one model and range) with one shard holding all their vectors. */
+async function merge(table: Shards, keys: readonly number[]): Promise<PieceKey> {
+  const rows = (await table.bulkGet(keys as number[])).filter((s) => s !== undefined);
+  const dims = rows[0].count ? rows[0].vectors.length / rows[0].count : 0;
+  const entries: { id: number; conv: number; shard: ChunkShard; at: number }[] = [];
+  for (const s of rows) {
+    for (let i = 0; i < s.count; i++)
+      entries.push({ id: s.ids[i], conv: s.conversations[i], shard: s, at: i });
+  }
+  entries.sort((a, b) => a.id - b.id);
+  const merged: ChunkShard = {
+    model: rows[0].model,
+    range: rows[0].range,
+    count: entries.length,
+    ids: Float64Array.from(entries, (e) => e.id),
+    conversations: Float64Array.from(entries, (e) => e.conv),
+    vectors: new Float32Array(entries.length * dims),
+  };
+  entries.forEach((e, i) =>
+    merged.vectors.set(e.shard.vectors.subarray(e.at * dims, (e.at + 1) * dims), i * dims),
+  );
+  await table.bulkDelete(keys as number[]);
+  return { key: await table.add(merged), range: merged.range, count: merged.count };
+}
+
+/**
+ * Adds the vectors of chunk rows (with their ids) to the shards: one new piece per model and
+ * range. Call in the transaction that writes the rows; rows already in a shard must be removed
+ * first (`removeFromShards`). With `tidy` (the default) the pieces are merged as they pile up
+ * (`tidyShards`); a stream of small writes may tidy every few writes instead.
+ */
+export async function addToShards(
+  table: Shards,
+  rows: readonly ShardSource[],
+  { tidy = true }: { tidy?: boolean } = {},
+): Promise<void> {
+  for (const [model, byRange] of group(rows)) {
+    for (const [range, list] of byRange) await table.add(packShard(model, range, list));
+    if (tidy) await tidyShards(table, model);
+  }
+}
+
+/**
+ * Merges the pieces of `model`: in its highest range, 16 pieces of a size class (under 16,
+ * under 256 vectors) become one of the next class; every lower range becomes one piece. One scan
+ * of the index keys finds them; only pieces that merge are read.
+ */
+export async function tidyShards(table: Shards, model: string): Promise<void> {
+  const byRange = new Map<number, PieceKey[]>();
+  for (const p of await pieces(table, model, -Infinity, Infinity)) {
+    const list = byRange.get(p.range);
+    if (list) list.push(p);
+    else byRange.set(p.range, [p]);
+  }
+  if (!byRange.size) return;
+  const top = Math.max(...byRange.keys());
+  for (const [range, list] of byRange) {
+    if (range < top) {
+      if (list.length > 1)
+        await merge(
+          table,
+          list.map((p) => p.key),
+        );
+      continue;
+    }
+    for (let cls = 0; cls < 2; cls++) {
+      const same = list.filter((p) => sizeClass(p.count) === cls);
+      if (same.length < MERGE_AT) continue;
+      const merged = await merge(
+        table,
+        same.map((p) => p.key),
+      );
+      list.splice(0, list.length, ...list.filter((p) => !same.includes(p)), merged);
+    }
+  }
+}
+
+/** Removes chunk ids from every shard (of any model) holding them. */
+export async function removeFromShards(table: Shards, ids: readonly number[]): Promise<void> {
+  const byRange = new Map<number, Set<number>>();
+  for (const id of ids) {
+    const range = Math.floor(id / SHARD_SPAN);
+    let set = byRange.get(range);
+    if (!set) byRange.set(range, (set = new Set()));
+    set.add(id);
+  }
+  for (const [range, gone] of byRange) {
+    for (const s of await table.where('range').equals(range).toArray()) {
+      const keep: number[] = [];
+      for (let i = 0; i < s.count; i++) if (!gone.has(s.ids[i])) keep.push(i);
+      if (keep.length === s.count) continue;
+      if (!keep.length) {
+        await table.delete(s.id!);
+        continue;
+      }
+      const dims = s.vectors.length / s.count;
+      const next: ChunkShard = {
+        ...s,
+        count: keep.length,
+        ids: Float64Array.from(keep, (i) => s.ids[i]),
+        conversations: Float64Array.from(keep, (i) => s.conversations[i]),
+        vectors: new Float32Array(keep.length * dims),
+      };
+      keep.forEach((i, j) =>
+        next.vectors.set(s.vectors.subarray(i * dims, (i + 1) * dims), j * dims),
+      );
+      await table.put(next);
+    }
+  }
+}
+
+/** Vectors of `model` held in shards, from the index alone. */
+export async function shardVectorCount(table: Shards, model: string): Promise<number> {
+  let n = 0;
+  for (const p of await pieces(table, model, -Infinity, Infinity)) n += p.count;
+  return n;
+}
+
+/**
+ * Calls `visit` with every shard of `model`, reading `perRead` rows at a time so that only a
+ * few shards are in memory at once (at 1M chunks, all f32 vectors would be 1.5 GB). The next
+ * read is already under way while `visit` handles the current one.
+ */
+export async function eachShard(
+  table: Shards,
+  model: string,
+  visit: (shard: ChunkShard) => void,
+  perRead = 4,
+): Promise<void> {
+  const keys = (await pieces(table, model, -Infinity, Infinity)).map((p) => p.key);
+  const read = (i: number) => (i < keys.length ? table.bulkGet(keys.slice(i, i + perRead)) : null);
+  let next = read(0);
+  for (let i = 0; next; i += perRead) {
+    const current = await next;
+    next = read(i + perRead);
+    for (const s of current) if (s) visit(s);
+  }
+}
+
+/**
+ * Rebuilds the shards of `model` from its chunk rows (when they disagree: rows written by an
+ * older version, or by hand), reading the rows range by range. Call in a rw transaction over
+ * both tables.
+ */
+export async function rebuildShards(
+  chunks: Table<Chunk, number>,
+  table: Shards,
+  model: string,
+): Promise<void> {
+  await table.bulkDelete((await pieces(table, model, -Infinity, Infinity)).map((p) => p.key));
+  let batch: Chunk[] = [];
+  let range = -1;
+  const flush = async () => {
+    if (batch.length) await table.add(packShard(model, range, batch));
+    batch = [];
+  };
+  const ids = await chunks.where('model').equals(model).primaryKeys();
+  ids.sort((a, b) => a - b);
+  for (let i = 0; i < ids.length; i += SHARD_SPAN) {
+    for (const row of await chunks.bulkGet(ids.slice(i, i + SHARD_SPAN))) {
+      if (!row?.embedding.length) continue;
+      const r = Math.floor(row.id! / SHARD_SPAN);
+      if (r !== range) {
+        await flush();
+        range = r;
+      }
+      batch.push(row);
+    }
+  }
+  await flush();
+}

@@ -1,0 +1,385 @@
+// Packed vector shards: every write path (recordTurn, importJson merge and replace, reembed,
+// deleteConversation) keeps them equal to the chunk rows, in the same transaction; an aborted
+// transaction leaves both as they were; a cold start reads shards, not rows; rows written
+// without shards (an older version, or by hand) are noticed and the shards rebuilt.
+import Dexie from 'dexie';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Embedder, ModelInfo } from '../../src/embeddings/types';
+import { MemoryDB } from '../../src/memory/db';
+import {
+  SHARD_SPAN,
+  addToShards,
+  removeFromShards,
+  tidyShards,
+  type ChunkShard,
+} from '../../src/memory/shards';
+import type { Chunk } from '../../src/memory/types';
+import { closeAll, openTestMemory, sharedEmbedder } from './helpers';
+
+afterEach(closeAll);
+
+/**
+ * The shard invariant: per model, shards hold exactly the chunk rows' (id, conversation,
+ * vector), each id once, ids ascending within a shard and inside its range; few pieces per
+ * range, and once tidied, one per range below a model's highest.
+ */
+async function expectConsistent(
+  db: MemoryDB,
+  { tidy = false } = {},
+): Promise<{ shards: number; vectors: number }> {
+  const [rows, shards] = await db.transaction('r', db.chunks, db.shards, () =>
+    Promise.all([db.chunks.toArray(), db.shards.toArray()]),
+  );
+  const fromRows = new Map<string, Map<number, Chunk>>();
+  for (const r of rows) {
+    if (!fromRows.has(r.model)) fromRows.set(r.model, new Map());
+    fromRows.get(r.model)!.set(r.id!, r);
+  }
+  const seen = new Map<string, Set<number>>();
+  const pieces = new Map<string, number>();
+  for (const s of shards) {
+    expect(s.count).toBe(s.ids.length);
+    expect(s.conversations.length).toBe(s.count);
+    const dims = s.vectors.length / s.count;
+    expect(Number.isInteger(dims)).toBe(true);
+    const mine = fromRows.get(s.model);
+    expect(mine, `shard of model ${s.model} without rows`).toBeDefined();
+    if (!seen.has(s.model)) seen.set(s.model, new Set());
+    const key = `${s.model}/${s.range}`;
+    pieces.set(key, (pieces.get(key) ?? 0) + 1);
+    for (let i = 0; i < s.count; i++) {
+      const id = s.ids[i];
+      if (i) expect(id).toBeGreaterThan(s.ids[i - 1]);
+      expect(Math.floor(id / SHARD_SPAN)).toBe(s.range);
+      expect(seen.get(s.model)!.has(id), `id ${id} twice`).toBe(false);
+      seen.get(s.model)!.add(id);
+      const row = mine!.get(id);
+      expect(row, `shard id ${id} has no row`).toBeDefined();
+      expect(s.conversations[i]).toBe(row!.conversationId);
+      expect([...s.vectors.subarray(i * dims, (i + 1) * dims)]).toEqual([...row!.embedding]);
+    }
+  }
+  for (const [model, byId] of fromRows) {
+    expect(seen.get(model)?.size ?? 0, `rows of ${model} missing from shards`).toBe(byId.size);
+    const ranges = [...pieces].filter(([k]) => k.startsWith(`${model}/`));
+    const top = Math.max(...ranges.map(([k]) => Number(k.split('/').pop())));
+    for (const [k, n] of ranges) {
+      // Tidied: one piece per completed range and a few in the highest; untidied, still few.
+      if (tidy && Number(k.split('/').pop()) < top) expect(n, k).toBe(1);
+      else expect(n, k).toBeLessThan(tidy ? 46 : 64);
+    }
+  }
+  return { shards: shards.length, vectors: rows.length };
+}
+
+function fakeRow(id: number, conv: number, model = 'm', dims = 8): Chunk {
+  return {
+    id,
+    conversationId: conv,
+    turnId: id,
+    sentenceId: 0,
+    role: 'user',
+    text: `row ${id}`,
+    tokenCount: 3,
+    embedding: Float32Array.from({ length: dims }, (_, i) => Math.sin(id * 31 + i)),
+    model,
+    time: new Date(0),
+  };
+}
+
+/** Adds rows like recordTurn does: chunk rows and their shards in one transaction. */
+async function addRows(db: MemoryDB, rows: Chunk[], tidy = true): Promise<void> {
+  await db.transaction('rw', db.chunks, db.shards, async () => {
+    await db.chunks.bulkAdd(rows);
+    await addToShards(db.shards, rows, { tidy });
+  });
+}
+
+async function deleteRows(db: MemoryDB, ids: number[]): Promise<void> {
+  await db.transaction('rw', db.chunks, db.shards, async () => {
+    await db.chunks.bulkDelete(ids);
+    await removeFromShards(db.shards, ids);
+  });
+}
+
+/** Another "model": the bundled vectors, rotated, under a different id. */
+function otherModel(): Embedder {
+  const base = sharedEmbedder();
+  let info: ModelInfo | undefined;
+  return {
+    async ready() {
+      info ??= { ...(await base.ready()), id: 'test/rotated', bundled: false };
+      return info;
+    },
+    async embed(texts) {
+      return (await base.embed(texts)).map((v) =>
+        Float32Array.from(v, (_, i) => v[(i + 1) % v.length]),
+      );
+    },
+    dispose: async () => undefined,
+  };
+}
+
+const TEXTS = [
+  'We planned the garden beds. Tomatoes go on the south side. Basil goes next to them.',
+  'The database schema needs an index on paths. Windows and tabs get their own tables.',
+  'Remind me to call the plumber on Monday.',
+  'My favourite editor is Helix. I use a light theme in the morning!',
+];
+
+describe('shard bookkeeping (helpers)', () => {
+  it('many small writes across ranges merge into one shard per completed range', async () => {
+    const db = new MemoryDB(`shards-${crypto.randomUUID()}`);
+    let id = 1;
+    for (let turn = 0; turn < 1900; turn++) {
+      const n = 1 + (turn % 9);
+      // Tidied every 16 writes, as recordTurn does.
+      await addRows(
+        db,
+        Array.from({ length: n }, () => fakeRow(id++, turn % 3)),
+        turn % 16 === 15,
+      );
+      if (turn % 400 === 0) await expectConsistent(db);
+    }
+    expect(id - 1).toBeGreaterThan(2 * SHARD_SPAN);
+    await db.transaction('rw', db.shards, () => tidyShards(db.shards, 'm'));
+    const { shards, vectors } = await expectConsistent(db, { tidy: true });
+    expect(vectors).toBe(id - 1);
+    expect(shards).toBeLessThan(2 + 46);
+    // Deletes spread over every range, then a whole conversation.
+    await deleteRows(
+      db,
+      Array.from({ length: 700 }, (_, i) => 1 + ((i * 97) % (id - 1))),
+    );
+    await expectConsistent(db);
+    const conv1 = (await db.chunks.where('conversationId').equals(1).primaryKeys()) as number[];
+    await deleteRows(db, conv1);
+    const after = await expectConsistent(db);
+    expect(after.vectors).toBe(await db.chunks.count());
+    db.close();
+  });
+
+  it('a transaction that aborts after writing rows and shards leaves both unchanged', async () => {
+    const db = new MemoryDB(`shards-${crypto.randomUUID()}`);
+    await addRows(db, [fakeRow(1, 1), fakeRow(2, 1)]);
+    const before = await db.shards.toArray();
+    await expect(
+      db.transaction('rw', db.chunks, db.shards, async () => {
+        const rows = Array.from({ length: 40 }, (_, i) => fakeRow(3 + i, 2));
+        await db.chunks.bulkAdd(rows);
+        await addToShards(db.shards, rows); // merges pieces on the way
+        await removeFromShards(db.shards, [1]);
+        throw new Error('crash');
+      }),
+    ).rejects.toThrow('crash');
+    expect(await db.shards.toArray()).toEqual(before);
+    expect(await db.chunks.count()).toBe(2);
+    await expectConsistent(db);
+    db.close();
+  });
+
+  it('opening a version-1 database builds the shards from its chunk rows', async () => {
+    const name = `shards-v1-${crypto.randomUUID()}`;
+    const old = new Dexie(name);
+    old.version(1).stores({
+      structured_memory: '++id, &path, parent_path, heading, modified',
+      conversations: '++id, modified',
+      messages: '++id, conversationId, time',
+      chunks: '++id, conversationId, turnId, model',
+      history: '++id, path, replaced',
+      settings: '&key',
+    });
+    const rows = [
+      ...Array.from({ length: 30 }, (_, i) => fakeRow(i + 1, 1, 'a')),
+      ...Array.from({ length: 5 }, (_, i) => fakeRow(SHARD_SPAN + i, 2, 'b', 4)),
+    ];
+    await old.table('chunks').bulkAdd(rows);
+    old.close();
+    const db = new MemoryDB(name);
+    const { shards, vectors } = await expectConsistent(db, { tidy: true });
+    expect(vectors).toBe(35);
+    expect(shards).toBe(2);
+    expect(db.verno).toBe(2);
+    db.close();
+  });
+});
+
+describe('shard bookkeeping (tools)', () => {
+  it('recordTurn, importJson (merge and replace), reembed and deleteConversation keep shards equal to the rows', async () => {
+    const a = openTestMemory();
+    const db = new MemoryDB(a.name);
+    const c1 = await a.mem.createConversation('one');
+    const c2 = await a.mem.createConversation('two');
+    if (c1.status !== 'SUCCESS' || c2.status !== 'SUCCESS') throw new Error('no conversation');
+    for (let i = 0; i < 20; i++) {
+      const r = await a.mem.recordTurn({
+        conversationId: i % 2 ? c1.id : c2.id,
+        role: i % 2 ? 'assistant' : 'user',
+        text: TEXTS[i % TEXTS.length],
+      });
+      expect(r.status).toBe('SUCCESS');
+    }
+    await expectConsistent(db);
+    const backup = await a.mem.exportJson();
+    if (typeof backup !== 'string') throw new Error('export failed');
+
+    expect((await a.mem.importJson(backup, 'merge')).status).toBe('SUCCESS');
+    const merged = await expectConsistent(db);
+    expect(merged.vectors).toBeGreaterThan(20);
+
+    expect((await a.mem.deleteConversation(c1.id)).status).toBe('SUCCESS');
+    await expectConsistent(db);
+
+    // Another model takes over: rows and shards move over batch by batch.
+    const b = openTestMemory({ name: a.name, embedder: otherModel() });
+    const progress = await b.mem.reembed();
+    expect(progress).toMatchObject({ done: expect.any(Number) });
+    await expectConsistent(db);
+    expect(new Set((await db.shards.toArray()).map((s) => s.model))).toEqual(
+      new Set(['test/rotated']),
+    );
+    const hits = await b.mem.searchChunks(c2.id, 'plumber on Monday', 1);
+    expect(hits[0]?.chunk.text).toBe('Remind me to call the plumber on Monday.');
+
+    expect((await b.mem.importJson(backup, 'replace')).status).toBe('SUCCESS');
+    const replaced = await expectConsistent(db);
+    expect(replaced.vectors).toBe(await db.chunks.count());
+    expect(new Set((await db.shards.toArray()).map((s) => s.model))).toEqual(
+      new Set(['test/rotated']),
+    );
+    db.close();
+  });
+
+  it('a write whose shard update fails writes no chunk rows either', async () => {
+    const a = openTestMemory();
+    const db = new MemoryDB(a.name);
+    await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[0] });
+    const rowsBefore = await db.chunks.toArray();
+    const shardsBefore = await db.shards.toArray();
+    const add = IDBObjectStore.prototype.add;
+    const spy = vi.spyOn(IDBObjectStore.prototype, 'add').mockImplementation(function (
+      this: IDBObjectStore,
+      ...args: Parameters<IDBObjectStore['add']>
+    ) {
+      if (this.name === 'shards') throw new DOMException('disk on fire', 'UnknownError');
+      return add.apply(this, args);
+    });
+    try {
+      const r = await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[1] });
+      expect(r).toMatchObject({ status: 'ERROR', code: 'INTERNAL_ERROR' });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await db.chunks.toArray()).toEqual(rowsBefore);
+    expect(await db.shards.toArray()).toEqual(shardsBefore);
+    // The search still sees exactly the first turn.
+    const hits = await a.mem.searchChunks(1, 'database schema index', 10);
+    expect(hits.map((h) => h.chunk.turnId)).toEqual(hits.map(() => rowsBefore[0].turnId));
+    db.close();
+  });
+
+  it('a cold start reads the shards, not one row per chunk', async () => {
+    const a = openTestMemory();
+    for (let i = 0; i < 8; i++) {
+      await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[i % TEXTS.length] });
+    }
+    await a.mem.close();
+    const b = openTestMemory({ name: a.name });
+    await b.mem.modelInfo();
+    const scans: string[] = [];
+    const proto = IDBObjectStore.prototype;
+    const index = IDBIndex.prototype;
+    const spies = (['openCursor', 'getAll'] as const).flatMap((k) => {
+      const onStore = proto[k] as unknown as (...a: unknown[]) => unknown;
+      const onIndex = index[k] as unknown as (...a: unknown[]) => unknown;
+      return [
+        vi.spyOn(proto as unknown as Record<string, () => unknown>, k).mockImplementation(function (
+          this: IDBObjectStore,
+          ...args: unknown[]
+        ) {
+          scans.push(`${this.name}.${k}`);
+          return onStore.apply(this, args);
+        } as never),
+        vi.spyOn(index as unknown as Record<string, () => unknown>, k).mockImplementation(function (
+          this: IDBIndex,
+          ...args: unknown[]
+        ) {
+          scans.push(`${this.objectStore.name}.${this.name}.${k}`);
+          return onIndex.apply(this, args);
+        } as never),
+      ];
+    });
+    try {
+      const hits = await b.mem.searchChunks(1, 'plumber', 3);
+      expect(hits.length).toBe(3);
+    } finally {
+      spies.forEach((s) => s.mockRestore());
+    }
+    expect(scans.filter((s) => s.startsWith('chunks'))).toEqual([]);
+    const info = await b.mem.indexInfo();
+    expect(info).toMatchObject({ chunks: expect.any(Number), quantised: false, f32InMemory: true });
+  });
+
+  it('rows written without shards are noticed at load and the shards rebuilt', async () => {
+    const a = openTestMemory();
+    await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[0] });
+    const info = await a.mem.modelInfo();
+    await a.mem.close();
+    const db = new MemoryDB(a.name);
+    const [vector] = await sharedEmbedder().embed(['the plumber comes on Monday']);
+    await db.chunks.add({
+      ...fakeRow(0, 1, info.id, info.dims),
+      id: undefined,
+      text: 'the plumber comes on Monday',
+      embedding: vector,
+    });
+    const b = openTestMemory({ name: a.name });
+    const hits = await b.mem.searchChunks(1, 'plumber Monday', 1);
+    expect(hits[0]?.chunk.text).toBe('the plumber comes on Monday');
+    await expectConsistent(db);
+    db.close();
+  });
+});
+
+describe('shard check after load', () => {
+  it('an older row missing from the shards is found by the full check, and the index reloads', async () => {
+    const a = openTestMemory();
+    const info = await a.mem.modelInfo();
+    const db = new MemoryDB(a.name);
+    const [vector] = await sharedEmbedder().embed(['the plumber comes on Monday']);
+    await db.chunks.add({
+      ...fakeRow(0, 1, info.id, info.dims),
+      id: undefined,
+      text: 'the plumber comes on Monday',
+      embedding: vector,
+    });
+    // A newer turn through the engine: the newest row has its shard, the older one has none.
+    await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[0] });
+    await a.mem.close();
+    const b = openTestMemory({ name: a.name });
+    let found = false;
+    for (let i = 0; i < 50 && !found; i++) {
+      const hits = await b.mem.searchChunks(1, 'plumber Monday', 1);
+      found = hits[0]?.chunk.text === 'the plumber comes on Monday';
+      if (!found) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(found).toBe(true);
+    await expectConsistent(db);
+    db.close();
+  });
+});
+
+describe('search over every conversation', () => {
+  it('searchChunks(null) ranks chunks of all conversations', async () => {
+    const a = openTestMemory();
+    await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[0] });
+    await a.mem.recordTurn({ conversationId: 2, role: 'user', text: TEXTS[2] });
+    const hits = await a.mem.searchChunks(null, 'plumber Monday', 2);
+    expect(hits[0].chunk.conversationId).toBe(2);
+    expect(
+      (await a.mem.searchChunks(1, 'plumber Monday', 5)).every((h) => h.chunk.conversationId === 1),
+    ).toBe(true);
+  });
+});
+
+export type { ChunkShard };
