@@ -46,6 +46,7 @@ export function createStoreContext(options: OpenMemoryOptions) {
   const now = options.now ?? Date.now;
   const db = new MemoryDB(name);
 
+  let readyModel: ModelInfo | undefined;
   let modelPromise: Promise<ModelInfo> | null = null;
   let entryIndex: EntryIndex | null = null;
   let semanticIndex: SemanticIndex | null = null;
@@ -78,7 +79,8 @@ export function createStoreContext(options: OpenMemoryOptions) {
   async function model(): Promise<Result<ModelInfo>> {
     try {
       modelPromise ??= embedder.ready();
-      return await modelPromise;
+      readyModel = await modelPromise;
+      return readyModel;
     } catch (e) {
       modelPromise = null; // try again next time: the hub may come back
       return toolError(
@@ -108,15 +110,35 @@ export function createStoreContext(options: OpenMemoryOptions) {
   }
 
   /** The entry index for the active model (tree only when no model loads), brought up to date. */
-  function entries(): Promise<EntryIndex> {
-    const next = entrySync.then(syncEntries, syncEntries);
+  /**
+   * The entry index, brought up to date. With `waitForModel: false` (the explorer's tree and
+   * counts) it does not wait for a model still downloading: it serves the tree without vectors
+   * meanwhile, and the next call after the model is ready rebuilds it with them.
+   */
+  function entries({ waitForModel = true } = {}): Promise<EntryIndex> {
+    const sync = () => syncEntries(waitForModel);
+    const next = entrySync.then(sync, sync);
     entrySync = next.catch(() => undefined);
     return next;
   }
   let entrySync: Promise<unknown> = Promise.resolve();
 
-  async function syncEntries(): Promise<EntryIndex> {
-    const info = await model();
+  async function syncEntries(waitForModel: boolean): Promise<EntryIndex> {
+    let info: Result<ModelInfo>;
+    if (waitForModel || readyModel) info = readyModel ?? (await model());
+    else {
+      void model(); // start loading; do not wait
+      info = toolError('MODEL_UNAVAILABLE', 'The embedding model is still loading');
+      // An index built while waiting stays usable for the tree until the model is ready.
+      if (entryIndex && entryIndex.model === null && !pending.entriesAll) {
+        if (pending.entries.size) {
+          const ids = [...pending.entries];
+          pending.entries.clear();
+          await entryIndex.refresh(ids);
+        }
+        return entryIndex;
+      }
+    }
     const modelId = isToolError(info) ? null : info.id;
     if (!entryIndex || entryIndex.model !== modelId || pending.entriesAll) {
       pending.entriesAll = false;

@@ -193,6 +193,7 @@ describe('re-embedding after a model switch', () => {
     const a = openTestMemory();
     const convId = await seeded(a.mem);
     const b = openTestMemory({ name: a.name, embedder: otherModel() });
+    await b.mem.modelInfo(); // stale rows are counted once the active model is known
     const before = await b.mem.stats();
     expect(before.stale).toBe(2 + 3);
     const seen: number[] = [];
@@ -208,5 +209,38 @@ describe('re-embedding after a model switch', () => {
     const ranked = ok(await b.mem.queryMemoryHeading('', 'coding style preferences', 0));
     expect(ranked.children[0].path).toBe('User');
     expect(await b.mem.reembed()).toMatchObject({ status: 'ERROR', code: 'NOT_FOUND' });
+  });
+});
+
+describe('while the embedding model is still loading', () => {
+  it('the explorer tree and counts do not wait for it; search works once it is ready', async () => {
+    const a = openTestMemory();
+    await seeded(a.mem);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const base = sharedEmbedder();
+    const slow: Embedder = {
+      ready: async () => {
+        await gate;
+        return base.ready();
+      },
+      embed: async (t) => {
+        await gate;
+        return base.embed(t);
+      },
+      dispose: async () => undefined,
+    };
+    const b = openTestMemory({ name: a.name, embedder: slow });
+    const index = await b.mem.memoryIndex();
+    expect(index.map((e) => e.path).sort()).toEqual([
+      'Projects/HaloWeave',
+      'User/Preferences/CodingStyle',
+    ]);
+    expect(await b.mem.stats()).toMatchObject({ entries: 2, stale: 0 });
+    const search = b.mem.queryMemoryHeading('', 'coding style preferences', 0);
+    release();
+    const ranked = ok(await search);
+    expect(ranked.children[0].path).toBe('User');
+    expect(ranked.children[0].similarity).toBeGreaterThan(0);
   });
 });

@@ -11,7 +11,7 @@ export function adminTools(ctx: StoreContext) {
   const { db, model, embed, entries, guard, entryText, noteWrite, noteChunkWrite } = ctx;
 
   async function memoryIndex(): Promise<EntrySummary[]> {
-    const idx = await entries();
+    const idx = await entries({ waitForModel: false });
     return idx.subtree('').map((r) => ({
       path: r.path,
       version: r.version,
@@ -24,16 +24,16 @@ export function adminTools(ctx: StoreContext) {
   }
 
   async function stats(): Promise<MemoryStats> {
-    const info = await model();
-    const active = isToolError(info) ? '' : info.id;
-    const idx = await entries();
+    // Counts do not wait for a model still downloading; `stale` is 0 until it is ready.
+    const idx = await entries({ waitForModel: false });
+    const active = idx.model ?? '';
     const [chunks, staleChunks, conversations, messages] = await Promise.all([
       db.chunks.count(),
-      active ? db.chunks.where('model').notEqual(active).count() : db.chunks.count(),
+      active ? db.chunks.where('model').notEqual(active).count() : 0,
       db.conversations.count(),
       db.messages.count(),
     ]);
-    const staleEntries = idx.subtree('').filter((r) => r.vectorRow < 0).length;
+    const staleEntries = active ? idx.subtree('').filter((r) => r.vectorRow < 0).length : 0;
     return {
       entries: idx.entryCount,
       chunks,
