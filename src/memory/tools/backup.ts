@@ -17,7 +17,7 @@ import type {
   ToolError,
 } from '../types';
 import { isToolError, short, toolError, validateContent } from '../validate';
-import { materialise, toPortable } from './portable';
+import { materialise, takeOver, toPortable } from './portable';
 
 export const BACKUP_FORMAT = 'structured-memory-backup';
 export const BACKUP_VERSION = 1;
@@ -142,7 +142,7 @@ const revive = (e: SerialEntry): PortableEntry => ({
 });
 
 export function backupTools(ctx: StoreContext) {
-  const { db, now, embed, guard, historyRow, noteWrite, noteChunkWrite } = ctx;
+  const { db, now, embed, guard, noteWrite, noteChunkWrite } = ctx;
   let validator: Validator | undefined;
 
   async function exportJson(): Promise<string | ToolError> {
@@ -341,21 +341,8 @@ export function backupTools(ctx: StoreContext) {
             for (const c of row.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
           }
 
-          const existing = replace
-            ? []
-            : await db.structured_memory
-                .where('path')
-                .anyOf(rows.map((r) => r.path))
-                .toArray();
-          const byPath = new Map(existing.map((r) => [r.path, r]));
-          const history: HistoryRow[] = [];
-          for (const row of rows) {
-            const old = byPath.get(row.path);
-            if (!old) continue;
-            history.push(historyRow(old, 'import', when));
-            row.id = old.id;
-            row.version = Math.max(row.version, old.version + 1);
-          }
+          const history = replace ? [] : await takeOver(ctx, rows, when);
+          const updated = history.length;
           for (const h of backup.history ?? []) {
             const e = revive(h.entry);
             history.push({
@@ -379,7 +366,7 @@ export function backupTools(ctx: StoreContext) {
           }
           if (history.length) await db.history.bulkAdd(history);
           noteWrite(await db.structured_memory.bulkPut(rows, { allKeys: true }));
-          return { created: rows.length - existing.length, updated: existing.length };
+          return { created: rows.length - updated, updated };
         },
       );
       return { status: 'SUCCESS' as const, imported: rows.length, ...result };

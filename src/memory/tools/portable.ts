@@ -7,7 +7,7 @@ import type { HistoryRow, ImportResult, MemoryEntry, ToolError } from '../types'
 import type { PortableEntry } from '../markdown';
 
 export function portableTools(ctx: StoreContext) {
-  const { db, now, guard, pathArg, historyRow, noteWrite } = ctx;
+  const { db, now, guard, pathArg, noteWrite } = ctx;
 
   async function exportMarkdown(rootIn?: unknown): Promise<string | ToolError> {
     return guard(async () => {
@@ -51,19 +51,7 @@ export function portableTools(ctx: StoreContext) {
       if (isToolError(rows)) return rows;
       const when = new Date(now());
       const counts = await db.transaction('rw', db.structured_memory, db.history, async () => {
-        const existing = await db.structured_memory
-          .where('path')
-          .anyOf(rows.map((r) => r.path))
-          .toArray();
-        const byPath = new Map(existing.map((r) => [r.path, r]));
-        const history: HistoryRow[] = [];
-        for (const row of rows) {
-          const old = byPath.get(row.path);
-          if (!old) continue;
-          history.push(historyRow(old, 'import', when));
-          row.id = old.id;
-          row.version = Math.max(row.version, old.version + 1);
-        }
+        const history = await takeOver(ctx, rows, when);
         if (history.length) await db.history.bulkAdd(history);
         const ids = await db.structured_memory.bulkPut(rows, { allKeys: true });
         noteWrite(ids);
@@ -124,4 +112,29 @@ export async function materialise(
       version: e.version,
     };
   });
+}
+
+/**
+ * Inside an import's transaction: rows whose path already exists take over that row's id and
+ * move past its version, and the replaced rows are returned as history.
+ */
+export async function takeOver(
+  ctx: StoreContext,
+  rows: MemoryEntry[],
+  when: Date,
+): Promise<HistoryRow[]> {
+  const existing = await ctx.db.structured_memory
+    .where('path')
+    .anyOf(rows.map((r) => r.path))
+    .toArray();
+  const byPath = new Map(existing.map((r) => [r.path, r]));
+  const history: HistoryRow[] = [];
+  for (const row of rows) {
+    const old = byPath.get(row.path);
+    if (!old) continue;
+    history.push(ctx.historyRow(old, 'import', when));
+    row.id = old.id;
+    row.version = Math.max(row.version, old.version + 1);
+  }
+  return history;
 }
