@@ -5,6 +5,7 @@
 // `npm run bench:browser` measures them in Chromium. Prints a table, writes bench/results.json.
 import 'fake-indexeddb/auto';
 import { writeFileSync } from 'node:fs';
+import { engineBench } from './engine';
 import { BUNDLED_MODEL, createEmbedder, openMemory } from '../src/memory';
 import { MemoryDB } from '../src/memory/db';
 import { splitSentences } from '../src/memory/text';
@@ -249,12 +250,14 @@ async function main() {
     }),
   ];
   printTable(`Structured Memory benchmark — Node ${process.version}, fake-indexeddb`, metrics);
+  const engine = await engineBench();
   const results = {
     date: new Date().toISOString(),
     environment: `Node ${process.version}, fake-indexeddb (in-process), ${QUICK ? 'QUICK run' : 'full run'}`,
     data: 'Synthetic 384-d unit vectors: 500 random centroids, row = normalise(centroid + 0.8 · N(0, I/384)) (bench/synthetic.ts); queries drawn the same way from another stream',
     model: BENCH_MODEL.id,
     metrics: Object.fromEntries(metrics.map((m) => [m.name, m])),
+    engine,
     details: {
       query: Object.fromEntries(
         Object.entries(q).map(([k, r]) => [
