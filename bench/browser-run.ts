@@ -11,9 +11,9 @@ import { build } from 'vite';
 import { metric, printTable, summarise, type Metric, type Summary } from './core/report';
 import { ingestTexts, type QueryBenchResult } from './core/workloads';
 import { serveDir } from './serve';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/e2e/chromium';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const QUICK = process.argv.includes('--quick');
 /** `--only=cold`: just the 100k fill and cold loads, with a breakdown (a development aid). */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
@@ -61,18 +61,9 @@ async function main() {
   // for a user (a Playwright context is incognito: IndexedDB in memory, a small quota).
   const profile = await mkdtemp(join(tmpdir(), 'sm-bench-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath: CHROMIUM_PATH,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-    ],
+    args: CHROMIUM_ARGS,
   });
   const version = context.browser()?.version() ?? (await versionOf(context));
   try {
