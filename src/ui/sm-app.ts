@@ -391,8 +391,9 @@ export class SmApp extends LitElement {
   private async handleSaveSettings(next: AppSettings): Promise<void> {
     const before = this.settings;
     this.settings = normaliseSettings(next);
-    await this.memory?.setSetting(SETTINGS_KEY, this.settings);
+    // Connect first: a message sent right after Save must go to the new endpoint.
     this.connect();
+    await this.memory?.setSetting(SETTINGS_KEY, this.settings);
     if (before.embeddingModel !== this.settings.embeddingModel) void this.applyModel();
   }
 
