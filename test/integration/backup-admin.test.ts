@@ -1,9 +1,17 @@
 // JSON backup and restore, the explorer's entry summary, settings, stats and re-embedding after
 // a model switch.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Embedder, ModelInfo } from '../../src/embeddings/types';
+import type { Embedder } from '../../src/embeddings/types';
 import type { MemoryApi } from '../../src/memory/types';
-import { closeAll, expectError, ok, openTestMemory, sharedEmbedder, snapshotDb } from './helpers';
+import {
+  closeAll,
+  expectError,
+  ok,
+  openTestMemory,
+  otherModel,
+  sharedEmbedder,
+  snapshotDb,
+} from './helpers';
 
 afterEach(closeAll);
 
@@ -169,24 +177,6 @@ describe('explorer summary, stats and settings', () => {
     expect(await b.mem.getSetting('missing')).toBeUndefined();
   });
 });
-
-/** Another "model": the bundled vectors, rotated, under a different id. */
-function otherModel(): Embedder {
-  const base = sharedEmbedder();
-  let info: ModelInfo | undefined;
-  return {
-    async ready() {
-      info ??= { ...(await base.ready()), id: 'test/rotated', bundled: false };
-      return info;
-    },
-    async embed(texts) {
-      return (await base.embed(texts)).map((v) =>
-        Float32Array.from(v, (_, i) => v[(i + 1) % v.length]),
-      );
-    },
-    dispose: async () => undefined,
-  };
-}
 
 describe('re-embedding after a model switch', () => {
   it('re-embeds every entry and chunk, batch by batch, and search works with the new model', async () => {

@@ -3,7 +3,7 @@
 import Dexie from 'dexie';
 import { expect } from 'vitest';
 import { BUNDLED_MODEL, createEmbedder, openMemory } from '../../src/memory';
-import type { Embedder } from '../../src/embeddings/types';
+import type { Embedder, ModelInfo } from '../../src/embeddings/types';
 import type { ErrorCode, MemoryApi } from '../../src/memory/types';
 
 /** 2025-01-01T00:00:00Z: the start of every test clock. */
@@ -167,4 +167,22 @@ function safeString(v: unknown): string {
   } catch {
     return `[unprintable ${typeof v}]`;
   }
+}
+
+/** Another "model": the bundled vectors, rotated, under a different id. */
+export function otherModel(): Embedder {
+  const base = sharedEmbedder();
+  let info: ModelInfo | undefined;
+  return {
+    async ready() {
+      info ??= { ...(await base.ready()), id: 'test/rotated', bundled: false };
+      return info;
+    },
+    async embed(texts) {
+      return (await base.embed(texts)).map((v) =>
+        Float32Array.from(v, (_, i) => v[(i + 1) % v.length]),
+      );
+    },
+    dispose: async () => undefined,
+  };
 }

@@ -4,7 +4,6 @@
 // without shards (an older version, or by hand) are noticed and the shards rebuilt.
 import Dexie from 'dexie';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Embedder, ModelInfo } from '../../src/embeddings/types';
 import { MemoryDB } from '../../src/memory/db';
 import {
   SHARD_SPAN,
@@ -14,7 +13,7 @@ import {
   type ChunkShard,
 } from '../../src/memory/shards';
 import type { Chunk } from '../../src/memory/types';
-import { closeAll, openTestMemory, sharedEmbedder } from './helpers';
+import { closeAll, openTestMemory, otherModel, sharedEmbedder } from './helpers';
 
 afterEach(closeAll);
 
@@ -100,24 +99,6 @@ async function deleteRows(db: MemoryDB, ids: number[]): Promise<void> {
     await db.chunks.bulkDelete(ids);
     await removeFromShards(db.shards, ids);
   });
-}
-
-/** Another "model": the bundled vectors, rotated, under a different id. */
-function otherModel(): Embedder {
-  const base = sharedEmbedder();
-  let info: ModelInfo | undefined;
-  return {
-    async ready() {
-      info ??= { ...(await base.ready()), id: 'test/rotated', bundled: false };
-      return info;
-    },
-    async embed(texts) {
-      return (await base.embed(texts)).map((v) =>
-        Float32Array.from(v, (_, i) => v[(i + 1) % v.length]),
-      );
-    },
-    dispose: async () => undefined,
-  };
 }
 
 const TEXTS = [
