@@ -40,8 +40,10 @@ export function registerServiceWorker(handlers: PwaHandlers): PwaRegistration {
     onRegisteredSW: (_url, r) => {
       registration = r;
       if (!r) return;
+      // Not gated on navigator.onLine, which some browsers keep true offline (and others may
+      // report false while a server is reachable): offline, the check just fails.
       setInterval(() => {
-        if (navigator.onLine && !r.installing) r.update().catch(() => undefined);
+        if (!r.installing) r.update().catch(() => undefined);
       }, UPDATE_CHECK_MS);
     },
     onRegisterError: (error: unknown) =>

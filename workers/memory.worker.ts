@@ -1,8 +1,10 @@
 // The memory worker: owns the engine (Dexie + embeddings) off the main thread and exposes it
 // with Comlink. The page imports only `MemoryWorkerApi` (a type), never this module's code.
 import { expose } from 'comlink';
+import Dexie, { type ObservabilitySet } from 'dexie';
 import type { EmbedderProgress } from '../src/embeddings/types';
 import { BUNDLED_MODEL, DEFAULT_MODEL, createEmbedder, openMemory } from '../src/memory';
+import { DEFAULT_DB_NAME } from '../src/memory/db';
 import type { MemoryApi, ReembedProgress } from '../src/memory/types';
 
 export type ModelChoice = 'default' | 'bundled';
@@ -42,6 +44,25 @@ function createWorkerApi() {
   let modelId = buildDefaultModel();
   let memory = open(modelId);
 
+  // Committed writes, from this worker or any other tab's, as Dexie reports them here. The
+  // engine notes the same report (in the same dispatch) before its next read, so a read that the
+  // page sends on hearing of it sees the write.
+  const changeListeners = new Set<(tables: string[]) => void>();
+  const dbPrefix = `idb://${DEFAULT_DB_NAME}/`;
+  Dexie.on('storagemutated', (parts: ObservabilitySet) => {
+    if (!changeListeners.size) return;
+    const tables = new Set<string>();
+    for (const part of Object.keys(parts)) {
+      if (part.startsWith(dbPrefix)) tables.add(part.slice(dbPrefix.length).split('/')[0]);
+    }
+    if (!tables.size) return;
+    const changed = [...tables];
+    for (const listener of changeListeners) {
+      // A listener from a closed page rejects; drop it.
+      Promise.resolve(listener(changed)).catch(() => changeListeners.delete(listener));
+    }
+  });
+
   // Every engine method, forwarded to the current engine (which changes when the model does).
   const forward = Object.fromEntries(
     Object.keys(memory).map((name) => [
@@ -61,6 +82,15 @@ function createWorkerApi() {
       progressListeners.add(listener);
       if (fallback && fallback !== lastProgress) notify(listener, fallback);
       if (lastProgress) notify(listener, lastProgress);
+    },
+
+    /**
+     * Calls `listener` (wrapped in Comlink's `proxy()` by the page) with the tables that a
+     * committed write changed, in this tab or another, once this engine has noted the write.
+     * The page reloads what it shows on these reports, never on its own view of the database.
+     */
+    onMemoryChange(listener: (tables: string[]) => void): void {
+      changeListeners.add(listener);
     },
 
     /** The model the user chose ('default' = the build's default, with offline fallback). */

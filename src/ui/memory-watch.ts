@@ -1,21 +1,51 @@
 // A reactive controller that reloads data whenever the memory database changes, in this tab or
-// any other (Dexie broadcasts every committed write, the worker's included, as 'storagemutated').
-// The data itself comes from the worker; this only says when to fetch again.
-import Dexie from 'dexie';
-import type { ObservabilitySet } from 'dexie';
+// any other. The memory worker says which tables changed (`followMemoryChanges`), and only once
+// its engine has taken the write into account: the page never watches the database itself,
+// since its copy of Dexie's cross-tab broadcast can arrive before the worker's, and a read sent
+// then is answered from the worker's indexes as they were before the write (another tab's save
+// would then never show here). The data itself comes from the worker; this only says when to
+// fetch again.
+import { proxy } from 'comlink';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { DEFAULT_DB_NAME } from '../memory/db';
+import type { MemoryClient } from '../worker-client';
 
 export type MemoryTable =
   'structured_memory' | 'conversations' | 'messages' | 'chunks' | 'history' | 'settings';
+
+type ChangeListener = (tables: ReadonlySet<string>) => void;
+
+const listeners = new Set<ChangeListener>();
+const followed = new WeakSet<MemoryClient>();
+
+/** Tells every watcher that these tables changed (the worker's report; harnesses call it too). */
+export function notifyMemoryChange(tables: Iterable<string>): void {
+  const changed = new Set(tables);
+  for (const listener of listeners) listener(changed);
+}
+
+/**
+ * Follows the changes that the worker behind `memory` reports (once per client). Call it before
+ * the first load through that client: the subscription reaches the worker first, so no write
+ * falls between a load and the first report.
+ */
+export function followMemoryChanges(memory: MemoryClient): Promise<void> {
+  if (followed.has(memory)) return Promise.resolve();
+  followed.add(memory);
+  return memory.onMemoryChange(proxy((tables: string[]) => notifyMemoryChange(tables)));
+}
+
+// A page restored from the back/forward cache may have missed reports while it was frozen.
+globalThis.addEventListener?.('pageshow', (event) => {
+  if (event.persisted) {
+    notifyMemoryChange(['structured_memory', 'conversations', 'messages', 'chunks', 'history']);
+  }
+});
 
 export interface WatchOptions<T> {
   /** Tables whose writes trigger a reload. */
   tables: readonly MemoryTable[];
   /** Loads the data (usually through the worker proxy). */
   load: () => Promise<T>;
-  /** Database name (default `structured-memory`). */
-  dbName?: string;
   /** Coalesces bursts of writes (default 60 ms). */
   debounceMs?: number;
 }
@@ -27,24 +57,21 @@ export class MemoryWatch<T> implements ReactiveController {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private loading: Promise<void> | undefined;
   private again = false;
-  private readonly prefixes: string[];
 
   constructor(
     private readonly host: ReactiveControllerHost,
     private readonly options: WatchOptions<T>,
   ) {
-    const db = options.dbName ?? DEFAULT_DB_NAME;
-    this.prefixes = options.tables.map((t) => `idb://${db}/${t}/`);
     host.addController(this);
   }
 
   hostConnected(): void {
-    Dexie.on('storagemutated', this.onMutated);
+    listeners.add(this.onChange);
     void this.reload();
   }
 
   hostDisconnected(): void {
-    Dexie.on('storagemutated').unsubscribe(this.onMutated);
+    listeners.delete(this.onChange);
     clearTimeout(this.timer);
   }
 
@@ -70,8 +97,8 @@ export class MemoryWatch<T> implements ReactiveController {
     return this.loading;
   }
 
-  private readonly onMutated = (parts: ObservabilitySet) => {
-    if (!Object.keys(parts).some((p) => this.prefixes.some((x) => p.startsWith(x)))) return;
+  private readonly onChange = (tables: ReadonlySet<string>) => {
+    if (!this.options.tables.some((t) => tables.has(t))) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.reload(), this.options.debounceMs ?? 60);
   };

@@ -18,7 +18,7 @@ import {
 } from '../app/settings';
 import type { MemoryClient } from '../worker-client';
 import type { MemoryApi } from '../memory/types';
-import { MemoryWatch } from './memory-watch';
+import { MemoryWatch, followMemoryChanges } from './memory-watch';
 import { base, tokens } from './styles';
 import type { SmChat, ChatStatus } from './sm-chat';
 import type { SmSettings } from './sm-settings';
@@ -241,6 +241,8 @@ export class SmApp extends LitElement {
 
   /** Loads settings, subscribes to model progress, picks the conversation and connects. */
   private async start(memory: MemoryClient): Promise<void> {
+    // First, before any load through this client (this element's children load once it renders).
+    void followMemoryChanges(memory);
     void navigator.storage?.persist?.().catch(() => false);
     void memory.onModelProgress(proxy((p: EmbedderProgress) => this.handleModelProgress(p)));
     this.settings = normaliseSettings(await memory.getSetting(SETTINGS_KEY));

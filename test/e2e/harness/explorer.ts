@@ -6,7 +6,6 @@
 // &select=<path> selects a path from outside, &filter=<text> types it, &width=<px> sets the
 // column width (default 480; the full width on a phone). Search "fail" or "throw" for errors.
 // Timings (ms, performance.now) show under the column and in `window.__perf`.
-import Dexie, { type ObservabilitySet } from 'dexie';
 import type {
   ChunkView,
   EntrySummary,
@@ -16,6 +15,7 @@ import type {
   NotFoundResult,
   ToolError,
 } from '../../../src/memory/types';
+import { notifyMemoryChange } from '../../../src/ui/memory-watch';
 import '../../../src/ui/sm-explorer';
 import type { SmMemoryMap } from '../../../src/ui/sm-memory-map';
 import type { SmMemoryTree } from '../../../src/ui/sm-memory-tree';
@@ -370,10 +370,8 @@ document.querySelector('#add')!.addEventListener('click', () => {
   const path = `Projects/HaloWeave/Goals/Phase${entries.length}`;
   entries = [...entries, entry(path, 0, 'Saved just now from the chat.', 2)];
   explorer.selectedPath = path;
-  // What Dexie broadcasts after the worker commits a write.
-  Dexie.on('storagemutated').fire({
-    'idb://structured-memory/structured_memory/': true,
-  } as unknown as ObservabilitySet);
+  // What the worker reports after a write is committed.
+  notifyMemoryChange(['structured_memory']);
 });
 document.querySelector('#reveal')!.addEventListener('click', () => {
   const deep = [...entries].sort((a, b) => b.path.split('/').length - a.path.split('/').length);
