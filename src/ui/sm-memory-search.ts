@@ -1,7 +1,12 @@
-// Semantic search within one heading: runs queryMemoryHeading and lists the scored children,
-// their content preview and the context chunks that matched.
+// Search of the memory, by words and meaning: runs queryMemoryHeading over the selected heading
+// or all memory and lists the hits in the engine's order, each saying why it matched (the
+// query's words marked, its strength in words, the relevance and recency parts of its score),
+// with the hits below the relevance cut-off folded away until asked for.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
+import { guard } from 'lit/directives/guard.js';
+import { queryTerms } from '../memory/lexical/tokenize';
+import { DEFAULT_RECENCY_BIAS } from '../memory/ranking';
 import type {
   ChunkView,
   HeadingChild,
@@ -11,36 +16,54 @@ import type {
 } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { emit } from './events';
+import { excerpt, highlight, scoreParts, splitAtCutoff, strengthOf } from './search-why';
 import { base, tokens } from './styles';
+import { describeAge, formatAge } from './tree-model';
 
 /** Characters of content shown per result. */
 const PREVIEW_CHARS = 220;
+/** Characters of a matching context sentence shown. */
+const CHUNK_CHARS = 180;
+/** Hits asked of the engine: enough that the cut-off, not the limit, decides what is shown. */
+const RESULT_LIMIT = 50;
 
-/** Content as one line of text: strings as they are, anything else as compact JSON. */
-export function previewOf(content: JsonValue, max = PREVIEW_CHARS): string {
-  const text = typeof content === 'string' ? content : JSON.stringify(content);
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+/** Content as text: strings as they are, anything else as compact JSON. */
+function textOf(content: JsonValue): string {
+  return typeof content === 'string' ? content : JSON.stringify(content);
 }
 
-/** A path with line-break opportunities after each `/`, so long paths wrap between segments. */
-function breakable(path: string) {
-  return path.split('/').map((seg, i) => (i === 0 ? seg : html`/<wbr />${seg}`));
+/** `text` with the words in `terms` as <mark>s; every piece a text node, never markup. */
+function marked(text: string, terms: ReadonlySet<string>) {
+  return highlight(text, terms).map((s) => (s.match ? html`<mark>${s.text}</mark>` : s.text));
 }
 
-function round(n: number | undefined): string {
-  return n === undefined ? '–' : n.toFixed(2);
+/** A path with its matched words marked and a line-break opportunity after each `/`. */
+function markedPath(path: string, terms: ReadonlySet<string>) {
+  return path
+    .split('/')
+    .map((seg, i) => html`${i === 0 ? nothing : html`/<wbr />`}${marked(seg, terms)}`);
 }
+
+function fixed(n: number | undefined): string {
+  return n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(2);
+}
+
+const STRENGTH_WORDS = { strong: 'Strong match', good: 'Good match', weak: 'Weak match' } as const;
 
 interface Shown {
-  /** The heading searched ('' = root). */
+  /** The heading searched ('' = all memory). */
   scope: string;
   query: string;
+  /** The recency blend the search ran with. */
+  bias: number;
   result: HeadingResult;
+  /** When the answer came, for the ages shown. */
+  at: number;
 }
 
 /**
- * `<sm-memory-search>`: a search box scoped to one heading, and its ranked results.
+ * `<sm-memory-search>`: a search box over the selected heading or all memory (one click
+ * switches), and its hits with why each matched.
  *
  * @fires sm-select-path - A result's path was chosen; `detail.path`.
  */
@@ -53,6 +76,8 @@ export class SmMemorySearch extends LitElement {
       :host {
         display: block;
         font-size: 0.875rem;
+        --sm-mark: #fde68a;
+        --sm-recency: #a9b8ea;
       }
       form {
         display: grid;
@@ -66,25 +91,12 @@ export class SmMemorySearch extends LitElement {
         padding-bottom: 2px;
         background: var(--sm-search-bg, var(--sm-surface));
       }
-      .summary {
-        display: flex;
-        align-items: baseline;
-        justify-content: space-between;
-        gap: 8px;
-      }
-      button.link {
-        flex: none;
-        padding: 2px 4px;
-        border: none;
-        background: none;
-        color: var(--sm-accent);
-        font-size: 0.8125rem;
-      }
       .caption {
         grid-column: 1 / -1;
         display: flex;
-        gap: 6px;
-        align-items: baseline;
+        flex-wrap: wrap;
+        gap: 4px 8px;
+        align-items: center;
         min-width: 0;
         font-size: 0.8125rem;
       }
@@ -95,17 +107,61 @@ export class SmMemorySearch extends LitElement {
       .scope {
         min-width: 0;
         color: var(--sm-muted);
-        overflow: hidden;
-        text-overflow: ellipsis;
-        white-space: nowrap;
       }
       .scope b {
         color: var(--sm-text);
         font-weight: 500;
       }
+      .scopes {
+        display: inline-flex;
+        min-width: 0;
+        max-width: 100%;
+        padding: 1px;
+        border: 1px solid var(--sm-border);
+        border-radius: var(--sm-radius);
+        background: var(--sm-surface-2);
+      }
+      .scopes button {
+        min-width: 0;
+        padding: 3px 10px;
+        border: none;
+        border-radius: 4px;
+        background: none;
+        color: var(--sm-muted);
+        font-size: 0.8125rem;
+        white-space: nowrap;
+        overflow: hidden;
+        text-overflow: ellipsis;
+      }
+      .scopes button.heading {
+        flex: 0 1 auto;
+        max-width: 16rem;
+      }
+      .scopes button.all {
+        flex: none;
+      }
+      .scopes button[aria-pressed='true'] {
+        background: var(--sm-surface);
+        color: var(--sm-text);
+        box-shadow: 0 1px 2px rgb(0 0 0 / 0.12);
+      }
+      .hidden {
+        position: absolute;
+        width: 1px;
+        height: 1px;
+        overflow: hidden;
+        clip-path: inset(50%);
+        white-space: nowrap;
+      }
       input {
         min-width: 0;
         width: 100%;
+      }
+      .summary {
+        display: flex;
+        align-items: baseline;
+        justify-content: space-between;
+        gap: 8px;
       }
       .status {
         margin: 8px 0 0;
@@ -114,6 +170,17 @@ export class SmMemorySearch extends LitElement {
       .status.error {
         color: var(--sm-danger);
       }
+      button.link {
+        flex: none;
+        padding: 2px 4px;
+        border: none;
+        background: none;
+        color: var(--sm-accent);
+        font-size: 0.8125rem;
+      }
+      button.link:hover {
+        text-decoration: underline;
+      }
       ol {
         list-style: none;
         margin: 8px 0 0;
@@ -121,12 +188,16 @@ export class SmMemorySearch extends LitElement {
         display: grid;
         gap: 6px;
       }
-      li {
+      li.hit {
         padding: 8px 10px;
         border: 1px solid var(--sm-border);
         border-radius: var(--sm-radius);
         background: var(--sm-surface);
         min-width: 0;
+      }
+      li.hit.weak {
+        border-style: dashed;
+        background: var(--sm-bg, #f6f7f9);
       }
       .head {
         display: flex;
@@ -142,28 +213,53 @@ export class SmMemorySearch extends LitElement {
         color: var(--sm-accent);
         font-weight: 600;
         text-align: start;
-        overflow-wrap: break-word;
+        overflow-wrap: anywhere;
         min-width: 0;
       }
       button.path:hover {
         text-decoration: underline;
       }
-      .scores {
-        margin-left: auto;
-        flex: none;
-        display: flex;
-        gap: 8px;
-        color: var(--sm-muted);
-        font-size: 0.75rem;
-        font-variant-numeric: tabular-nums;
-      }
-      .scores b {
-        color: var(--sm-text);
-      }
       .kind {
         flex: none;
         font-size: 0.75rem;
         color: var(--sm-muted);
+      }
+      .match {
+        margin-left: auto;
+        flex: none;
+        display: inline-flex;
+        align-items: center;
+        gap: 6px;
+        font-size: 0.75rem;
+        color: var(--sm-muted);
+        cursor: help;
+      }
+      .match .word {
+        color: var(--sm-text);
+        font-weight: 500;
+      }
+      .weak .match .word {
+        color: var(--sm-muted);
+        font-weight: 400;
+      }
+      svg.bar {
+        width: 48px;
+        height: 6px;
+        border-radius: 3px;
+        background: var(--sm-surface-2);
+        align-self: center;
+      }
+      svg.bar .rel {
+        fill: var(--sm-accent);
+      }
+      svg.bar .rec {
+        fill: var(--sm-recency);
+      }
+      mark {
+        background: var(--sm-mark);
+        color: inherit;
+        border-radius: 2px;
+        padding: 0 1px;
       }
       .preview {
         margin: 4px 0 0;
@@ -174,9 +270,18 @@ export class SmMemorySearch extends LitElement {
         -webkit-line-clamp: 3;
         overflow: hidden;
       }
+      .weak .preview {
+        color: var(--sm-muted);
+      }
       .best {
         margin: 4px 0 0;
         color: var(--sm-muted);
+      }
+      .why {
+        margin: 4px 0 0;
+        font-size: 0.75rem;
+        color: var(--sm-muted);
+        font-style: italic;
       }
       ul.chunks {
         list-style: none;
@@ -189,37 +294,86 @@ export class SmMemorySearch extends LitElement {
         color: var(--sm-muted);
       }
       ul.chunks li {
-        padding: 0;
-        border: none;
-        background: none;
         overflow-wrap: anywhere;
       }
       .role {
         font-weight: 600;
         color: var(--sm-text);
       }
+      .more {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: baseline;
+        gap: 4px 12px;
+        margin: 6px 0 0;
+        color: var(--sm-muted);
+        font-size: 0.8125rem;
+      }
+      .more button.link {
+        padding: 2px 0;
+      }
     `,
   ];
 
   /** The memory engine (worker proxy). */
   @property({ attribute: false }) memory: MemoryClient | undefined;
-  /** The heading searched; '' is the root. */
+  /** The selected heading, offered as the search's scope; '' is the root. */
   @property() path = '';
+  /** The recency blend of the search (0..1); unset, the tools' default, so the order is theirs. */
+  @property({ type: Number, attribute: 'recency-bias' }) recencyBias: number | undefined;
 
   @state() private query = '';
   @state() private busy = false;
   @state() private shown: Shown | undefined;
   @state() private message: { text: string; error: boolean } | undefined;
+  /** Search all memory rather than the selected heading. */
+  @state() private everywhere = false;
+  /** Show the hits below the relevance cut-off too. */
+  @state() private showWeaker = false;
 
   /** Identifies the latest search, so a slow earlier answer cannot overwrite it. */
   private ticket = 0;
 
+  /** The heading the next search runs on ('' = all memory). */
+  private get scope(): string {
+    return this.everywhere ? '' : this.path;
+  }
+
   override render() {
-    const scope = this.path || 'all memory';
+    const scope = this.scope;
     return html`<form @submit=${this.handleSubmit}>
         <div class="caption">
           <label for="q">Search memory</label>
-          <span id="scope" class="scope">in <b>${scope}</b></span>
+          ${
+            this.path
+              ? html`<div class="scopes" role="group" aria-label="Search in">
+                  <button
+                    type="button"
+                    class="heading"
+                    aria-pressed=${this.everywhere ? 'false' : 'true'}
+                    title="Search only under ${this.path}"
+                    @click=${() => this.setScope(false)}
+                  >
+                    in ${this.path}
+                  </button>
+                  <button
+                    type="button"
+                    class="all"
+                    aria-pressed=${this.everywhere ? 'true' : 'false'}
+                    title="Search every memory"
+                    @click=${() => this.setScope(true)}
+                  >
+                    all memory
+                  </button>
+                </div>`
+              : html`<span
+                  class="scope"
+                  title="Select a heading in the tree to search only under it"
+                  aria-hidden="true"
+                  >in <b>all memory</b></span
+                >`
+          }
+          <span id="scope" class="hidden">Searches ${scope || 'all memory'}</span>
         </div>
         <input
           id="q"
@@ -240,31 +394,86 @@ export class SmMemorySearch extends LitElement {
             </p>`
           : nothing
       }
-      ${this.shown ? this.renderResults(this.shown) : nothing}`;
+      ${
+        // Marking words in fifty hits is not free: only again when the results change, not
+        // on every keystroke in the box.
+        guard([this.shown, this.showWeaker], () =>
+          this.shown ? this.renderResults(this.shown) : nothing,
+        )
+      }`;
   }
 
-  private renderResults({ scope, query, result }: Shown) {
+  private renderResults(shown: Shown) {
+    const { scope, query, result } = shown;
     const where = scope || 'all memory';
-    const n = result.children.length;
-    const count =
-      n < result.totalChildren
-        ? `Top ${n} of ${result.totalChildren}`
-        : `${n} ${n === 1 ? 'result' : 'results'}`;
+    const hits = result.children;
+    const { relevant, weaker } = splitAtCutoff(hits);
+    const listed = this.showWeaker ? hits : relevant;
+    const n = relevant.length;
+    const summary =
+      n > 0
+        ? `${n} ${n === 1 ? 'match' : 'matches'} in ${where} for “${query}”`
+        : weaker.length > 0
+          ? `No close match in ${where} for “${query}”`
+          : `Nothing in ${where} matches “${query}”`;
+    const unlisted = Math.max(0, (result.matched ?? hits.length) - hits.length);
+    const terms = new Set(queryTerms(query));
     return html`<div class="summary">
-        <p class="status" role="status">${count} in ${where} for “${query}”</p>
+        <p class="status" role="status">${summary}</p>
         <button type="button" class="link" @click=${this.handleClear}>Clear</button>
       </div>
-      <ol aria-label="Search results">
-        ${result.children.map((c) => this.renderChild(c))}
-      </ol>`;
+      ${
+        result.signals === 'lexical'
+          ? html`<p class="why">Matched by words only: the embedding model is not ready.</p>`
+          : nothing
+      }
+      ${
+        listed.length
+          ? html`<ol aria-label="Search results">
+              ${listed.map((c) => this.renderHit(c, shown, terms))}
+            </ol>`
+          : nothing
+      }
+      ${
+        weaker.length || (unlisted && (this.showWeaker || weaker.length === 0))
+          ? html`<p class="more">
+              ${
+                weaker.length
+                  ? html`<button
+                      type="button"
+                      class="link"
+                      aria-expanded=${this.showWeaker ? 'true' : 'false'}
+                      @click=${this.handleToggleWeaker}
+                    >
+                      ${
+                        this.showWeaker
+                          ? 'Hide weaker matches'
+                          : `Show ${weaker.length} weaker ${weaker.length === 1 ? 'match' : 'matches'}`
+                      }
+                    </button>`
+                  : nothing
+              }
+              ${
+                unlisted && (this.showWeaker || weaker.length === 0)
+                  ? html`<span
+                      >${unlisted.toLocaleString()} more scored lower and are not listed; a more
+                      specific search brings them up.</span
+                    >`
+                  : nothing
+              }
+            </p>`
+          : nothing
+      }`;
   }
 
-  private renderChild(child: HeadingChild) {
+  private renderHit(child: HeadingChild, shown: Shown, queryWords: ReadonlySet<string>) {
     const heading = 'isHeading' in child;
-    return html`<li>
+    const terms = child.why ? new Set(child.why.terms) : queryWords;
+    const strength = strengthOf(child.relevance);
+    return html`<li class="hit ${strength}">
       <div class="head">
         <button type="button" class="path" @click=${() => this.choose(child.path)}>
-          ${breakable(child.path)}
+          ${markedPath(child.path, terms)}
         </button>
         ${
           heading
@@ -273,41 +482,77 @@ export class SmMemorySearch extends LitElement {
               ? html`<span class="kind">+${child.descendants} below</span>`
               : nothing
         }
-        <span class="scores">
-          <span>score <b>${round(child.score)}</b></span>
-          <span>similarity ${round(child.similarity)}</span>
-          <span>recency ${round(child.recency)}</span>
-        </span>
+        ${this.renderStrength(child, shown)}
       </div>
       ${
         heading
-          ? this.renderBest(child.bestMatch)
-          : html`<p class="preview">${previewOf(child.content)}</p>
-              ${this.renderChunks(child.relevantChunks)}`
+          ? this.renderBest(child.bestMatch, terms)
+          : html`<p class="preview">
+                ${marked(excerpt(textOf(child.content), terms, PREVIEW_CHARS), terms)}
+              </p>
+              ${this.renderWhy(child)} ${this.renderChunks(child.relevantChunks, terms)}`
       }
     </li>`;
   }
 
-  private renderBest(best: HeadingChildHeading['bestMatch']) {
+  /** The strength in words and a bar of the score's two parts; the numbers on hover. */
+  private renderStrength(child: HeadingChild, shown: Shown) {
+    if (child.score === undefined) return nothing;
+    const strength = strengthOf(child.relevance);
+    const parts = scoreParts(child, shown.bias);
+    const modified = child.modified.getTime();
+    const why = child.why;
+    const title = [
+      `Relevance ${fixed(child.relevance)}` +
+        (why ? ` (words ${fixed(why.lexical)}, meaning ${fixed(why.semantic)})` : ''),
+      `Recency ${fixed(child.recency)} (changed ${describeAge(modified, shown.at)})`,
+      `Score ${fixed(child.score)} = ${fixed(1 - shown.bias)} × relevance + ${fixed(shown.bias)} × recency`,
+    ].join('\n');
+    const rel = parts.relevance * 100;
+    return html`<span class="match" title=${title}>
+      <svg class="bar" viewBox="0 0 100 6" preserveAspectRatio="none" aria-hidden="true">
+        <rect class="rel" x="0" y="0" width=${rel} height="6"></rect>
+        <rect class="rec" x=${rel} y="0" width=${parts.recency * 100} height="6"></rect>
+      </svg>
+      <span class="word">${STRENGTH_WORDS[strength]}</span>
+      <span aria-hidden="true">· ${formatAge(modified, shown.at)}</span>
+      <span class="hidden">, changed ${describeAge(modified, shown.at)}</span>
+    </span>`;
+  }
+
+  /** Where the match came from, when the marked words alone do not say. */
+  private renderWhy(child: HeadingChild) {
+    const why = child.why;
+    if (!why) return nothing;
+    const notes: string[] = [];
+    if (why.fromSnapshot) notes.push('Matched in the conversation it was saved from');
+    if (why.terms.length === 0 && why.semantic > 0)
+      notes.push('similar in meaning, no words in common');
+    if (!notes.length) return nothing;
+    const text = notes.join('; ');
+    return html`<p class="why">${text[0].toUpperCase()}${text.slice(1)}.</p>`;
+  }
+
+  private renderBest(best: HeadingChildHeading['bestMatch'], terms: ReadonlySet<string>) {
     if (!best) return nothing;
     return html`<p class="best">
         best match:
         <button type="button" class="path" @click=${() => this.choose(best.path)}>
-          ${breakable(best.path)}
+          ${markedPath(best.path, terms)}
         </button>
       </p>
-      <p class="preview">${previewOf(best.content)}</p>
-      ${this.renderChunks(best.relevantChunks)}`;
+      <p class="preview">${marked(excerpt(textOf(best.content), terms, PREVIEW_CHARS), terms)}</p>
+      ${this.renderChunks(best.relevantChunks, terms)}`;
   }
 
-  private renderChunks(chunks: ChunkView[] | undefined) {
+  private renderChunks(chunks: ChunkView[] | undefined, terms: ReadonlySet<string>) {
     if (!chunks || chunks.length === 0) return nothing;
-    return html`<ul class="chunks" aria-label="Relevant context">
+    return html`<ul class="chunks" aria-label="From its conversation">
       ${chunks.map(
         (c) =>
-          html`<li>
-            <span class="role">${c.role}:</span> ${c.text}
-            <span class="muted">(${round(c.similarity)})</span>
+          html`<li title=${c.relevance === undefined ? nothing : `Relevance ${fixed(c.relevance)}`}>
+            <span class="role">${c.role}:</span>
+            ${marked(excerpt(c.text, terms, CHUNK_CHARS), terms)}
           </li>`,
       )}
     </ul>`;
@@ -315,6 +560,17 @@ export class SmMemorySearch extends LitElement {
 
   private choose(path: string): void {
     emit(this, 'sm-select-path', { path });
+  }
+
+  private setScope(everywhere: boolean): void {
+    if (this.everywhere === everywhere) return;
+    this.everywhere = everywhere;
+    // One click changes what is shown: the results on screen follow the scope.
+    if (this.shown) void this.search(this.shown.query);
+  }
+
+  private handleToggleWeaker(): void {
+    this.showWeaker = !this.showWeaker;
   }
 
   private handleClear(): void {
@@ -328,27 +584,33 @@ export class SmMemorySearch extends LitElement {
     this.query = (event.target as HTMLInputElement).value;
   }
 
-  private async handleSubmit(event: SubmitEvent): Promise<void> {
+  private handleSubmit(event: SubmitEvent): void {
     event.preventDefault();
     const query = this.query.trim();
-    const memory = this.memory;
-    if (!memory) return;
+    if (!this.memory) return;
     if (query === '') {
       this.message = { text: 'Type what you are looking for, then search.', error: false };
       return;
     }
-    const scope = this.path;
+    void this.search(query);
+  }
+
+  private async search(query: string): Promise<void> {
+    const memory = this.memory;
+    if (!memory) return;
+    const scope = this.scope;
+    const bias = this.recencyBias ?? DEFAULT_RECENCY_BIAS;
     const ticket = ++this.ticket;
     this.busy = true;
     this.message = undefined;
     try {
-      const result = await memory.queryMemoryHeading(scope, query);
+      const result = await memory.queryMemoryHeading(scope, query, this.recencyBias, {
+        limit: RESULT_LIMIT,
+      });
       if (ticket !== this.ticket) return;
       if (result.status === 'SUCCESS') {
-        this.shown = { scope, query, result };
-        if (result.children.length === 0) {
-          this.message = { text: 'Nothing matched.', error: false };
-        }
+        this.shown = { scope, query, bias, result, at: Date.now() };
+        this.showWeaker = false;
       } else if (result.status === 'NOT_FOUND') {
         this.shown = undefined;
         this.message = {
