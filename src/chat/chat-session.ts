@@ -19,7 +19,7 @@ import {
   type ToolMode,
 } from '../llm/types';
 import type { MemoryApi, Message, ToolCallRecord } from '../memory/types';
-import { assemblePrompt, type InjectedMemory, type RecallItem } from './context';
+import { MAX_RECALL, assemblePrompt, type InjectedMemory, type RecallItem } from './context';
 import { MEMORY_INSTRUCTIONS } from './instructions';
 import {
   EXTRA_TOOLS,
@@ -383,7 +383,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
   }
 
   async function recallFor(text: string): Promise<RecallItem[]> {
-    const hits = await memory.recallMemory(text, 3);
+    const hits = await memory.recallMemory(text, MAX_RECALL);
     return Array.isArray(hits) ? hits : [];
   }
 

@@ -6,7 +6,7 @@
 //   2. persona + memory instructions;
 //   3. injected memories (queryMemory results with their conversation chunks), newest first;
 //   4. recent history: the previous RECENT_TURNS exchanges, newest first;
-//   5. auto-recall (at most MAX_RECALL entries, each capped);
+//   5. auto-recall (the most relevant entries within RECALL_MAX_TOKENS, each capped);
 //   6. the memory outline (capped near OUTLINE_MAX_TOKENS);
 //   7. older history, newest first, filling what is left.
 // Older history sits below recall and outline on purpose: in a long chat the history alone
@@ -38,11 +38,12 @@ export interface OutlineNode {
   children?: OutlineNode[];
 }
 
-/** An auto-recalled entry: relevant to the user's message, above the model's threshold. */
+/** An auto-recalled entry: relevant to the user's message, above the recall floor. */
 export interface RecallItem {
   path: string;
   content: JsonValue;
-  similarity: number;
+  /** Fused relevance, 0..1. */
+  relevance: number;
 }
 
 /** A queryMemory result whose context chunks go back into the prompt (SPEC §6). */
@@ -66,7 +67,7 @@ export interface PromptInput {
   instructions?: string;
   /** Top two levels of the memory tree, in the order to show them. */
   outline: OutlineNode[];
-  /** Already filtered by the relevance threshold; the MAX_RECALL most similar are used. */
+  /** Already filtered by the relevance floor; the most relevant that fit RECALL_MAX_TOKENS are used. */
   recall: RecallItem[];
   /** Newest last; a path given twice is shown once, as its newest copy. */
   injected: InjectedMemory[];
@@ -115,8 +116,10 @@ export const MESSAGE_OVERHEAD = 4;
 export const OUTLINE_MAX_TOKENS = 600;
 /** Children shown per top-level heading of the outline; the rest become "+N more". */
 export const OUTLINE_CHILDREN_SHOWN = 10;
-/** Auto-recalled entries used at most (SPEC §6). */
-export const MAX_RECALL = 3;
+/** Auto-recall candidates asked of the engine; as many as fit RECALL_MAX_TOKENS are used. */
+export const MAX_RECALL = 12;
+/** Tokens auto-recall may fill (its entries, each capped at RECALL_CONTENT_MAX_TOKENS). */
+export const RECALL_MAX_TOKENS = 600;
 /** Cap on one recalled entry's content, as JSON. */
 export const RECALL_CONTENT_MAX_TOKENS = 120;
 /** Cap on an injected memory's content, as JSON (its chunks are not capped). */
@@ -294,21 +297,22 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
   };
   extendHistory(true);
 
-  // 5. Auto-recall: the MAX_RECALL most similar, skipping paths already injected.
+  // 5. Auto-recall: the most relevant first, skipping paths already injected, while they fit.
   const seen = new Set<string>(injectedPaths);
-  const recall: RecallItem[] = [];
-  const bySimilarity = input.recall
-    .slice()
-    .sort((a, b) => (b.similarity || 0) - (a.similarity || 0));
-  for (const item of bySimilarity) {
-    if (recall.length === MAX_RECALL) break;
+  const byRelevance = input.recall.slice().sort((a, b) => (b.relevance || 0) - (a.relevance || 0));
+  let recallTokens = 0;
+  for (const item of byRelevance) {
+    if (sections.recall.length === MAX_RECALL) break;
     if (seen.has(item.path)) continue;
     seen.add(item.path);
-    recall.push(item);
-  }
-  for (const item of recall) {
     const line = recallLine(item, count);
-    if (!tryRender({ ...sections, recall: [...sections.recall, line] })) truncated.add('recall');
+    const cost = count(line);
+    if (recallTokens + cost > RECALL_MAX_TOKENS) {
+      truncated.add('recall');
+      break;
+    }
+    if (tryRender({ ...sections, recall: [...sections.recall, line] })) recallTokens += cost;
+    else truncated.add('recall');
   }
 
   // 6. The outline, in what is left of its cap.
@@ -495,7 +499,7 @@ function countLabel(entries: number): string {
 }
 
 function recallLine(item: RecallItem, count: Counter): string {
-  const sim = Number.isFinite(item.similarity) ? ` (${item.similarity.toFixed(2)})` : '';
+  const sim = Number.isFinite(item.relevance) ? ` (${item.relevance.toFixed(2)})` : '';
   return `- ${oneLine(item.path)}${sim}: ${capJson(item.content, RECALL_CONTENT_MAX_TOKENS, count)}`;
 }
 

@@ -8,6 +8,12 @@ export interface ModelInfo {
   dims: number;
   /** Cosine similarity above which a chunk counts as relevant for this model. */
   threshold: number;
+  /**
+   * Typical cosines of unrelated and of related text for this model (labelled pairs), which
+   * map a cosine onto the calibrated semantic relevance (src/memory/ranking.ts). Absent: the
+   * threshold ± 0.25.
+   */
+  calibration?: { unrelated: number; related: number };
   /** Whether this is the bundled offline model. */
   bundled: boolean;
 }

@@ -8,8 +8,12 @@ import { CHUNK_TABLE, DEFAULT_DB_NAME, ENTRY_TABLE, MemoryDB, isQuotaError } fro
 import { EntryIndex } from './entry-index';
 import { parsePath } from './paths';
 import { SemanticIndex } from './semantic-index';
+import { MIN_RELEVANCE } from './ranking';
+import { dot } from './scoring';
+import { searchChunkIndex } from './search';
 import { contentText, estimateTokens, pathWords } from './text';
 import type {
+  Chunk,
   ChunkView,
   ContextChunk,
   HistoryRow,
@@ -24,12 +28,10 @@ import { errorText, isToolError, toolError } from './validate';
 export type Result<T> = T | ToolError;
 
 const SNAPSHOT_CANDIDATES = 50;
-/**
- * A chunk joins a context snapshot only if its similarity reaches this share of the model's
- * relevance threshold: filling the budget with unrelated sentences would make an unrelated
- * entry look relevant later (similarity counts its best chunk).
- */
-const SNAPSHOT_FLOOR = 0.6;
+/** Turns before the save that a snapshot keeps first (the exchange that led to it). */
+const SNAPSHOT_RECENT_TURNS = 2;
+/** Chunks read to find those turns. */
+const SNAPSHOT_RECENT_CHUNKS = 32;
 
 export interface StoreState {
   /** Conversation of the latest recordTurn: the default for context snapshots. */
@@ -289,40 +291,79 @@ export function createStoreContext(options: OpenMemoryOptions) {
     return estimateTokens(text);
   }
 
-  /** Context snapshot: the best chunks of a conversation for `query` within `budget` tokens. */
+  /**
+   * Context snapshot (docs/search.md): why the entry was saved. First the turns just before the
+   * save (the exchange that led to it), within half the budget; then the chunks of the whole
+   * conversation most relevant to the entry, by the one ranking function, above
+   * MIN_RELEVANCE. Stored in conversation order.
+   */
   async function snapshot(
     info: ModelInfo,
     conversationId: number | undefined,
-    query: Float32Array,
+    query: { text: string; vector: Float32Array },
     budget: number,
   ): Promise<{ chunks: ContextChunk[]; used: number }> {
     if (conversationId === undefined || budget <= 0) return { chunks: [], used: 0 };
     const idx = await chunksIndex(info);
-    const hits = await idx.search(conversationId, query, SNAPSHOT_CANDIDATES);
-    const rows = await db.chunks.bulkGet(hits.map((h) => h.id));
-    const taken: { chunk: ContextChunk; order: [number, number] }[] = [];
+    const taken = new Map<number, ContextChunk>();
     let used = 0;
-    const floor = info.threshold * SNAPSHOT_FLOOR;
-    hits.forEach((hit, i) => {
-      const row = rows[i];
-      if (!row || hit.similarity < floor || row.tokenCount > budget - used) return;
+    const take = (row: Chunk, similarity: number, limit: number): boolean => {
+      if (row.id === undefined || taken.has(row.id) || row.tokenCount > limit - used) return false;
       used += row.tokenCount;
-      taken.push({
-        order: [row.turnId, row.sentenceId],
-        chunk: {
-          turn_id: row.turnId,
-          sentence_id: row.sentenceId,
-          role: row.role,
-          text: row.text,
-          embedding: row.embedding,
-          similarity: hit.similarity,
-          tokenCount: row.tokenCount,
-        },
+      taken.set(row.id, {
+        turn_id: row.turnId,
+        sentence_id: row.sentenceId,
+        role: row.role,
+        text: row.text,
+        embedding: row.embedding,
+        similarity: Math.round(similarity * 1000) / 1000,
+        tokenCount: row.tokenCount,
       });
-    });
+      return true;
+    };
+    const cosine = (row: Chunk) =>
+      row.embedding.length === query.vector.length ? dot(query.vector, row.embedding) : 0;
+
+    // 1. The latest turns, newest first, whole turns only, within half the budget.
+    const recent = await db.chunks
+      .where('conversationId')
+      .equals(conversationId)
+      .reverse()
+      .limit(SNAPSHOT_RECENT_CHUNKS)
+      .toArray();
+    const turns: Chunk[][] = [];
+    for (const row of recent) {
+      if (row.model !== info.id) continue;
+      const last = turns[turns.length - 1];
+      if (last && last[0].turnId === row.turnId) last.unshift(row);
+      else if (turns.length < SNAPSHOT_RECENT_TURNS) turns.push([row]);
+    }
+    const half = Math.floor(budget / 2);
+    for (const turn of turns) {
+      const cost = turn.reduce((n, r) => n + r.tokenCount, 0);
+      if (cost > half - used) break;
+      for (const row of turn) take(row, cosine(row), half);
+    }
+
+    // 2. The most relevant chunks of the conversation.
+    const hits = await searchChunkIndex(
+      db.chunks,
+      idx,
+      conversationId,
+      { text: query.text, vector: query.vector, info },
+      SNAPSHOT_CANDIDATES,
+      0,
+      now(),
+    );
+    for (const hit of hits) {
+      if (hit.relevance < MIN_RELEVANCE) break;
+      take(hit.row, hit.similarity, budget);
+    }
     // Stored in conversation order, so a reader sees the exchange as it happened.
-    taken.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
-    return { chunks: taken.map((t) => t.chunk), used };
+    const chunks = [...taken.values()].sort(
+      (a, b) => a.turn_id - b.turn_id || a.sentence_id - b.sentence_id,
+    );
+    return { chunks, used };
   }
 
   function close(): void {

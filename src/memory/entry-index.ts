@@ -1,10 +1,21 @@
-// In-memory view of `structured_memory`: the path tree (with implicit headings) and, for rows of
+// In-memory view of `structured_memory`: the path tree (with implicit headings), the lexical
+// indexes of every entry (its path and content; its context snapshot apart) and, for rows of
 // the active model, entry and context-chunk vectors packed for scoring. Filled once from Dexie,
 // then kept current from the primary keys each write touched, so no query reads every row.
 import type { Table } from 'dexie';
+import { Bm25Index, type LexicalMatch, type LexicalQuery } from './lexical/bm25-index';
 import { parentOf } from './paths';
+import { contentText, pathWords } from './text';
 import type { MemoryEntry } from './types';
 import { PackedVectors } from './vector-store';
+
+/** Characters of an entry's content indexed for words. */
+const LEXICAL_CONTENT_CHARS = 20_000;
+
+/** The text an entry is found by: its path's words and its content's. */
+export function entrySearchText(path: string, content: unknown): string {
+  return `${pathWords(path)} ${contentText(content, LEXICAL_CONTENT_CHARS)}`;
+}
 
 export interface EntryRef {
   id: number;
@@ -33,6 +44,13 @@ export class EntryIndex {
   readonly chunkVectors: PackedVectors | null;
   private readonly nodes = new Map<string, TreeNode>([['', { children: new Set() }]]);
   private readonly byId = new Map<number, EntryRef>();
+  /** Words of each entry's path and content. */
+  private readonly ownWords = new Bm25Index();
+  /** Words of each entry's context snapshot. */
+  private readonly snapshotWords = new Bm25Index();
+  /** Sum of the entry vectors held, for the query's baseline cosine (ranking.ts). */
+  private readonly vectorSum: Float64Array;
+  private vectorCount = 0;
 
   constructor(
     private readonly table: Table<MemoryEntry, number>,
@@ -42,6 +60,15 @@ export class EntryIndex {
   ) {
     this.entryVectors = model ? new PackedVectors(dims, 1024) : null;
     this.chunkVectors = model ? new PackedVectors(dims, 4096) : null;
+    this.vectorSum = new Float64Array(model ? dims : 0);
+  }
+
+  /** `q · Σ entry vectors` and how many there are: the centroid's pull on a query. */
+  centroidDot(q: Float32Array): { sumDot: number; count: number } {
+    let sumDot = 0;
+    const n = Math.min(q.length, this.vectorSum.length);
+    for (let i = 0; i < n; i++) sumDot += q[i] * this.vectorSum[i];
+    return { sumDot, count: this.vectorCount };
   }
 
   get entryCount(): number {
@@ -58,6 +85,26 @@ export class EntryIndex {
     const rows = await this.table.bulkGet(ids as number[]);
     rows.forEach((row, i) => (row ? this.upsert(row) : this.removeId(ids[i])));
     this.maybeCompact();
+  }
+
+  byKey(id: number): EntryRef | undefined {
+    return this.byId.get(id);
+  }
+
+  /**
+   * The lexical matches of `text`: by entry id, of the entry's own words and of its snapshot's.
+   * Entries that match neither are absent.
+   */
+  lexical(text: string): {
+    own: Map<number, LexicalMatch>;
+    snapshot: Map<number, LexicalMatch>;
+    query: LexicalQuery;
+  } {
+    const query = this.ownWords.prepare(text);
+    const snapQuery = this.snapshotWords.prepare(text);
+    const own = new Map(this.ownWords.search(query).map((m) => [m.key, m]));
+    const snapshot = new Map(this.snapshotWords.search(snapQuery).map((m) => [m.key, m]));
+    return { own, snapshot, query };
   }
 
   entry(path: string): EntryRef | undefined {
@@ -137,20 +184,31 @@ export class EntryIndex {
       row.embedding.length === this.dims
     ) {
       ref.vectorRow = this.entryVectors.append([row.embedding]);
+      for (let i = 0; i < this.dims; i++) this.vectorSum[i] += row.embedding[i];
+      this.vectorCount++;
       const chunks = row.contextChunks.filter((c) => c.embedding.length === this.dims);
       ref.chunkRow = this.chunkVectors.append(chunks.map((c) => c.embedding));
       ref.chunkCount = chunks.length;
     }
     this.byId.set(row.id, ref);
     this.node(row.path).entry = ref;
+    this.ownWords.add(row.id, entrySearchText(row.path, row.content));
+    if (row.contextChunks.length)
+      this.snapshotWords.add(row.id, row.contextChunks.map((c) => c.text).join(' '));
   }
 
   private removeId(id: number): void {
     const ref = this.byId.get(id);
     if (!ref) return;
     this.byId.delete(id);
-    if (ref.vectorRow >= 0) {
-      this.entryVectors?.release(ref.vectorRow, 1);
+    this.ownWords.remove(id);
+    this.snapshotWords.remove(id);
+    if (ref.vectorRow >= 0 && this.entryVectors) {
+      const base = ref.vectorRow * this.dims;
+      const buf = this.entryVectors.buffer;
+      for (let i = 0; i < this.dims; i++) this.vectorSum[i] -= buf[base + i];
+      this.vectorCount--;
+      this.entryVectors.release(ref.vectorRow, 1);
       this.chunkVectors?.release(ref.chunkRow, ref.chunkCount);
     }
     const node = this.nodes.get(ref.path);

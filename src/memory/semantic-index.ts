@@ -1,13 +1,21 @@
-// In-memory index of conversation chunks for one model: loaded once from the packed shards (a few
-// rows, not one per chunk), kept current from the keys that each write touched (ours or another
-// tab's), searched with the WASM kernels; rescoring reads the few f32 vectors it needs.
+// In-memory index of conversation chunks for one model: vectors and words, loaded once from the
+// packed shards (a few rows, not one per chunk), kept current from the keys that each write
+// touched (ours or another tab's), searched with the WASM kernels and the BM25 index; rescoring
+// reads the few f32 vectors it needs.
 import type { MemoryDB } from './db';
 import { ChunkVectors, type ChunkVectorsOptions, type VectorHit } from './chunk-vectors';
 import { eachShard, rebuildShards, shardVectorCount, type ChunkShard } from './shards';
+import { Bm25Index } from './lexical/bm25-index';
 import type { Chunk, SemanticIndexInfo } from './types';
 
 export class SemanticIndex {
   private readonly vectors: ChunkVectors;
+  /** The chunks' words, grouped by conversation, kept beside the vectors. */
+  readonly words = new Bm25Index();
+  private textsMissing = false;
+  /** Sum of the vectors added since the last load (deletions are not subtracted: rare). */
+  private readonly vectorSum: Float64Array;
+  private vectorCount = 0;
 
   constructor(
     private readonly db: MemoryDB,
@@ -16,6 +24,21 @@ export class SemanticIndex {
     options: ChunkVectorsOptions = {},
   ) {
     this.vectors = new ChunkVectors(dims, options);
+    this.vectorSum = new Float64Array(dims);
+  }
+
+  /** `q · Σ vectors` and how many: the centroid's pull on a query (ranking.ts baseline). */
+  centroidDot(q: Float32Array): { sumDot: number; count: number } {
+    let sumDot = 0;
+    const n = Math.min(q.length, this.dims);
+    for (let i = 0; i < n; i++) sumDot += q[i] * this.vectorSum[i];
+    return { sumDot, count: Math.min(this.vectorCount, this.vectors.size) };
+  }
+
+  private addToSum(v: Float32Array, offset = 0): void {
+    if (v.length < offset + this.dims) return;
+    for (let i = 0; i < this.dims; i++) this.vectorSum[i] += v[offset + i];
+    this.vectorCount++;
   }
 
   get size(): number {
@@ -46,6 +69,10 @@ export class SemanticIndex {
     const { db, model } = this;
     for (let attempt = 0; ; attempt++) {
       this.vectors.clear();
+      this.words.clear();
+      this.vectorSum.fill(0);
+      this.vectorCount = 0;
+      this.textsMissing = false;
       const consistent = await db.transaction('r', db.chunks, db.shards, async () => {
         const [held, newest] = await Promise.all([
           shardVectorCount(db.shards, model),
@@ -57,7 +84,7 @@ export class SemanticIndex {
           this.putShard(s);
           if (s.count) maxId = Math.max(maxId, s.ids[s.count - 1]);
         });
-        return attempt > 0 || (newest[0] ?? 0) === maxId;
+        return attempt > 0 || ((newest[0] ?? 0) === maxId && !this.textsMissing);
       });
       if (consistent) return;
       await this.rebuild();
@@ -109,7 +136,10 @@ export class SemanticIndex {
     const rows = await this.db.chunks.bulkGet(ids as number[]);
     rows.forEach((row, i) => {
       if (row && row.model === this.model) this.put(row);
-      else this.vectors.remove(ids[i]);
+      else {
+        this.vectors.remove(ids[i]);
+        this.words.remove(ids[i]);
+      }
     });
   }
 
@@ -127,11 +157,21 @@ export class SemanticIndex {
 
   private put(c: Chunk): void {
     // Chunk rows never change once written (a re-embed writes them under another model).
-    if (c.id !== undefined) this.vectors.add(c.id, c.conversationId, c.embedding);
+    if (c.id === undefined) return;
+    this.vectors.add(c.id, c.conversationId, c.embedding);
+    this.words.add(c.id, c.text, c.conversationId);
+    if (c.embedding.length === this.dims) this.addToSum(c.embedding);
   }
 
   private putShard(s: ChunkShard): void {
     // A shard of another vector length (a corrupt row) adds nothing.
     this.vectors.addMany(s.ids, s.conversations, s.vectors);
+    if (s.vectors.length === s.count * this.dims)
+      for (let i = 0; i < s.count; i++) this.addToSum(s.vectors, i * this.dims);
+    if (!s.texts || s.texts.length !== s.count) {
+      this.textsMissing = true;
+      return;
+    }
+    for (let i = 0; i < s.count; i++) this.words.add(s.ids[i], s.texts[i], s.conversations[i]);
   }
 }

@@ -24,12 +24,17 @@ export interface ChunkShard {
   conversations: Float64Array;
   /** `count × dims` floats, row i for `ids[i]`. */
   vectors: Float32Array;
+  /**
+   * The chunk texts, text i for `ids[i]`, so the lexical index loads with the vectors. Absent in
+   * shards written before it: such shards are rebuilt from the rows on load.
+   */
+  texts?: string[];
 }
 
 export const SHARD_SCHEMA = '++id, [model+range+count], range';
 
 /** What a shard needs of a chunk row. */
-export type ShardSource = Pick<Chunk, 'id' | 'conversationId' | 'embedding' | 'model'>;
+export type ShardSource = Pick<Chunk, 'id' | 'conversationId' | 'embedding' | 'model' | 'text'>;
 
 type Shards = Table<ChunkShard, number>;
 
@@ -51,6 +56,7 @@ export function packShard(model: string, range: number, rows: readonly ShardSour
     ids: new Float64Array(rows.length),
     conversations: new Float64Array(rows.length),
     vectors: new Float32Array(rows.length * dims),
+    texts: rows.map((r) => (typeof r.text === 'string' ? r.text : '')),
   };
   rows.forEach((r, i) => {
     shard.ids[i] = r.id!;
@@ -108,6 +114,7 @@ async function merge(table: Shards, keys: readonly number[]): Promise<PieceKey> 
     ids: Float64Array.from(entries, (e) => e.id),
     conversations: Float64Array.from(entries, (e) => e.conv),
     vectors: new Float32Array(entries.length * dims),
+    texts: entries.map((e) => e.shard.texts?.[e.at] ?? ''),
   };
   entries.forEach((e, i) =>
     merged.vectors.set(e.shard.vectors.subarray(e.at * dims, (e.at + 1) * dims), i * dims),
@@ -193,6 +200,7 @@ export async function removeFromShards(table: Shards, ids: readonly number[]): P
         ids: Float64Array.from(keep, (i) => s.ids[i]),
         conversations: Float64Array.from(keep, (i) => s.conversations[i]),
         vectors: new Float32Array(keep.length * dims),
+        ...(s.texts ? { texts: keep.map((i) => s.texts![i] ?? '') } : {}),
       };
       keep.forEach((i, j) =>
         next.vectors.set(s.vectors.subarray(i * dims, (i + 1) * dims), j * dims),

@@ -131,6 +131,20 @@ export interface ChunkView {
   role: Role;
   text: string;
   similarity: number;
+  /** In search results: the chunk's fused relevance to the query, 0..1. */
+  relevance?: number;
+}
+
+/** Why a search hit matched (docs/search.md). */
+export interface MatchReason {
+  /** Query words found, in index form (lower case, stemmed): the UI highlights their forms. */
+  terms: string[];
+  /** Lexical relevance, 0..1 (the snapshot's words included). */
+  lexical: number;
+  /** Semantic relevance, 0..1 (the snapshot's chunks included); 0 without a model. */
+  semantic: number;
+  /** The context snapshot, not the entry's own words, carried the match. */
+  fromSnapshot: boolean;
 }
 
 export interface QueryResult {
@@ -148,9 +162,14 @@ export interface HeadingChildEntry {
   modified: Date;
   /** Present when the entry also has children. */
   descendants?: number;
+  /** With a query: (1 − recencyBias) × relevance + recencyBias × recency. */
   score?: number;
+  /** With a query: fused lexical and semantic relevance, 0..1. */
+  relevance?: number;
+  /** With a query: the highest raw cosine of the entry or its snapshot. */
   similarity?: number;
   recency?: number;
+  why?: MatchReason;
   relevantChunks?: ChunkView[];
 }
 
@@ -161,8 +180,10 @@ export interface HeadingChildHeading {
   descendants: number;
   modified: Date;
   score?: number;
+  relevance?: number;
   similarity?: number;
   recency?: number;
+  why?: MatchReason;
   /** With a query: the best-scoring descendant entry. */
   bestMatch?: { path: string; heading: string; content: JsonValue; relevantChunks: ChunkView[] };
 }
@@ -173,9 +194,19 @@ export interface HeadingResult {
   status: 'SUCCESS';
   path: string;
   query?: string;
+  /** With a query: 'subtree' ranks every entry below the heading, 'children' its direct children. */
+  scope?: HeadingScope;
+  /** With a query: the signals used ('lexical' alone when no embedding model could load). */
+  signals?: 'both' | 'lexical' | 'semantic';
+  /** With a query and scope 'subtree': the ranked entries; otherwise the direct children. */
   children: HeadingChild[];
+  /** Direct children of the heading. */
   totalChildren: number;
+  /** With a query: entries that matched at all (before `limit`). */
+  matched?: number;
 }
+
+export type HeadingScope = 'subtree' | 'children';
 
 export type TreeNode = { [segment: string]: JsonValue | TreeNode };
 
@@ -230,7 +261,13 @@ export interface RecordTurnResult {
 
 export interface ChunkHit {
   chunk: Omit<Chunk, 'embedding'>;
+  /** Raw cosine to the query (0 when only the words matched and the vector was not read). */
   similarity: number;
+  /** Fused relevance, 0..1. */
+  relevance: number;
+  score: number;
+  /** Query words found in the chunk, in index form. */
+  terms: string[];
 }
 
 /** A node of the memory outline: a heading or entry with the number of entries at or below it. */
@@ -243,7 +280,9 @@ export interface OutlineNode {
 export interface RecallHit {
   path: string;
   content: JsonValue;
-  similarity: number;
+  /** Fused lexical and semantic relevance, 0..1 (auto-recall ranks by relevance alone). */
+  relevance: number;
+  why: MatchReason;
 }
 
 /** An entry for the app's detail view: everything but the vectors. */
@@ -294,6 +333,10 @@ export interface SaveOptions {
 export interface HeadingOptions {
   /** Most children returned (default 10). */
   limit?: number;
+  /** With a query: search every entry below the heading (default) or rank its direct children. */
+  scope?: HeadingScope;
+  /** Signals to rank by (default both; one alone is for measurement). */
+  signals?: 'both' | 'lexical' | 'semantic';
 }
 
 export interface ListOptions {
@@ -343,14 +386,29 @@ export interface MemoryApi {
     text: string;
     turnId?: number;
   }): Promise<RecordTurnResult | ToolError>;
-  /** Top-k chunks of a conversation (of every conversation with `null`) by cosine to `query`. */
-  searchChunks(conversationId: number | null, query: string, k?: number): Promise<ChunkHit[]>;
+  /**
+   * Top-k chunks of a conversation (of every conversation with `null`) by fused relevance to
+   * `query` (recency 0 by default).
+   */
+  searchChunks(
+    conversationId: number | null,
+    query: string,
+    k?: number,
+    options?: { recencyBias?: number; signals?: 'both' | 'lexical' | 'semantic' },
+  ): Promise<ChunkHit[]>;
   exportMarkdown(rootPath?: unknown): Promise<string | ToolError>;
   importMarkdown(text: unknown): Promise<ImportResult | ToolError>;
   /** Top levels of the tree with entry counts, without reading rows (for the prompt outline). */
   memoryOutline(depth?: number): Promise<OutlineNode[]>;
-  /** Entries most similar to `query` anywhere, above the model's relevance threshold (auto-recall). */
-  recallMemory(query: unknown, limit?: unknown): Promise<RecallHit[] | ToolError>;
+  /**
+   * Entries most relevant to `query` anywhere (auto-recall): relevance alone, no recency, at or
+   * above `minRelevance` (default MIN_RELEVANCE, src/memory/ranking.ts), at most `limit` (default 3, up to 100).
+   */
+  recallMemory(
+    query: unknown,
+    limit?: unknown,
+    options?: { minRelevance?: number },
+  ): Promise<RecallHit[] | ToolError>;
   createConversation(title?: unknown): Promise<{ status: 'SUCCESS'; id: number } | ToolError>;
   /** Newest first. */
   listConversations(): Promise<Conversation[]>;

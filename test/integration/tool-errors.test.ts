@@ -467,19 +467,27 @@ describe('MODEL_UNAVAILABLE', () => {
   it.each([
     ['ready() and embed() reject', offline],
     ['embed() rejects', embedFails],
-  ])('when %s, saves and semantic queries fail and nothing is written', async (_l, make) => {
-    const { name } = await seeded();
-    const { mem } = openTestMemory({ name, embedder: make() });
-    const calls: [string, () => Promise<unknown>][] = [
-      ['saveMemory of a new entry', () => mem.saveMemory('Project/Goals/Phase3', { goal: 'x' })],
-      ['saveMemory over an entry', () => mem.saveMemory('Project/Notes', 'third version')],
-      ['updateMemory', () => mem.updateMemory('Project/Goals/Phase1', { month: 'April' })],
-      ['queryMemoryHeading with a query', () => mem.queryMemoryHeading('Project/Goals', 'phase')],
-    ];
-    await checkAll(calls, ([label, call]) =>
-      expectErrorUnchanged(name, label, 'MODEL_UNAVAILABLE', call),
-    );
-  });
+  ])(
+    'when %s, saves fail, searches fall back to words, and nothing is written',
+    async (_l, make) => {
+      const { name } = await seeded();
+      const { mem } = openTestMemory({ name, embedder: make() });
+      const calls: [string, () => Promise<unknown>][] = [
+        ['saveMemory of a new entry', () => mem.saveMemory('Project/Goals/Phase3', { goal: 'x' })],
+        ['saveMemory over an entry', () => mem.saveMemory('Project/Notes', 'third version')],
+        ['updateMemory', () => mem.updateMemory('Project/Goals/Phase1', { month: 'April' })],
+      ];
+      await checkAll(calls, ([label, call]) =>
+        expectErrorUnchanged(name, label, 'MODEL_UNAVAILABLE', call),
+      );
+      // A search still answers, from the words alone, and says so; it writes nothing.
+      const before = await contentSnapshot(name);
+      const found = ok(await mem.queryMemoryHeading('Project/Goals', 'phase one goal'));
+      expect(found.signals).toBe('lexical');
+      expect(found.children.map((c) => c.path)).toContain('Project/Goals/Phase1');
+      expect(await contentSnapshot(name)).toEqual(before);
+    },
+  );
 
   it('on a fresh database, a save without a model writes no entry at all', async () => {
     const { mem, name } = openTestMemory({

@@ -2,7 +2,14 @@
 import type { StoreContext } from '../context';
 import { intArg, isToolError, numberArg, short, toolError } from '../validate';
 import { headingOf, parentOf } from '../paths';
-import { blend, dot, dotRow, maxDotRows, recency } from '../scoring';
+import { DEFAULT_RECENCY_BIAS, MIN_RELEVANCE, type Signals } from '../ranking';
+import {
+  matchingChunks,
+  searchEntries,
+  withEntryBaseline,
+  type EntryHit,
+  type EntryQuery,
+} from '../search';
 import type {
   ChunkView,
   HeadingChild,
@@ -17,12 +24,32 @@ import type {
   ToolError,
   TreeNode,
 } from '../types';
-import type { ModelInfo } from '../../embeddings/types';
-import type { EntryIndex, EntryRef } from '../entry-index';
 
 const MAX_RELEVANT_CHUNKS = 5;
 
 const DEFAULT_LIST_CHARS = 8000;
+const SCOPES = ['subtree', 'children'] as const;
+const SIGNALS = ['both', 'lexical', 'semantic'] as const;
+
+/** One of `allowed`, or `def` when absent. */
+function enumArg<T extends string>(
+  value: unknown,
+  name: string,
+  allowed: readonly T[],
+  def: T,
+): T | ToolError {
+  if (value === undefined || value === null) return def;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value))
+    return value as T;
+  return toolError(
+    'INVALID_ARGUMENT',
+    `${name} must be one of ${allowed.join(', ')}, got ${short(value)}`,
+  );
+}
+
+function effectiveSignals(q: EntryQuery): Signals {
+  return q.vector ? (q.signals ?? 'both') : 'lexical';
+}
 
 export function readTools(ctx: StoreContext) {
   const { db, now, embed, entries, guard, pathArg, notFound, chunkView } = ctx;
@@ -61,23 +88,21 @@ export function readTools(ctx: StoreContext) {
         );
       }
       const query = typeof queryIn === 'string' && queryIn.trim() ? queryIn.trim() : undefined;
-      const bias = numberArg(biasIn, 'recencyBias', 0.3, 0, 1);
+      const bias = numberArg(biasIn, 'recencyBias', DEFAULT_RECENCY_BIAS, 0, 1);
       if (isToolError(bias)) return bias;
-      const limitIn =
-        optionsIn && typeof optionsIn === 'object'
-          ? (optionsIn as { limit?: unknown }).limit
-          : undefined;
-      const limit = intArg(limitIn, 'limit', 10, 1, 1000);
+      const opts = (optionsIn && typeof optionsIn === 'object' ? optionsIn : {}) as {
+        limit?: unknown;
+        scope?: unknown;
+        signals?: unknown;
+      };
+      const limit = intArg(opts.limit, 'limit', 10, 1, 1000);
       if (isToolError(limit)) return limit;
+      const scope = enumArg(opts.scope, 'scope', SCOPES, 'subtree');
+      if (isToolError(scope)) return scope;
+      const signals = enumArg(opts.signals, 'signals', SIGNALS, 'both');
+      if (isToolError(signals)) return signals;
 
-      let queryVec: Float32Array | undefined;
-      let info: ModelInfo | undefined;
-      if (query !== undefined) {
-        const emb = await embed([query]);
-        if (isToolError(emb)) return emb;
-        queryVec = emb.vectors[0];
-        info = emb.info;
-      }
+      let q = query !== undefined ? await queryOf(query, signals) : undefined;
       const idx = await entries();
       const childPaths = idx.children(path);
       if (!childPaths.length) {
@@ -94,121 +119,157 @@ export function readTools(ctx: StoreContext) {
       }
       const at = now();
 
-      interface Scored {
-        path: string;
-        entry?: EntryRef;
-        descendants: number;
-        modified: number;
-        best?: EntryRef;
-        similarity: number;
-        recency: number;
-        score: number;
-      }
-      const scoreEntry = (ref: EntryRef) => {
-        const sim = queryVec ? similarityOf(idx, ref, queryVec) : 0;
-        const rec = recency(ref.modified, at);
-        return { sim, rec, score: blend(sim, rec, bias) };
-      };
-      const scored: Scored[] = childPaths.map((p) => {
-        const entry = idx.entry(p);
-        const below = idx.descendants(p);
-        let modified = entry?.modified ?? -Infinity;
-        for (const d of below) modified = Math.max(modified, d.modified);
-        if (entry) {
-          const s = scoreEntry(entry);
-          return {
-            path: p,
-            entry,
-            descendants: below.length,
-            modified,
-            similarity: s.sim,
-            recency: s.rec,
-            score: s.score,
-          };
-        }
-        let best: Scored | undefined;
-        for (const d of below) {
-          const s = scoreEntry(d);
-          if (!best || s.score > best.score) {
-            best = {
-              path: p,
-              best: d,
-              descendants: below.length,
-              modified,
-              similarity: s.sim,
-              recency: s.rec,
-              score: s.score,
-            };
-          }
-        }
-        return (
-          best ?? { path: p, descendants: 0, modified, similarity: 0, recency: 0, score: -Infinity }
-        );
-      });
-      if (query) scored.sort((a, b) => b.score - a.score || a.path.localeCompare(b.path));
-      else scored.sort((a, b) => b.modified - a.modified || a.path.localeCompare(b.path));
-      const shown = scored.slice(0, limit);
-
-      const needIds = shown
-        .map((s) => (s.entry ?? s.best)?.id)
-        .filter((id): id is number => id !== undefined);
-      const rows = new Map<number, MemoryEntry>();
-      (await db.structured_memory.bulkGet(needIds)).forEach(
-        (r) => r?.id !== undefined && rows.set(r.id, r),
-      );
-      const threshold = info?.threshold ?? 1;
-      const relevant = (row: MemoryEntry | undefined): ChunkView[] => {
-        if (!row || !queryVec || row.model !== info?.id) return [];
-        return row.contextChunks
-          .map((c) => ({ ...chunkView(c), similarity: dot(queryVec!, c.embedding) }))
-          .filter((c) => c.similarity > threshold)
-          .sort((a, b) => b.similarity - a.similarity)
-          .slice(0, MAX_RELEVANT_CHUNKS);
-      };
-      const scoreFields = (s: Scored) =>
-        query ? { score: s.score, similarity: s.similarity, recency: s.recency } : {};
-
-      const children: HeadingChild[] = shown.map((s) => {
-        if (s.entry) {
-          const row = rows.get(s.entry.id);
-          return {
-            path: s.path,
-            heading: headingOf(s.path),
-            content: row?.content ?? null,
-            modified: new Date(s.entry.modified),
-            ...(s.descendants ? { descendants: s.descendants } : {}),
-            ...scoreFields(s),
-            ...(query ? { relevantChunks: relevant(row) } : {}),
-          };
-        }
-        const bestRow = s.best ? rows.get(s.best.id) : undefined;
-        return {
-          path: s.path,
-          heading: headingOf(s.path),
-          isHeading: true as const,
-          descendants: s.descendants,
-          modified: new Date(s.modified),
-          ...scoreFields(s),
-          ...(query && s.best
+      if (!q) {
+        // Browsing: the direct children, newest first.
+        const shown = childPaths
+          .map((p) => {
+            const entry = idx.entry(p);
+            const below = idx.descendants(p);
+            let modified = entry?.modified ?? -Infinity;
+            for (const d of below) modified = Math.max(modified, d.modified);
+            return { path: p, entry, descendants: below.length, modified };
+          })
+          .sort((a, b) => b.modified - a.modified || a.path.localeCompare(b.path))
+          .slice(0, limit);
+        const rows = await rowsOf(shown.flatMap((s) => (s.entry ? [s.entry.id] : [])));
+        const children: HeadingChild[] = shown.map((s) =>
+          s.entry
             ? {
-                bestMatch: {
-                  path: s.best.path,
-                  heading: headingOf(s.best.path),
-                  content: bestRow?.content ?? null,
-                  relevantChunks: relevant(bestRow),
-                },
+                path: s.path,
+                heading: headingOf(s.path),
+                content: rows.get(s.entry.id)?.content ?? null,
+                modified: new Date(s.entry.modified),
+                ...(s.descendants ? { descendants: s.descendants } : {}),
               }
-            : {}),
+            : {
+                path: s.path,
+                heading: headingOf(s.path),
+                isHeading: true as const,
+                descendants: s.descendants,
+                modified: new Date(s.modified),
+              },
+        );
+        return { status: 'SUCCESS' as const, path, children, totalChildren: childPaths.length };
+      }
+
+      const candidates = path === '' ? idx.subtree('') : idx.descendants(path);
+      q = withEntryBaseline(idx, q);
+      const hits = searchEntries(idx, candidates, q, at, bias);
+      const scoreFields = (h: EntryHit) => ({
+        score: h.score,
+        relevance: h.relevance,
+        similarity: h.similarity,
+        recency: h.recency,
+        why: h.why,
+      });
+
+      if (scope === 'subtree') {
+        const shown = hits.slice(0, limit);
+        const rows = await rowsOf(shown.map((h) => h.ref.id));
+        const children: HeadingChild[] = shown.map((h) => {
+          const row = rows.get(h.ref.id);
+          const descendants = idx.countDescendants(h.ref.path);
+          return {
+            path: h.ref.path,
+            heading: headingOf(h.ref.path),
+            content: row?.content ?? null,
+            modified: new Date(h.ref.modified),
+            ...(descendants ? { descendants } : {}),
+            ...scoreFields(h),
+            relevantChunks: relevant(row, q),
+          };
+        });
+        return {
+          status: 'SUCCESS' as const,
+          path,
+          query,
+          scope,
+          signals: effectiveSignals(q),
+          children,
+          totalChildren: childPaths.length,
+          matched: hits.length,
+        };
+      }
+
+      // scope 'children': each direct child ranked by itself (an entry) or its best descendant.
+      const childOf = (p: string) => {
+        const rest = path === '' ? p : p.slice(path.length + 1);
+        const seg = rest.split('/')[0];
+        return path === '' ? seg : `${path}/${seg}`;
+      };
+      const best = new Map<string, EntryHit>();
+      for (const h of hits) {
+        const c = childOf(h.ref.path);
+        if (!best.has(c)) best.set(c, h);
+      }
+      const ranked = [...best.entries()].slice(0, limit);
+      const rows = await rowsOf(ranked.map(([, h]) => h.ref.id));
+      const children: HeadingChild[] = ranked.map(([c, h]) => {
+        const row = rows.get(h.ref.id);
+        const descendants = idx.countDescendants(c);
+        if (h.ref.path === c) {
+          return {
+            path: c,
+            heading: headingOf(c),
+            content: row?.content ?? null,
+            modified: new Date(h.ref.modified),
+            ...(descendants ? { descendants } : {}),
+            ...scoreFields(h),
+            relevantChunks: relevant(row, q),
+          };
+        }
+        return {
+          path: c,
+          heading: headingOf(c),
+          isHeading: true as const,
+          descendants,
+          modified: new Date(h.ref.modified),
+          ...scoreFields(h),
+          bestMatch: {
+            path: h.ref.path,
+            heading: headingOf(h.ref.path),
+            content: row?.content ?? null,
+            relevantChunks: relevant(row, q),
+          },
         };
       });
       return {
         status: 'SUCCESS' as const,
         path,
-        ...(query ? { query } : {}),
+        query,
+        scope,
+        signals: effectiveSignals(q),
         children,
         totalChildren: childPaths.length,
+        matched: best.size,
       };
     });
+  }
+
+  /** The query's words and, when the model loads, its vector; lexical alone when it does not. */
+  async function queryOf(text: string, signals: Signals): Promise<EntryQuery> {
+    if (signals === 'lexical') return { text, signals };
+    const emb = await embed([text]);
+    if (isToolError(emb)) return { text, signals: 'lexical' };
+    return { text, vector: emb.vectors[0], info: emb.info, signals };
+  }
+
+  async function rowsOf(ids: number[]): Promise<Map<number, MemoryEntry>> {
+    const rows = new Map<number, MemoryEntry>();
+    (await db.structured_memory.bulkGet(ids)).forEach(
+      (r) => r?.id !== undefined && rows.set(r.id, r),
+    );
+    return rows;
+  }
+
+  function relevant(row: MemoryEntry | undefined, q: EntryQuery): ChunkView[] {
+    if (!row) return [];
+    const sameModel = q.info && row.model === q.info.id;
+    return matchingChunks(
+      row.contextChunks,
+      sameModel ? q : { text: q.text, signals: 'lexical' },
+      MAX_RELEVANT_CHUNKS,
+    );
   }
 
   async function listMemory(
@@ -322,43 +383,42 @@ export function readTools(ctx: StoreContext) {
     return walk('', 1);
   }
 
-  /** Entries most similar to `query` anywhere in memory, above the model's threshold. */
+  /**
+   * Entries most relevant to `query` anywhere in memory (auto-recall): relevance alone, at or
+   * above a calibrated floor, best first.
+   */
   async function recallMemory(
     queryIn: unknown,
     limitIn: unknown = 3,
+    optionsIn?: unknown,
   ): Promise<RecallHit[] | ToolError> {
     return guard(async () => {
       if (typeof queryIn !== 'string' || !queryIn.trim()) return [];
-      const limit = intArg(limitIn, 'limit', 3, 1, 50);
+      const limit = intArg(limitIn, 'limit', 3, 1, 100);
       if (isToolError(limit)) return limit;
-      const emb = await embed([queryIn.trim()]);
-      if (isToolError(emb)) return emb;
+      const minIn =
+        optionsIn && typeof optionsIn === 'object'
+          ? (optionsIn as { minRelevance?: unknown }).minRelevance
+          : undefined;
+      const min = numberArg(minIn, 'minRelevance', MIN_RELEVANCE, 0, 1);
+      if (isToolError(min)) return min;
+      const q = await queryOf(queryIn.trim(), 'both');
       const idx = await entries();
-      const q = emb.vectors[0];
-      const scored = idx
-        .subtree('')
-        .map((ref) => ({ ref, similarity: similarityOf(idx, ref, q) }))
-        .filter((s) => s.similarity > emb.info.threshold)
-        .sort((a, b) => b.similarity - a.similarity)
+      const hits = searchEntries(idx, idx.subtree(''), q, now(), 0)
+        .filter((h) => h.relevance >= min)
         .slice(0, limit);
-      const rows = await db.structured_memory.bulkGet(scored.map((s) => s.ref.id));
-      return scored.flatMap((s, i) => {
-        const row = rows[i];
-        return row ? [{ path: row.path, content: row.content, similarity: s.similarity }] : [];
+      const rows = await rowsOf(hits.map((h) => h.ref.id));
+      return hits.flatMap((h) => {
+        const row = rows.get(h.ref.id);
+        return row
+          ? [{ path: row.path, content: row.content, relevance: h.relevance, why: h.why }]
+          : [];
       });
     });
   }
 
   return { queryMemory, queryMemoryHeading, listMemory, memoryOutline, recallMemory };
 }
-/** `max(cos(query, entry), max cos(query, chunk))`; 0 for rows of another model. */
-function similarityOf(idx: EntryIndex, ref: EntryRef, q: Float32Array): number {
-  if (ref.vectorRow < 0 || !idx.entryVectors || !idx.chunkVectors) return 0;
-  const own = dotRow(q, idx.entryVectors.buffer, ref.vectorRow, idx.dims);
-  const chunks = maxDotRows(q, idx.chunkVectors.buffer, ref.chunkRow, ref.chunkCount, idx.dims);
-  return Math.max(own, chunks);
-}
-
 function preview(content: JsonValue, n: number): string {
   const text = typeof content === 'string' ? content : JSON.stringify(content);
   return text.length <= n ? text : text.slice(0, n) + '…';

@@ -3,6 +3,9 @@ import type { StoreContext } from '../context';
 import { intArg, isToolError, short, toolError } from '../validate';
 import { addToShards } from '../shards';
 import { splitSentences } from '../text';
+import type { Signals } from '../ranking';
+import { searchChunkIndex } from '../search';
+
 import type {
   Chunk,
   ChunkHit,
@@ -115,23 +118,40 @@ export function turnsTools(ctx: StoreContext) {
     conversationId: number | null,
     query: string,
     k = 10,
+    options?: { recencyBias?: number; signals?: Signals },
   ): Promise<ChunkHit[]> {
     if (typeof query !== 'string' || !query.trim()) return [];
     if (conversationId !== null && typeof conversationId !== 'number') return [];
-    const emb = await embed([query]);
+    const bias =
+      typeof options?.recencyBias === 'number' &&
+      options.recencyBias >= 0 &&
+      options.recencyBias <= 1
+        ? options.recencyBias
+        : 0;
+    const signals: Signals =
+      options?.signals === 'lexical' || options?.signals === 'semantic' ? options.signals : 'both';
+    const text = query.trim();
+    const emb = await embed([text]);
     if (isToolError(emb)) return [];
     const idx = await chunksIndex(emb.info);
-    const hits = await idx.search(
+    const hits = await searchChunkIndex(
+      db.chunks,
+      idx,
       conversationId,
-      emb.vectors[0],
+      { text, vector: emb.vectors[0], info: emb.info, signals },
       Math.max(1, Math.min(1000, Math.floor(k) || 10)),
+      bias,
+      now(),
     );
-    const rows = await db.chunks.bulkGet(hits.map((h) => h.id));
-    return hits.flatMap((h, i) => {
-      const row = rows[i];
-      if (!row) return [];
-      const { embedding: _e, ...chunk } = row;
-      return [{ chunk, similarity: h.similarity }];
+    return hits.map((h) => {
+      const { embedding: _e, ...chunk } = h.row;
+      return {
+        chunk,
+        similarity: h.similarity,
+        relevance: h.relevance,
+        score: h.score,
+        terms: h.terms,
+      };
     });
   }
 

@@ -53,7 +53,12 @@ export function writeTools(ctx: StoreContext) {
       const queryText = `${headingOf(path)} ${content.json.slice(0, QUERY_CONTENT_CHARS)}`;
       const emb = await embed([queryText, entryText(path, content.value)]);
       if (isToolError(emb)) return emb;
-      const { chunks, used } = await snapshot(emb.info, conversationId, emb.vectors[0], budget);
+      const { chunks, used } = await snapshot(
+        emb.info,
+        conversationId,
+        { text: queryText, vector: emb.vectors[0] },
+        budget,
+      );
 
       const at = new Date(now());
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {

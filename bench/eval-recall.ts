@@ -1,0 +1,332 @@
+// `npm run eval:recall [path]`: evidence recall of every search the engine offers, measured on
+// LoCoMo conversations (Maharana et al., ACL 2024; CC BY-NC 4.0, read in place from
+// ../shared/data/locomo-dev.json, never copied into the project).
+//
+// Only the public engine API, the app's flow: each turn recorded (recordTurn, one conversation per
+// LoCoMo sample) and then saved as an entry at `Conversation/D1_3` with the clock at the turn's
+// session date; every question asked a day after the last session. A second store holds the same
+// entries saved with no conversation behind them (saveMemory only). The reference is plain BM25
+// over the same turn texts (MiniSearch defaults, English stop words, OR), and the issue's original
+// reference over the bare turn texts (no speaker name).
+//
+// Writes bench/results-recall.json and prints the table that bench/README.md carries.
+import 'fake-indexeddb/auto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import MiniSearch from 'minisearch';
+import { BUNDLED_MODEL, createEmbedder, openMemory } from '../src/memory';
+import type { HeadingResult, MemoryApi } from '../src/memory/types';
+import { ENGLISH_STOP_WORDS } from '../src/memory/lexical/stop-words';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const DEFAULT_DATA = resolve(here, '../../shared/data/locomo-dev.json');
+const DAY = 86_400_000;
+const HEADING = 'Conversation';
+
+interface Turn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+  blip_caption?: string;
+}
+interface Qa {
+  question: string;
+  evidence?: string[];
+  category: number;
+}
+interface Sample {
+  sample_id: string;
+  conversation: Record<string, unknown> & { speaker_a: string; speaker_b: string };
+  qa: Qa[];
+}
+
+const MONTHS =
+  'january february march april may june july august september october november december'.split(
+    ' ',
+  );
+
+/** `1:56 pm on 8 May, 2023` → ms (UTC). */
+export function parseSessionDate(s: string): number {
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(s);
+  if (!m) throw new Error(`Unreadable session date: ${s}`);
+  let hour = Number(m[1]) % 12;
+  if (m[3].toLowerCase() === 'pm') hour += 12;
+  const month = MONTHS.indexOf(m[5].toLowerCase());
+  if (month < 0) throw new Error(`Unreadable month in session date: ${s}`);
+  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
+}
+
+/** Evidence ids as the data writes them (`D1:3`, `D:11:26`, `D30:05`, `D8:6; D9:17`) → `D1:3`. */
+export function normaliseEvidence(ids: readonly string[], known: ReadonlySet<string>): string[] {
+  const out = new Set<string>();
+  for (const raw of ids) {
+    for (const part of String(raw).split(/[;,\s]+/)) {
+      const m = /^D:?(\d+):0*(\d+)$/.exec(part.trim());
+      if (!m) continue;
+      const id = `D${Number(m[1])}:${Number(m[2])}`;
+      if (known.has(id)) out.add(id);
+    }
+  }
+  return [...out];
+}
+
+interface Session {
+  index: number;
+  date: number;
+  turns: Turn[];
+}
+
+function sessionsOf(sample: Sample): Session[] {
+  const c = sample.conversation;
+  const out: Session[] = [];
+  for (const key of Object.keys(c)) {
+    const m = /^session_(\d+)$/.exec(key);
+    if (!m || !Array.isArray(c[key])) continue;
+    const date = c[`${key}_date_time`];
+    if (typeof date !== 'string') continue;
+    out.push({ index: Number(m[1]), date: parseSessionDate(date), turns: c[key] as Turn[] });
+  }
+  return out.sort((a, b) => a.index - b.index);
+}
+
+/** What a chat shows of a turn: who said it, what they said, and the picture they shared. */
+function turnText(t: Turn): string {
+  const caption = t.blip_caption ? ` [shares a photo: ${t.blip_caption}]` : '';
+  return `${t.speaker}: ${t.text}${caption}`;
+}
+
+const entryPath = (diaId: string) => `${HEADING}/${diaId.replace(':', '_')}`;
+const diaOf = (path: string) => {
+  const m = /(D\d+)_(\d+)$/.exec(path);
+  return m ? `${m[1]}:${m[2]}` : '';
+};
+
+type Ranker = (question: string) => Promise<string[]>;
+
+const METHODS = [
+  'default',
+  'bias0',
+  'recall',
+  'chunks',
+  'entriesOnly',
+  'entriesOnlyDefault',
+  'lexical',
+  'semantic',
+  'bm25',
+  'bm25Bare',
+] as const;
+type Method = (typeof METHODS)[number];
+
+const LABELS: Record<Method, string> = {
+  default: 'queryMemoryHeading, default recencyBias 0.3',
+  bias0: 'queryMemoryHeading, recencyBias 0',
+  recall: 'recallMemory (auto-recall), limit 10',
+  chunks: 'searchChunks (whole conversation), top 10 turns',
+  entriesOnly: 'entries alone (saveMemory only), recencyBias 0',
+  entriesOnlyDefault: 'entries alone (saveMemory only), default recencyBias 0.3',
+  lexical: 'queryMemoryHeading, recencyBias 0, lexical signal only',
+  semantic: 'queryMemoryHeading, recencyBias 0, semantic signal only',
+  bm25: 'reference: plain BM25 (MiniSearch defaults, English stop words, OR), same turn texts',
+  bm25Bare: 'reference: the same BM25 over the bare turn texts (no speaker, no photo caption)',
+};
+
+function headingPaths(r: HeadingResult | { status: string }): string[] {
+  if (r.status !== 'SUCCESS') return [];
+  return (r as HeadingResult).children.map((c) =>
+    'isHeading' in c && c.isHeading ? (c.bestMatch?.path ?? c.path) : c.path,
+  );
+}
+
+function bm25Ranker(docs: { id: string; text: string }[]): Ranker {
+  const ms = new MiniSearch<{ id: string; text: string }>({
+    fields: ['text'],
+    processTerm: (t) => {
+      const w = t.toLowerCase();
+      return ENGLISH_STOP_WORDS.has(w) ? null : w;
+    },
+    searchOptions: { combineWith: 'OR' },
+  });
+  ms.addAll(docs);
+  return async (q) => ms.search(q).map((r) => String(r.id));
+}
+
+interface Scores {
+  questions: number;
+  r5: number;
+  r10: number;
+}
+
+async function main() {
+  const arg = process.argv.slice(2).find((a) => !a.startsWith('--'));
+  const quick = process.argv.includes('--quick');
+  const file = resolve(arg ?? DEFAULT_DATA);
+  if (!existsSync(file)) {
+    console.error(
+      `eval:recall: no data at ${file}.\n` +
+        'It reads the LoCoMo dev conversations from ../shared/data/locomo-dev.json (beside the ' +
+        'project) or from a file of the same shape named on the command line: ' +
+        '`npm run eval:recall -- path/to/locomo.json`.',
+    );
+    process.exit(2);
+  }
+  let samples: Sample[];
+  try {
+    samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
+    if (!Array.isArray(samples)) throw new Error('the file is not a list of conversations');
+  } catch (e) {
+    console.error(`eval:recall: ${file} could not be read: ${(e as Error).message}`);
+    process.exit(2);
+  }
+  if (quick) samples = samples.slice(0, 1);
+
+  const embedder = createEmbedder({ model: BUNDLED_MODEL });
+  const info = await embedder.ready();
+  const per: Record<Method, Record<string, Scores>> = Object.fromEntries(
+    METHODS.map((m) => [m, {}]),
+  ) as Record<Method, Record<string, Scores>>;
+  const add = (m: Method, cat: string, r5: number, r10: number) => {
+    for (const key of [cat, 'all']) {
+      const s = (per[m][key] ??= { questions: 0, r5: 0, r10: 0 });
+      s.questions++;
+      s.r5 += r5;
+      s.r10 += r10;
+    }
+  };
+  let turnsTotal = 0;
+  let ingestMs = 0;
+  const queryMs: number[] = [];
+
+  for (const sample of samples) {
+    const sessions = sessionsOf(sample);
+    const known = new Set(sessions.flatMap((s) => s.turns.map((t) => t.dia_id)));
+    let t = 0;
+    const clock = () => t;
+    const name = `eval-${sample.sample_id}-${Date.now()}`;
+    const mem = openMemory({ name, embedder, now: clock });
+    const bare = openMemory({ name: `${name}-bare`, embedder, now: clock });
+    const conv = await mem.createConversation(`LoCoMo ${sample.sample_id}`);
+    if (conv.status !== 'SUCCESS') throw new Error(conv.message);
+    const turnDia = new Map<number, string>();
+    const t0 = performance.now();
+    for (const s of sessions) {
+      t = s.date;
+      for (const turn of s.turns) {
+        t += 30_000; // half a minute a turn
+        const text = turnText(turn);
+        const role = turn.speaker === sample.conversation.speaker_a ? 'user' : 'assistant';
+        const rec = await mem.recordTurn({ conversationId: conv.id, role, text });
+        if (rec.status !== 'SUCCESS') throw new Error(`recordTurn: ${rec.message}`);
+        turnDia.set(rec.turnId, turn.dia_id);
+        const saved = await mem.saveMemory(entryPath(turn.dia_id), text);
+        if (saved.status !== 'SUCCESS') throw new Error(`saveMemory: ${saved.message}`);
+        const plain = await bare.saveMemory(entryPath(turn.dia_id), text, 0);
+        if (plain.status !== 'SUCCESS') throw new Error(`saveMemory: ${plain.message}`);
+        turnsTotal++;
+      }
+    }
+    ingestMs += performance.now() - t0;
+    t = sessions[sessions.length - 1].date + DAY;
+
+    const docs = sessions.flatMap((s) => s.turns.map((x) => ({ id: x.dia_id, text: turnText(x) })));
+    const bareDocs = sessions.flatMap((s) => s.turns.map((x) => ({ id: x.dia_id, text: x.text })));
+    const heading =
+      (m: MemoryApi, bias?: number, signals?: string): Ranker =>
+      async (q) =>
+        headingPaths(
+          await m.queryMemoryHeading(HEADING, q, bias, { limit: 10, signals } as never),
+        ).map(diaOf);
+    const rankers: Record<Method, Ranker> = {
+      default: heading(mem),
+      bias0: heading(mem, 0),
+      recall: async (q) => {
+        const r = await mem.recallMemory(q, 10);
+        return Array.isArray(r) ? r.map((h) => diaOf(h.path)) : [];
+      },
+      chunks: async (q) => {
+        const hits = await mem.searchChunks(conv.id, q, 100);
+        const out: string[] = [];
+        for (const h of hits) {
+          const d = turnDia.get(h.chunk.turnId);
+          if (d && !out.includes(d)) out.push(d);
+        }
+        return out;
+      },
+      entriesOnly: heading(bare, 0),
+      entriesOnlyDefault: heading(bare),
+      lexical: heading(mem, 0, 'lexical'),
+      semantic: heading(mem, 0, 'semantic'),
+      bm25: bm25Ranker(docs),
+      bm25Bare: bm25Ranker(bareDocs),
+    };
+
+    for (const qa of sample.qa) {
+      if (qa.category === 5) continue;
+      const evidence = normaliseEvidence(qa.evidence ?? [], known);
+      if (!evidence.length) continue;
+      for (const m of METHODS) {
+        const q0 = performance.now();
+        const ranked = await rankers[m](qa.question);
+        if (m === 'default') queryMs.push(performance.now() - q0);
+        const hit = (k: number) =>
+          evidence.filter((e) => ranked.slice(0, k).includes(e)).length / evidence.length;
+        add(m, String(qa.category), hit(5), hit(10));
+      }
+    }
+    await mem.close();
+    await bare.close();
+    console.error(`${sample.sample_id}: done`);
+  }
+
+  const cats = ['1', '2', '3', '4', 'all'];
+  const table = METHODS.map((m) => {
+    const row: Record<string, { r5: number; r10: number; questions: number }> = {};
+    for (const c of cats) {
+      const s = per[m][c];
+      if (s)
+        row[c] = {
+          questions: s.questions,
+          r5: round(s.r5 / s.questions),
+          r10: round(s.r10 / s.questions),
+        };
+    }
+    return { method: m, label: LABELS[m], ...row };
+  });
+  queryMs.sort((a, b) => a - b);
+  const result = {
+    data: file.endsWith('locomo-dev.json') ? 'LoCoMo dev half (conv-26, 30, 41, 42, 43)' : file,
+    credit: 'LoCoMo, Maharana et al., ACL 2024, CC BY-NC 4.0',
+    model: info.id,
+    conversations: samples.length,
+    turns: turnsTotal,
+    ingest_ms_per_turn: round(ingestMs / turnsTotal),
+    query_ms_p50: round(queryMs[Math.floor(queryMs.length / 2)] ?? 0),
+    query_ms_p95: round(queryMs[Math.floor(queryMs.length * 0.95)] ?? 0),
+    methods: table,
+  };
+  const header = '| search | cat 1 R@5 / R@10 | cat 2 | cat 3 | cat 4 | all R@5 | all R@10 |';
+  const lines = [header, '|---|---|---|---|---|---|---|'];
+  for (const r of table) {
+    const cell = (c: string) => {
+      const s = (r as unknown as Record<string, { r5: number; r10: number } | undefined>)[c];
+      return s ? `${s.r5.toFixed(2)} / ${s.r10.toFixed(2)}` : '–';
+    };
+    const all = (r as unknown as Record<string, { r5: number; r10: number }>).all;
+    lines.push(
+      `| ${r.label} | ${cell('1')} | ${cell('2')} | ${cell('3')} | ${cell('4')} | ${all.r5.toFixed(2)} | **${all.r10.toFixed(2)}** |`,
+    );
+  }
+  console.log(lines.join('\n'));
+  console.log(
+    `\n${result.turns} turns, ingest ${result.ingest_ms_per_turn} ms/turn (recordTurn + two saves), ` +
+      `default query p50 ${result.query_ms_p50} ms, p95 ${result.query_ms_p95} ms`,
+  );
+  if (!quick)
+    writeFileSync(join(here, 'results-recall.json'), JSON.stringify(result, null, 2) + '\n');
+}
+
+function round(n: number) {
+  return Math.round(n * 1000) / 1000;
+}
+
+await main();

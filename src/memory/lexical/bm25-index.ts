@@ -1,0 +1,255 @@
+// A compact in-memory inverted index with BM25 scoring (docs/search.md). Documents are numeric
+// keys (entry ids, chunk ids) with an optional group (a conversation id) to search within.
+// Postings are typed arrays per term; a removed document is skipped at once and its postings
+// dropped by the next compaction, so writes stay cheap. Measured against MiniSearch in
+// bench/README.md ("Lexical index"): the library's per-posting objects do not fit the 1M-chunk
+// memory target.
+import { queryTerms, tokenize } from './tokenize';
+
+/** BM25 parameters: the textbook values (Robertson & Zaragoza), not tuned on our data. */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+/** Most query terms scored (a 10,000-character query is cut to its first distinct words). */
+export const MAX_QUERY_TERMS = 32;
+
+class Postings {
+  slots = new Int32Array(2);
+  tfs = new Uint16Array(2);
+  n = 0;
+  push(slot: number, tf: number): void {
+    if (this.n === this.slots.length) {
+      const slots = new Int32Array(this.n * 2);
+      slots.set(this.slots);
+      this.slots = slots;
+      const tfs = new Uint16Array(this.n * 2);
+      tfs.set(this.tfs);
+      this.tfs = tfs;
+    }
+    this.slots[this.n] = slot;
+    this.tfs[this.n] = Math.min(tf, 65_535);
+    this.n++;
+  }
+}
+
+/** A document's lexical match with a query. */
+export interface LexicalMatch {
+  key: number;
+  /** BM25 score. */
+  score: number;
+  /**
+   * Calibrated lexical relevance in [0, 1]: the idf-weighted share of the query's indexed
+   * terms the document holds, each term counting at most once, less for a long document.
+   */
+  relevance: number;
+  /** Bit i set when query term i occurs. */
+  mask: number;
+}
+
+export interface LexicalQuery {
+  /** Distinct query terms (`queryTerms`). */
+  terms: string[];
+  /** idf of each term in this index (0 for a term no document holds). */
+  idf: number[];
+  /** Sum of the idf of the terms some document holds: the most a document can match. */
+  total: number;
+}
+
+export class Bm25Index {
+  private readonly terms = new Map<string, Postings>();
+  private readonly slotOf = new Map<number, number>();
+  private keys: number[] = [];
+  private groups: number[] = [];
+  private lengths = new Uint32Array(1024);
+  private alive = new Uint8Array(1024);
+  private slotCount = 0;
+  private live = 0;
+  private deadPostings = 0;
+  private totalLength = 0;
+  private postings = 0;
+  // Scratch for scoring, grown with the slots.
+  private acc = new Float32Array(1024);
+  private rel = new Float32Array(1024);
+  private masks = new Uint32Array(1024);
+
+  get size(): number {
+    return this.live;
+  }
+
+  has(key: number): boolean {
+    return this.slotOf.has(key);
+  }
+
+  /** Indexes `text` under `key` (replacing what was there). */
+  add(key: number, text: string, group = 0): void {
+    this.addTerms(key, tokenize(text), group);
+  }
+
+  addTerms(key: number, terms: readonly string[], group = 0): void {
+    if (this.slotOf.has(key)) this.remove(key);
+    const slot = this.slotCount++;
+    this.grow(this.slotCount);
+    this.slotOf.set(key, slot);
+    this.keys[slot] = key;
+    this.groups[slot] = group;
+    this.lengths[slot] = terms.length;
+    this.alive[slot] = 1;
+    this.live++;
+    this.totalLength += terms.length;
+    const tf = new Map<string, number>();
+    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    for (const [t, n] of tf) {
+      let p = this.terms.get(t);
+      if (!p) this.terms.set(t, (p = new Postings()));
+      p.push(slot, n);
+      this.postings++;
+    }
+  }
+
+  remove(key: number): void {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined) return;
+    this.slotOf.delete(key);
+    this.alive[slot] = 0;
+    this.live--;
+    this.totalLength -= this.lengths[slot];
+    this.deadPostings += this.lengths[slot] ? 1 : 0; // a hint; compaction recounts
+    if (this.slotOf.size === 0) this.clear();
+    else if (this.slotCount - this.live > Math.max(1024, this.live)) this.compact();
+  }
+
+  clear(): void {
+    this.terms.clear();
+    this.slotOf.clear();
+    this.keys = [];
+    this.groups = [];
+    this.slotCount = 0;
+    this.live = 0;
+    this.totalLength = 0;
+    this.postings = 0;
+    this.deadPostings = 0;
+  }
+
+  /** Rough bytes held: postings, per-document arrays and the term dictionary. */
+  memoryBytes(): number {
+    let bytes = this.lengths.byteLength + this.alive.byteLength + this.acc.byteLength * 3;
+    bytes += this.keys.length * 16 + this.slotOf.size * 24;
+    for (const [t, p] of this.terms)
+      bytes += 80 + t.length * 2 + p.slots.byteLength + p.tfs.byteLength;
+    return bytes;
+  }
+
+  /** The query's terms with their idf here. */
+  prepare(text: string): LexicalQuery {
+    const terms = queryTerms(text).slice(0, MAX_QUERY_TERMS);
+    const n = this.live;
+    let total = 0;
+    const idf = terms.map((t) => {
+      const df = this.terms.get(t)?.n ?? 0;
+      if (!df || !n) return 0;
+      const v = Math.log(1 + (n - Math.min(df, n) + 0.5) / (Math.min(df, n) + 0.5));
+      total += v;
+      return v;
+    });
+    return { terms, idf, total };
+  }
+
+  /**
+   * Every live document holding a query term, optionally only those of `group`, unordered.
+   * Costs the length of the query terms' postings.
+   */
+  search(q: LexicalQuery, group?: number | null): LexicalMatch[] {
+    if (!q.total || !this.live) return [];
+    const avg = this.totalLength / this.live || 1;
+    const { acc, rel, masks, lengths, alive, groups } = this;
+    const touched: number[] = [];
+    q.terms.forEach((t, i) => {
+      const idf = q.idf[i];
+      if (!idf) return;
+      const p = this.terms.get(t);
+      if (!p) return;
+      const bit = 1 << i;
+      for (let j = 0; j < p.n; j++) {
+        const slot = p.slots[j];
+        if (!alive[slot]) continue;
+        if (group !== undefined && group !== null && groups[slot] !== group) continue;
+        const tf = p.tfs[j];
+        const norm = tf / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * lengths[slot]) / avg));
+        if (masks[slot] === 0) touched.push(slot);
+        masks[slot] |= bit;
+        acc[slot] += idf * norm * (BM25_K1 + 1);
+        // A term counts at most its idf: once at average length, less in a longer document.
+        rel[slot] += idf * Math.min(1, norm * (BM25_K1 + 1));
+      }
+    });
+    const out: LexicalMatch[] = new Array(touched.length);
+    for (let i = 0; i < touched.length; i++) {
+      const slot = touched[i];
+      out[i] = {
+        key: this.keys[slot],
+        score: acc[slot],
+        relevance: Math.min(1, rel[slot] / q.total),
+        mask: masks[slot],
+      };
+      acc[slot] = 0;
+      rel[slot] = 0;
+      masks[slot] = 0;
+    }
+    return out;
+  }
+
+  /** Drops dead documents' postings and renumbers the slots. */
+  private compact(): void {
+    const remap = new Int32Array(this.slotCount).fill(-1);
+    let next = 0;
+    for (let s = 0; s < this.slotCount; s++) if (this.alive[s]) remap[s] = next++;
+    const keys: number[] = new Array(next);
+    const groups: number[] = new Array(next);
+    const lengths = new Uint32Array(Math.max(1024, next * 2));
+    for (let s = 0; s < this.slotCount; s++) {
+      const to = remap[s];
+      if (to < 0) continue;
+      keys[to] = this.keys[s];
+      groups[to] = this.groups[s];
+      lengths[to] = this.lengths[s];
+      this.slotOf.set(this.keys[s], to);
+    }
+    this.postings = 0;
+    for (const [t, p] of this.terms) {
+      let w = 0;
+      for (let j = 0; j < p.n; j++) {
+        const to = remap[p.slots[j]];
+        if (to < 0) continue;
+        p.slots[w] = to;
+        p.tfs[w] = p.tfs[j];
+        w++;
+      }
+      if (!w) this.terms.delete(t);
+      else p.n = w;
+      this.postings += w;
+    }
+    this.keys = keys;
+    this.groups = groups;
+    this.lengths = lengths;
+    this.alive = new Uint8Array(lengths.length);
+    this.alive.fill(1, 0, next);
+    this.slotCount = next;
+    this.deadPostings = 0;
+    this.acc = new Float32Array(lengths.length);
+    this.rel = new Float32Array(lengths.length);
+    this.masks = new Uint32Array(lengths.length);
+  }
+
+  private grow(slots: number): void {
+    if (slots <= this.lengths.length) return;
+    const cap = Math.max(slots, this.lengths.length * 2);
+    const lengths = new Uint32Array(cap);
+    lengths.set(this.lengths);
+    this.lengths = lengths;
+    const alive = new Uint8Array(cap);
+    alive.set(this.alive);
+    this.alive = alive;
+    this.acc = new Float32Array(cap);
+    this.rel = new Float32Array(cap);
+    this.masks = new Uint32Array(cap);
+  }
+}

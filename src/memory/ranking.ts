@@ -1,0 +1,100 @@
+// The one ranking function of every search (docs/search.md): lexical and semantic relevance
+// fused into one calibrated relevance in [0, 1], an entry's context snapshot adding evidence
+// below its own text, then the blend the tools promise:
+//   score = (1 − recencyBias) × relevance + recencyBias × exp(−age days / 30).
+import type { ModelInfo } from '../embeddings/types';
+import { blend, recency } from './scoring';
+
+/**
+ * Share of the lexical signal in the fused relevance (the semantic signal has the rest).
+ * Chosen on the LoCoMo dev conversations (bench/README.md, "Recall"); the one fusion weight.
+ */
+export const LEXICAL_WEIGHT = 0.7;
+/**
+ * How much an entry's context snapshot can add, relative to its own path and content: the
+ * snapshot fills at most this share of the room the entry's own match leaves. Below 1, so a
+ * turn's words in another entry's snapshot never outrank the entry that holds them.
+ */
+export const SNAPSHOT_WEIGHT = 0.35;
+
+/** The recency blend of queryMemoryHeading when the caller gives none. */
+export const DEFAULT_RECENCY_BIAS = 0.3;
+/**
+ * From this fused relevance on, a memory counts as relevant: auto-recall's floor, a context
+ * snapshot's, the explorer's cut-off. An entry holding about half of the query's information
+ * (say its rare words) passes; one sharing only a common word or a loose topic does not.
+ */
+export const MIN_RELEVANCE = 0.35;
+
+/** Which signals a search uses: both (the default), or one alone (for measurement). */
+export type Signals = 'both' | 'lexical' | 'semantic';
+
+/**
+ * Pseudo-count of the prior in the query's baseline cosine: with few memories the baseline is
+ * the model's cosine of unrelated text; with many, the query's cosine with their centroid.
+ */
+export const BASELINE_PRIOR = 20;
+
+/**
+ * The cosine an unrelated memory would have with this query: the query's cosine with the
+ * centroid of the memories searched (a sum of `count` unit vectors, given as `sumDot`, the
+ * query · that sum), shrunk towards the model's unrelated level while the memories are few.
+ * Text of one style (a long chat) raises every cosine alike; this baseline rises with it.
+ */
+export function baselineCosine(
+  sumDot: number,
+  count: number,
+  model: Pick<ModelInfo, 'threshold' | 'calibration'>,
+): number {
+  const { unrelated } = calibrationOf(model);
+  return (sumDot + BASELINE_PRIOR * unrelated) / (count + BASELINE_PRIOR);
+}
+
+function calibrationOf(model: Pick<ModelInfo, 'threshold' | 'calibration'>) {
+  return (
+    model.calibration ?? { unrelated: model.threshold - 0.25, related: model.threshold + 0.25 }
+  );
+}
+
+/**
+ * Cosine → semantic relevance in [0, 1]: 0 at the query's baseline (what an unrelated memory
+ * scores), 1 once the cosine is above it by the model's gap between related and unrelated text
+ * (measured per model on labelled pairs: src/embeddings/models.ts), linear between.
+ */
+export function semanticRelevance(
+  cosine: number,
+  model: Pick<ModelInfo, 'threshold' | 'calibration'>,
+  baseline = calibrationOf(model).unrelated,
+): number {
+  if (!Number.isFinite(cosine)) return 0;
+  const { unrelated, related } = calibrationOf(model);
+  const r = (cosine - baseline) / (related - unrelated);
+  return r <= 0 ? 0 : r >= 1 ? 1 : r;
+}
+
+/** Own evidence, plus the snapshot's within the room left: 1 − (1 − own)(1 − w · snapshot). */
+export function withSnapshot(own: number, snapshot: number): number {
+  return 1 - (1 - own) * (1 - SNAPSHOT_WEIGHT * snapshot);
+}
+
+/** Lexical and semantic relevance fused into one. */
+export function fuse(lexical: number, semantic: number, signals: Signals = 'both'): number {
+  if (signals === 'lexical') return lexical;
+  if (signals === 'semantic') return semantic;
+  return LEXICAL_WEIGHT * lexical + (1 - LEXICAL_WEIGHT) * semantic;
+}
+
+export interface Ranked {
+  /** Fused relevance in [0, 1]. */
+  relevance: number;
+  /** exp(−age days / 30). */
+  recency: number;
+  /** (1 − bias) × relevance + bias × recency. */
+  score: number;
+}
+
+/** The final score of a memory of relevance `relevance`, last changed at `modifiedMs`. */
+export function rank(relevance: number, modifiedMs: number, nowMs: number, bias: number): Ranked {
+  const rec = recency(modifiedMs, nowMs);
+  return { relevance, recency: rec, score: blend(relevance, rec, bias) };
+}
