@@ -179,6 +179,8 @@ async function main() {
     process.exit(2);
   }
   if (quick) samples = samples.slice(0, 1);
+  const dumpPath = process.argv.find((a) => a.startsWith('--dump='))?.slice('--dump='.length);
+  const dump: unknown[] | null = dumpPath ? [] : null;
 
   const embedder = createEmbedder({ model: BUNDLED_MODEL });
   const info = await embedder.ready();
@@ -264,6 +266,28 @@ async function main() {
       if (qa.category === 5) continue;
       const evidence = normaliseEvidence(qa.evidence ?? [], known);
       if (!evidence.length) continue;
+      if (dump) {
+        // Every scored entry's signals, to study the fusion offline (not written by default).
+        for (const [label, m] of [
+          ['flow', mem],
+          ['bare', bare],
+        ] as const) {
+          const r = await m.queryMemoryHeading(HEADING, qa.question, 0, { limit: 1000 });
+          if (r.status !== 'SUCCESS') continue;
+          dump.push({
+            store: label,
+            sample: sample.sample_id,
+            category: qa.category,
+            evidence,
+            hits: r.children.map((c) => [
+              diaOf(c.path),
+              c.why?.lexical ?? 0,
+              c.why?.semantic ?? 0,
+              c.recency ?? 0,
+            ]),
+          });
+        }
+      }
       for (const m of METHODS) {
         const q0 = performance.now();
         const ranked = await rankers[m](qa.question);

@@ -175,10 +175,15 @@ export async function searchChunkIndex(
     cosBound = vec.length >= m ? vec[vec.length - 1].similarity : -1;
   }
   const query = idx.words.prepare(q.text);
+  // A chunk's words, and below them (as a snapshot's) the words of its whole turn: a sentence
+  // rarely holds every word of a question about its turn.
   const words = new Map<number, LexicalMatch>();
+  const lexical = new Map<number, number>();
   if (signals !== 'semantic') {
     const all = idx.words.search(query, conversationId);
-    all.sort((a, b) => b.relevance - a.relevance);
+    const turns = idx.words.parentRelevance(query, all);
+    for (const w of all) lexical.set(w.key, withSnapshot(w.relevance, turns.get(w.parent) ?? 0));
+    all.sort((a, b) => lexical.get(b.key)! - lexical.get(a.key)!);
     for (const w of all.slice(0, m)) words.set(w.key, w);
   }
   let baseline: number | undefined;
@@ -189,7 +194,7 @@ export async function searchChunkIndex(
   const sem = (c: number | undefined) =>
     signals === 'lexical' ? 0 : semanticRelevance(c ?? cosBound, q.info!, baseline);
   const first = [...new Set([...cos.keys(), ...words.keys()])]
-    .map((id) => ({ id, rel: fuse(words.get(id)?.relevance ?? 0, sem(cos.get(id)), signals) }))
+    .map((id) => ({ id, rel: fuse(lexical.get(id) ?? 0, sem(cos.get(id)), signals) }))
     .filter((c) => c.rel > 0)
     .sort((a, b) => b.rel - a.rel)
     .slice(0, bias > 0 ? m : k * 2);
@@ -202,7 +207,7 @@ export async function searchChunkIndex(
     if (c === undefined && signals !== 'lexical' && row.embedding.length === q.vector!.length)
       c = dot(q.vector!, row.embedding);
     const w = words.get(id);
-    const relevance = fuse(w?.relevance ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1), signals);
+    const relevance = fuse(lexical.get(id) ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1), signals);
     if (!(relevance > 0)) return;
     const r = rank(relevance, row.time instanceof Date ? row.time.getTime() : 0, nowMs, bias);
     out.push({ row, ...r, similarity: c ?? 0, terms: w ? termsOf(query, w.mask) : [] });

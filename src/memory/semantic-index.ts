@@ -159,7 +159,7 @@ export class SemanticIndex {
     // Chunk rows never change once written (a re-embed writes them under another model).
     if (c.id === undefined) return;
     this.vectors.add(c.id, c.conversationId, c.embedding);
-    this.words.add(c.id, c.text, c.conversationId);
+    this.words.add(c.id, c.text, c.conversationId, c.turnId);
     if (c.embedding.length === this.dims) this.addToSum(c.embedding);
   }
 
@@ -168,10 +168,11 @@ export class SemanticIndex {
     this.vectors.addMany(s.ids, s.conversations, s.vectors);
     if (s.vectors.length === s.count * this.dims)
       for (let i = 0; i < s.count; i++) this.addToSum(s.vectors, i * this.dims);
-    if (!s.texts || s.texts.length !== s.count) {
+    if (!s.texts || s.texts.length !== s.count || !s.turns || s.turns.length !== s.count) {
       this.textsMissing = true;
       return;
     }
-    for (let i = 0; i < s.count; i++) this.words.add(s.ids[i], s.texts[i], s.conversations[i]);
+    for (let i = 0; i < s.count; i++)
+      this.words.add(s.ids[i], s.texts[i], s.conversations[i], s.turns[i]);
   }
 }

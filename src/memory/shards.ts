@@ -29,12 +29,17 @@ export interface ChunkShard {
    * shards written before it: such shards are rebuilt from the rows on load.
    */
   texts?: string[];
+  /** The turn (message id) of each chunk, for the lexical index's turn context. */
+  turns?: Float64Array;
 }
 
 export const SHARD_SCHEMA = '++id, [model+range+count], range';
 
 /** What a shard needs of a chunk row. */
-export type ShardSource = Pick<Chunk, 'id' | 'conversationId' | 'embedding' | 'model' | 'text'>;
+export type ShardSource = Pick<
+  Chunk,
+  'id' | 'conversationId' | 'embedding' | 'model' | 'text' | 'turnId'
+>;
 
 type Shards = Table<ChunkShard, number>;
 
@@ -57,6 +62,7 @@ export function packShard(model: string, range: number, rows: readonly ShardSour
     conversations: new Float64Array(rows.length),
     vectors: new Float32Array(rows.length * dims),
     texts: rows.map((r) => (typeof r.text === 'string' ? r.text : '')),
+    turns: Float64Array.from(rows, (r) => r.turnId),
   };
   rows.forEach((r, i) => {
     shard.ids[i] = r.id!;
@@ -115,6 +121,7 @@ async function merge(table: Shards, keys: readonly number[]): Promise<PieceKey> 
     conversations: Float64Array.from(entries, (e) => e.conv),
     vectors: new Float32Array(entries.length * dims),
     texts: entries.map((e) => e.shard.texts?.[e.at] ?? ''),
+    turns: Float64Array.from(entries, (e) => e.shard.turns?.[e.at] ?? 0),
   };
   entries.forEach((e, i) =>
     merged.vectors.set(e.shard.vectors.subarray(e.at * dims, (e.at + 1) * dims), i * dims),
@@ -201,6 +208,7 @@ export async function removeFromShards(table: Shards, ids: readonly number[]): P
         conversations: Float64Array.from(keep, (i) => s.conversations[i]),
         vectors: new Float32Array(keep.length * dims),
         ...(s.texts ? { texts: keep.map((i) => s.texts![i] ?? '') } : {}),
+        ...(s.turns ? { turns: Float64Array.from(keep, (i) => s.turns![i]) } : {}),
       };
       keep.forEach((i, j) =>
         next.vectors.set(s.vectors.subarray(i * dims, (i + 1) * dims), j * dims),

