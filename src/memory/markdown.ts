@@ -30,6 +30,13 @@
 
 import { parsePath } from './paths';
 import type { JsonValue, Role } from './types';
+import {
+  MAX_CONTENT_BYTES,
+  chunkProblems,
+  dateProblem,
+  utf8Length,
+  versionProblem,
+} from './validate';
 
 /** A context chunk as it travels in an export: everything but the vector (re-embedded on import). */
 export interface PortableChunk {
@@ -57,14 +64,11 @@ export type MarkdownParseResult =
 
 const FORMAT_VERSION = 1;
 const DEFAULT_TITLE = 'Structured Memory export';
-/** SPEC §4: content is at most 32 KB as JSON (counted in UTF-8 bytes). */
-const MAX_CONTENT_BYTES = 32 * 1024;
 const MAX_ERRORS = 50;
 const MAX_HEADING_LEVEL = 6;
 const BAD_COMMENT =
   'a structured-memory comment must be one line ending with -->, like ' +
   '<!-- structured-memory {"path":"A/B",…} -->';
-const ROLES: readonly string[] = ['user', 'assistant', 'system', 'tool'] satisfies Role[];
 
 // Characters that editors may treat as line breaks or hide: C0/C1 controls, DEL, the Unicode
 // line/paragraph separators and the BOM. Never written raw.
@@ -74,6 +78,11 @@ const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/;
 // eslint-disable-next-line no-control-regex
 const INVISIBLE_IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+// What a Markdown viewer could turn into HTML, a link, an image or another character: a `<` (raw
+// HTML, autolinks), brackets (links, images, link definitions), a backslash escape and a
+// character reference. Text holding any of these is never written raw, only in a JSON block or a
+// comment, and shown escaped: an export opened in a viewer that allows HTML runs nothing of it.
+const MARKUP = /[<[\]\\]|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});/;
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -87,7 +96,7 @@ export function entriesToMarkdown(
   entries: readonly PortableEntry[],
   options: { title?: string; exported?: Date } = {},
 ): string {
-  const title = displayText(options.title ?? '') || DEFAULT_TITLE;
+  const title = escapeInline(options.title ?? '') || DEFAULT_TITLE;
   const exported = isoDate(options.exported ?? new Date());
   const count = entries.length === 1 ? '1 entry' : `${entries.length} entries`;
   const out: string[] = [
@@ -147,8 +156,9 @@ function headingLine(segments: readonly string[]): string {
 }
 
 /**
- * Escapes Markdown and HTML punctuation in text meant only for display (headings), so a segment
- * like `<img …>` or `*x*` renders literally. `_` inside a word is left alone (it is no emphasis).
+ * Escapes Markdown and HTML punctuation in text meant only for display (the title, headings and
+ * chunk previews), so a segment like `<img …>` or `*x*` renders literally. `_` inside a word is
+ * left alone (it is no emphasis).
  */
 function escapeInline(text: string): string {
   return displayText(text).replace(
@@ -195,7 +205,7 @@ function contentLines(content: JsonValue): string[] {
  */
 function isPlainText(text: string): boolean {
   if (text === '' || /^\s|\s$/.test(text)) return false;
-  if (INVISIBLE_IN_TEXT.test(text) || LONE_SURROGATE.test(text)) return false;
+  if (INVISIBLE_IN_TEXT.test(text) || LONE_SURROGATE.test(text) || MARKUP.test(text)) return false;
   if (text.includes('<!--') || text.includes('-->')) return false;
   return text
     .split('\n')
@@ -213,13 +223,17 @@ function isPlainText(text: string): boolean {
     );
 }
 
-/** Chunk text shown as is: one line, no edge whitespace, nothing that could end the line early. */
+/**
+ * Chunk text shown as is: one line, no edge whitespace, nothing that could end the line early,
+ * no markup (MARKUP).
+ */
 function isInlineText(text: string): boolean {
   return (
     text !== '' &&
     !/^\s|\s$/.test(text) &&
     !INVISIBLE.test(text) &&
     !LONE_SURROGATE.test(text) &&
+    !MARKUP.test(text) &&
     !text.includes('<!--') &&
     !text.includes('-->')
   );
@@ -241,13 +255,16 @@ function chunkLine(chunk: PortableChunk): string {
   const similarity = Number.isFinite(chunk.similarity)
     ? chunk.similarity.toFixed(2)
     : String(chunk.similarity);
-  const role = displayText(String(chunk.role)).replace(/\*/g, '');
+  const role = escapeInline(String(chunk.role).replace(/\*/g, ''));
   return `> - **${role}** (similarity ${similarity}): ${shown} <!-- chunk ${commentJson(meta)} -->`;
 }
 
-/** A one-line stand-in for a chunk text kept exactly in its comment. */
+/**
+ * A one-line stand-in for a chunk text kept exactly in its comment: escaped, and with no `<!--`
+ * or `-->`, so the line's only comment is its chunk comment.
+ */
 function preview(text: string): string {
-  const line = displayText(text).replace(/<!--/g, '<!-\u200b-').replace(/-->/g, '-\u200b->');
+  const line = escapeInline(text).replace(/<!--/g, '<!-\u200b-').replace(/-->/g, '-\u200b->');
   return line === '' ? '(empty)' : line;
 }
 
@@ -528,9 +545,12 @@ class Reader {
       this.error(index, `invalid path${shown}: ${path.message}`);
       ok = false;
     }
+    // Values follow the rules every way in shares (validate.ts), so that whatever is imported
+    // here can be exported as a JSON backup and restored.
     const version = meta.version;
-    if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
-      this.error(index, `"version" must be a positive integer, got ${describe(version)}`);
+    const versionBad = versionProblem(version, '"version"');
+    if (versionBad) {
+      this.error(index, versionBad);
       ok = false;
     }
     const dates: Record<string, Date> = {};
@@ -543,11 +563,15 @@ class Reader {
         continue;
       }
       const date = parseIsoDate(raw);
+      const outOfRange = date && dateProblem(date, `"${field}"`);
       if (!date) {
         this.error(
           index,
           `"${field}" must be an ISO date like "2024-05-01T12:00:00.000Z", got ${describe(raw)}`,
         );
+        ok = false;
+      } else if (outOfRange) {
+        this.error(index, outOfRange);
         ok = false;
       } else dates[field] = date;
     }
@@ -710,43 +734,27 @@ class Reader {
       return null;
     }
     const meta = parsed.value;
-    let ok = true;
-    const numbers: Record<string, number> = {};
-    for (const field of ['turn_id', 'sentence_id', 'similarity', 'tokenCount'] as const) {
-      const v = meta[field];
-      if (typeof v !== 'number' || !Number.isFinite(v)) {
-        this.error(index, `chunk "${field}" must be a finite number, got ${describe(v)}`);
-        ok = false;
-      } else numbers[field] = v;
-    }
-    const role = meta.role;
-    if (typeof role !== 'string' || !ROLES.includes(role)) {
-      this.error(index, `chunk "role" must be one of ${ROLES.join(', ')}, got ${describe(role)}`);
-      ok = false;
-    }
-    let text: string | undefined;
-    if (meta.text !== undefined) {
-      if (typeof meta.text === 'string') text = meta.text;
-      else {
-        this.error(index, `chunk "text" must be a string, got ${describe(meta.text)}`);
-        ok = false;
-      }
-    } else {
+    let text: unknown = meta.text;
+    if (text === undefined) {
       const visible = /^\*\*[^*]*\*\*[ \t]*\([^)]*\):[ \t]?/.exec(rest.slice(0, open));
       const shown = visible ? trimEndBlanks(rest.slice(visible[0].length, open)) : '';
       if (shown === '') {
         this.error(index, `${expected}; the chunk text is missing`);
-        ok = false;
-      } else text = shown;
+        return null;
+      }
+      text = shown;
     }
-    if (!ok || text === undefined) return null;
+    const chunk: Record<string, unknown> = { ...meta, text };
+    const problems = chunkProblems(chunk);
+    for (const problem of problems) this.error(index, problem);
+    if (problems.length > 0) return null;
     return {
-      turn_id: numbers.turn_id,
-      sentence_id: numbers.sentence_id,
-      role: role as Role,
-      text,
-      similarity: numbers.similarity,
-      tokenCount: numbers.tokenCount,
+      turn_id: chunk.turn_id as number,
+      sentence_id: chunk.sentence_id as number,
+      role: chunk.role as Role,
+      text: text as string,
+      similarity: chunk.similarity as number,
+      tokenCount: chunk.tokenCount as number,
     };
   }
 
@@ -823,23 +831,6 @@ function parseIsoDate(value: unknown): Date | null {
   if (typeof value !== 'string' || !ISO_DATE.test(value)) return null;
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? null : date;
-}
-
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 function quote(text: string): string {

@@ -1,5 +1,7 @@
-// Validation of tool arguments that come from a model: returns a value or a ToolError, never throws.
-import type { ErrorCode, JsonValue, ToolError } from './types';
+// Validation of everything that comes in (a model's tool arguments, Markdown and JSON imports, the
+// app's messages): one set of rules, returning a value, a ToolError or problem sentences, never
+// throwing. Also the prototype-safe object helpers that keep `__proto__` an ordinary key.
+import type { ErrorCode, JsonValue, Role, ToolError } from './types';
 
 export const MAX_CONTENT_BYTES = 32 * 1024;
 
@@ -92,7 +94,7 @@ export function validateContent(
           budget -= key.length + 3;
           const c = copy(item, `${where}.${key}`);
           if (isToolError(c)) return c;
-          out[key] = c;
+          setOwn(out, key, c);
         }
         seen.delete(v);
         return out;
@@ -115,6 +117,36 @@ export function validateContent(
   return { value: result, json };
 }
 
+/**
+ * Sets an own, enumerable property, as JSON.parse does: `obj[key] = value` with key `__proto__`
+ * would replace the object's prototype instead and lose the key.
+ */
+export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** `obj[key]` when it is an own property (never a value inherited from Object.prototype). */
+export function getOwn<T>(obj: Record<string, T>, key: string): T | undefined {
+  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
+
+function isJsonObject(v: JsonValue): v is { [k: string]: JsonValue } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** RFC 7396 JSON merge patch; every key, `__proto__` included, is an ordinary key. */
+export function mergePatch(target: JsonValue, patch: JsonValue): JsonValue {
+  if (!isJsonObject(patch)) return patch;
+  const out: { [k: string]: JsonValue } = {};
+  if (isJsonObject(target)) for (const k of Object.keys(target)) setOwn(out, k, target[k]);
+  for (const k of Object.keys(patch)) {
+    const v = patch[k];
+    if (v === null) delete out[k];
+    else setOwn(out, k, mergePatch(getOwn(out, k) ?? null, v));
+  }
+  return out;
+}
+
 function tooLargeError(what: string): ToolError {
   return toolError(
     'CONTENT_TOO_LARGE',
@@ -134,6 +166,136 @@ export function utf8Length(s: string): number {
     } else n += 3;
   }
   return n;
+}
+
+// ---- stored values: one set of rules for the tools, Markdown import and the JSON backup -------
+
+/**
+ * Versions are whole numbers from 1 to 2^53 − 1: past that a number no longer counts by ones, and
+ * a write at the top refuses to go further (see nextVersion) rather than store an unsafe one.
+ */
+export const MAX_VERSION = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Dates run from year 0000 to 9999 (UTC): ISO 8601 with four-digit years, which is what the JSON
+ * backup's `date-time` holds. Any other year would export to a file that cannot be imported.
+ */
+export const MIN_DATE_MS = Date.parse('0000-01-01T00:00:00.000Z');
+export const MAX_DATE_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+export const ROLES: readonly Role[] = ['user', 'assistant', 'system', 'tool'];
+
+/** null when `value` is a whole number in [min, max], else a sentence naming `name`. */
+export function wholeNumberProblem(
+  value: unknown,
+  name: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): string | null {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max)
+    return null;
+  return `${name} must be a whole number from ${min} to ${max}, got ${short(value)}`;
+}
+
+export function versionProblem(value: unknown, name = 'version'): string | null {
+  return wholeNumberProblem(value, name, 1, MAX_VERSION);
+}
+
+/** null when `value` is a valid Date from year 0000 to 9999, else a sentence naming `name`. */
+export function dateProblem(value: unknown, name: string): string | null {
+  const t = value instanceof Date ? value.getTime() : NaN;
+  if (t >= MIN_DATE_MS && t <= MAX_DATE_MS) return null;
+  const shown = Number.isNaN(t) ? 'an invalid date' : (value as Date).toISOString();
+  return `${name} must be a date from year 0000 to 9999 (UTC), got ${shown}`;
+}
+
+/**
+ * Problems of a context chunk as it travels in an export (`turn_id`, `sentence_id`, `role`,
+ * `text`, `similarity`, `tokenCount`), each a sentence naming `chunk "field"`.
+ */
+export function chunkProblems(chunk: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const field of ['turn_id', 'sentence_id', 'tokenCount'] as const) {
+    const p = wholeNumberProblem(chunk[field], `chunk "${field}"`, 0);
+    if (p) out.push(p);
+  }
+  const similarity = chunk.similarity;
+  if (typeof similarity !== 'number' || !Number.isFinite(similarity))
+    out.push(`chunk "similarity" must be a finite number, got ${short(similarity)}`);
+  const role = chunk.role;
+  if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role))
+    out.push(`chunk "role" must be one of ${ROLES.join(', ')}, got ${short(role)}`);
+  if (typeof chunk.text !== 'string')
+    out.push(`chunk "text" must be a string, got ${short(chunk.text)}`);
+  return out;
+}
+
+/** The version after `current` for the entry at `path`, or an error at MAX_VERSION. */
+export function nextVersion(current: number, path: string): number | ToolError {
+  if (current < MAX_VERSION) return current + 1;
+  return toolError(
+    'INVALID_ARGUMENT',
+    `"${path}" is at version ${MAX_VERSION}, the highest version there can be; nothing was ` +
+      'written. To change it, delete it (its versions stay in its history) and save it again, ' +
+      'which starts over at version 1',
+  );
+}
+
+/**
+ * The parts of a message the app stores besides its text: `meta` a JSON object, `toolCalls` a
+ * list of `{ id, name, … }` records that can be stored (structured-cloned), `toolCallId` text.
+ * Returns copies, so later changes by the caller cannot reach the store.
+ */
+export function validateMessageParts(parts: {
+  meta?: unknown;
+  toolCalls?: unknown;
+  toolCallId?: unknown;
+}): { meta?: Record<string, unknown>; toolCalls?: unknown[]; toolCallId?: string } | ToolError {
+  const out: { meta?: Record<string, unknown>; toolCalls?: unknown[]; toolCallId?: string } = {};
+  if (parts.meta !== undefined && parts.meta !== null) {
+    const meta = validateContent(parts.meta, 'meta');
+    if (isToolError(meta)) return toolError('INVALID_ARGUMENT', meta.message);
+    if (!isJsonObject(meta.value))
+      return toolError('INVALID_ARGUMENT', `meta must be a JSON object, got ${short(parts.meta)}`);
+    out.meta = meta.value;
+  }
+  if (parts.toolCalls !== undefined && parts.toolCalls !== null) {
+    if (!Array.isArray(parts.toolCalls)) {
+      return toolError(
+        'INVALID_ARGUMENT',
+        `toolCalls must be a list of { id, name, arguments } records, got ${short(parts.toolCalls)}`,
+      );
+    }
+    for (const [i, call] of parts.toolCalls.entries()) {
+      const c = call as { id?: unknown; name?: unknown } | null;
+      if (
+        typeof c !== 'object' ||
+        c === null ||
+        typeof c.id !== 'string' ||
+        typeof c.name !== 'string'
+      ) {
+        return toolError(
+          'INVALID_ARGUMENT',
+          `toolCalls[${i}] must be an object with text "id" and "name", got ${short(call)}`,
+        );
+      }
+    }
+    try {
+      out.toolCalls = structuredClone(parts.toolCalls) as unknown[];
+    } catch (e) {
+      return toolError('INVALID_ARGUMENT', `toolCalls cannot be stored: ${errorText(e)}`);
+    }
+  }
+  if (parts.toolCallId !== undefined && parts.toolCallId !== null && parts.toolCallId !== '') {
+    if (typeof parts.toolCallId !== 'string') {
+      return toolError(
+        'INVALID_ARGUMENT',
+        `toolCallId must be text, got ${short(parts.toolCallId)}`,
+      );
+    }
+    out.toolCallId = parts.toolCallId;
+  }
+  return out;
 }
 
 /** An integer in [min, max], or the default when absent. */

@@ -9,6 +9,7 @@ import {
 } from '../../src/memory/markdown';
 import { parsePath } from '../../src/memory/paths';
 import type { JsonValue, Role } from '../../src/memory/types';
+import { MAX_DATE_MS, MIN_DATE_MS } from '../../src/memory/validate';
 
 const T0 = new Date('2025-03-04T05:06:07.089Z');
 const T1 = new Date('2025-03-05T10:11:12.345Z');
@@ -159,7 +160,11 @@ describe('entriesToMarkdown → parseMarkdown round-trips exactly', () => {
       chunk('tab\tinside'),
       chunk('plain', { similarity: 1e-17, tokenCount: 0, turn_id: 0, sentence_id: 0 }),
       chunk('plain', { similarity: -0.9999999999999999, tokenCount: 123456, turn_id: 2 ** 40 }),
-      chunk('fractional numbers', { tokenCount: 2.5, turn_id: 1.25 }),
+      chunk('largest numbers', {
+        tokenCount: Number.MAX_SAFE_INTEGER,
+        turn_id: Number.MAX_SAFE_INTEGER,
+        sentence_id: Number.MAX_SAFE_INTEGER,
+      }),
     ];
     expectRoundTrip([
       entry('Project/WithChunks', 'content', chunks),
@@ -193,11 +198,11 @@ describe('entriesToMarkdown → parseMarkdown round-trips exactly', () => {
       version: 987654,
       created: new Date(0),
       modified: new Date(-1),
-      accessed: new Date(8.64e15),
+      accessed: new Date(MAX_DATE_MS),
     };
     expectRoundTrip([
       e,
-      { ...e, path: 'Dates2', created: new Date(Date.UTC(-5, 0, 1, 0, 0, 0, 1)) },
+      { ...e, path: 'Dates2', created: new Date(MIN_DATE_MS), version: Number.MAX_SAFE_INTEGER },
     ]);
   });
 
@@ -312,16 +317,21 @@ const textArb = fc.oneof(
   fc.stringMatching(/^[a-z #>\n*`<!->-]{0,30}$/),
 );
 
+const wholeArb = fc.oneof(fc.nat(), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }));
 const chunkArb: fc.Arbitrary<PortableChunk> = fc.record({
-  turn_id: fc.oneof(fc.nat(), finite),
-  sentence_id: fc.oneof(fc.nat(), finite),
+  turn_id: wholeArb,
+  sentence_id: wholeArb,
   role: fc.constantFrom<Role>('user', 'assistant', 'system', 'tool'),
   text: textArb,
   similarity: fc.oneof(fc.double({ min: -1, max: 1, noNaN: true }), finite),
-  tokenCount: fc.oneof(fc.nat(), finite),
+  tokenCount: wholeArb,
 });
 
-const dateArb = fc.date({ noInvalidDate: true });
+const dateArb = fc.date({
+  min: new Date(MIN_DATE_MS),
+  max: new Date(MAX_DATE_MS),
+  noInvalidDate: true,
+});
 
 const contentArb: fc.Arbitrary<JsonValue> = fc
   .oneof(
@@ -387,17 +397,32 @@ describe('parseMarkdown rejects bad files with clear, located errors', () => {
     [
       'a zero version',
       META('A').replace('"version":1', '"version":0'),
-      /^line 2: "version" must be a positive integer, got 0/,
+      /^line 2: "version" must be a whole number from 1 to 9007199254740991, got 0/,
     ],
     [
       'a fractional version',
       META('A').replace('"version":1', '"version":1.5'),
-      /^line 2: "version" must be a positive integer, got 1.5/,
+      /^line 2: "version" must be a whole number from 1 to 9007199254740991, got 1.5/,
     ],
     [
       'a string version',
       META('A').replace('"version":1', '"version":"1"'),
-      /^line 2: "version" must be a positive integer, got "1"/,
+      /^line 2: "version" must be a whole number from 1 to 9007199254740991, got "1"/,
+    ],
+    [
+      'a version past 2^53 - 1',
+      META('A').replace('"version":1', '"version":9007199254740992'),
+      /^line 2: "version" must be a whole number from 1 to 9007199254740991/,
+    ],
+    [
+      'a date past year 9999',
+      META('A').replace('"2025-01-01T00:00:00.000Z"', '"+010000-01-01T00:00:00.000Z"'),
+      /^line 2: "created" must be a date from year 0000 to 9999 \(UTC\), got \+010000-01-01T/,
+    ],
+    [
+      'a date before year 0 once its offset is applied',
+      META('A').replace('"2025-01-01T00:00:00.000Z"', '"0000-01-01T00:00:00+01:00"'),
+      /^line 2: "created" must be a date from year 0000 to 9999 \(UTC\), got -000001-12-31T23/,
     ],
     [
       'a bad date',
@@ -520,7 +545,22 @@ describe('parseMarkdown rejects bad files with clear, located errors', () => {
     [
       'a missing turn id',
       CHUNK_META.replace('"turn_id":1,', ''),
-      /^line 4: chunk "turn_id" must be a finite number, got nothing/,
+      /^line 4: chunk "turn_id" must be a whole number from 0 to 9007199254740991, got undefined/,
+    ],
+    [
+      'a negative turn id',
+      CHUNK_META.replace('"turn_id":1', '"turn_id":-1'),
+      /^line 4: chunk "turn_id" must be a whole number from 0 to \d+, got -1/,
+    ],
+    [
+      'a fractional sentence id',
+      CHUNK_META.replace('"sentence_id":0', '"sentence_id":1.5'),
+      /^line 4: chunk "sentence_id" must be a whole number from 0 to \d+, got 1.5/,
+    ],
+    [
+      'a negative token count',
+      CHUNK_META.replace('"tokenCount":3', '"tokenCount":-5'),
+      /^line 4: chunk "tokenCount" must be a whole number from 0 to \d+, got -5/,
     ],
     [
       'a non-finite similarity',
@@ -530,7 +570,7 @@ describe('parseMarkdown rejects bad files with clear, located errors', () => {
     [
       'a string token count',
       CHUNK_META.replace('"tokenCount":3', '"tokenCount":"3"'),
-      /^line 4: chunk "tokenCount" must be a finite number, got "3"/,
+      /^line 4: chunk "tokenCount" must be a whole number from 0 to \d+, got "3"/,
     ],
     [
       'a non-string text',

@@ -14,26 +14,40 @@ import type {
   ImportResult,
   JsonValue,
   Message,
+  Role,
   ToolError,
 } from '../types';
-import { isToolError, short, toolError, validateContent } from '../validate';
+import {
+  ROLES,
+  chunkProblems,
+  dateProblem,
+  isToolError,
+  short,
+  toolError,
+  validateContent,
+  validateMessageParts,
+  versionProblem,
+  wholeNumberProblem,
+} from '../validate';
 import { materialise, takeOver, toPortable } from './portable';
 
 export const BACKUP_FORMAT = 'structured-memory-backup';
 export const BACKUP_VERSION = 1;
 
+// The schema checks the file's shape; the values (paths, content, versions, dates, chunks) are
+// then checked by the rules in validate.ts that Markdown import and the tools use too.
 const date: Schema = { type: 'string', format: 'date-time' };
-const role: Schema = { enum: ['user', 'assistant', 'system', 'tool'] };
+const role: Schema = { enum: ROLES as Role[] };
 const chunk: Schema = {
   type: 'object',
   required: ['turn_id', 'sentence_id', 'role', 'text', 'similarity', 'tokenCount'],
   properties: {
-    turn_id: { type: 'integer', minimum: 0 },
-    sentence_id: { type: 'integer', minimum: 0 },
+    turn_id: { type: 'integer' },
+    sentence_id: { type: 'integer' },
     role,
     text: { type: 'string' },
     similarity: { type: 'number' },
-    tokenCount: { type: 'integer', minimum: 0 },
+    tokenCount: { type: 'integer' },
   },
 };
 const entry: Schema = {
@@ -43,7 +57,7 @@ const entry: Schema = {
     path: { type: 'string' },
     content: {},
     contextChunks: { type: 'array', items: chunk },
-    version: { type: 'integer', minimum: 1 },
+    version: { type: 'integer' },
     created: date,
     modified: date,
     accessed: date,
@@ -65,7 +79,7 @@ const BACKUP_SCHEMA: Schema = {
         required: ['path', 'version', 'reason', 'replaced', 'entry'],
         properties: {
           path: { type: 'string' },
-          version: { type: 'integer', minimum: 1 },
+          version: { type: 'integer' },
           reason: { enum: ['update', 'delete', 'move', 'restore', 'import'] },
           replaced: date,
           entry,
@@ -78,7 +92,7 @@ const BACKUP_SCHEMA: Schema = {
         type: 'object',
         required: ['id', 'title', 'created', 'modified'],
         properties: {
-          id: { type: 'integer', minimum: 0 },
+          id: { type: 'integer' },
           title: { type: 'string' },
           created: date,
           modified: date,
@@ -91,8 +105,8 @@ const BACKUP_SCHEMA: Schema = {
         type: 'object',
         required: ['id', 'conversationId', 'role', 'text', 'time'],
         properties: {
-          id: { type: 'integer', minimum: 1 },
-          conversationId: { type: 'integer', minimum: 0 },
+          id: { type: 'integer' },
+          conversationId: { type: 'integer' },
           role,
           text: { type: 'string' },
           time: date,
@@ -200,30 +214,62 @@ export function backupTools(ctx: StoreContext) {
     }
     const b = data as Backup;
     const out: string[] = [];
+    const add = (where: string, problem: string | null) => {
+      if (problem) out.push(`${where}: ${problem}`);
+    };
+    const checkDate = (where: string, field: string, value: string) =>
+      add(where, dateProblem(new Date(value), `"${field}"`));
     const seen = new Set<string>();
     const checkEntry = (e: SerialEntry, where: string) => {
       const p = parsePath(e.path);
-      if (!p.ok) out.push(`${where}: invalid path "${e.path}": ${p.message}`);
-      else if (p.path !== e.path) out.push(`${where}: path "${e.path}" is not in normal form`);
+      if (!p.ok) add(where, `invalid path ${short(e.path)}: ${p.message}`);
+      else if (p.path !== e.path) add(where, `path ${short(e.path)} is not in normal form`);
       const c = validateContent(e.content as unknown);
-      if (isToolError(c)) out.push(`${where}: ${c.message}`);
-      for (const d of [e.created, e.modified, e.accessed]) {
-        if (Number.isNaN(Date.parse(d))) out.push(`${where}: "${d}" is not a date`);
-      }
+      if (isToolError(c)) add(where, c.message);
+      add(where, versionProblem(e.version));
+      for (const field of ['created', 'modified', 'accessed'] as const)
+        checkDate(where, field, e[field]);
+      e.contextChunks.forEach((c, j) => {
+        for (const p of chunkProblems(c as unknown as Record<string, unknown>))
+          add(`${where}.contextChunks[${j}]`, p);
+      });
     };
     b.entries.forEach((e, i) => {
       checkEntry(e, `entries[${i}]`);
       if (seen.has(e.path)) out.push(`entries[${i}]: duplicate path "${e.path}"`);
       seen.add(e.path);
     });
-    b.history?.forEach((h, i) => checkEntry(h.entry, `history[${i}]`));
-    const convIds = new Set((b.conversations ?? []).map((c) => c.id));
+    // A history row is listed (getHistory) and restored under its own path: it must be a valid
+    // path, and the entry it holds must be that path's, at that version.
+    b.history?.forEach((h, i) => {
+      const where = `history[${i}]`;
+      checkEntry(h.entry, `${where}.entry`);
+      if (h.path !== h.entry.path)
+        add(where, `path ${short(h.path)} differs from its entry's path ${short(h.entry.path)}`);
+      if (h.version !== h.entry.version)
+        add(where, `version ${h.version} differs from its entry's version ${h.entry.version}`);
+      checkDate(where, 'replaced', h.replaced);
+    });
+    const convIds = new Set<number>();
+    b.conversations?.forEach((c, i) => {
+      const where = `conversations[${i}]`;
+      add(where, wholeNumberProblem(c.id, 'id', 0));
+      if (convIds.has(c.id)) add(where, `duplicate id ${c.id}`);
+      convIds.add(c.id);
+      checkDate(where, 'created', c.created);
+      checkDate(where, 'modified', c.modified);
+    });
     const msgIds = new Set<number>();
     b.messages?.forEach((m, i) => {
+      const where = `messages[${i}]`;
+      add(where, wholeNumberProblem(m.id, 'id', 1));
       if (!convIds.has(m.conversationId))
-        out.push(`messages[${i}]: conversation ${m.conversationId} is not in the file`);
-      if (msgIds.has(m.id)) out.push(`messages[${i}]: duplicate id ${m.id}`);
+        add(where, `conversation ${m.conversationId} is not in the file`);
+      if (msgIds.has(m.id)) add(where, `duplicate id ${m.id}`);
       msgIds.add(m.id);
+      checkDate(where, 'time', m.time);
+      const parts = validateMessageParts(m);
+      if (isToolError(parts)) add(where, parts.message);
     });
     return out.slice(0, 10);
   }
@@ -278,6 +324,10 @@ export function backupTools(ctx: StoreContext) {
         'rw',
         [db.structured_memory, db.history, db.conversations, db.messages, db.chunks, db.shards],
         async () => {
+          // Read before anything is written, so that an error here leaves the store as it was.
+          const history: HistoryRow[] | ToolError = replace ? [] : await takeOver(ctx, rows, when);
+          if (isToolError(history)) return history;
+          const updated = history.length;
           if (replace) {
             const [entryIds, chunkIds] = await Promise.all([
               db.structured_memory.toCollection().primaryKeys(),
@@ -341,8 +391,6 @@ export function backupTools(ctx: StoreContext) {
             for (const c of row.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
           }
 
-          const history = replace ? [] : await takeOver(ctx, rows, when);
-          const updated = history.length;
           for (const h of backup.history ?? []) {
             const e = revive(h.entry);
             history.push({
@@ -369,6 +417,7 @@ export function backupTools(ctx: StoreContext) {
           return { created: rows.length - updated, updated };
         },
       );
+      if (isToolError(result)) return result;
       return { status: 'SUCCESS' as const, imported: rows.length, ...result };
     });
   }

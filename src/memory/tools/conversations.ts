@@ -2,9 +2,7 @@
 import type { StoreContext } from '../context';
 import { removeFromShards } from '../shards';
 import type { Conversation, Message, Role, ToolError } from '../types';
-import { intArg, isToolError, short, toolError } from '../validate';
-
-const ROLES: readonly Role[] = ['user', 'assistant', 'system', 'tool'];
+import { ROLES, intArg, isToolError, short, toolError, validateMessageParts } from '../validate';
 
 export interface NewMessage {
   conversationId: number;
@@ -92,6 +90,10 @@ export function conversationTools(ctx: StoreContext) {
         return toolError('INVALID_ARGUMENT', `role must be one of ${ROLES.join(', ')}`);
       if (typeof msg.text !== 'string')
         return toolError('INVALID_ARGUMENT', 'text must be a string');
+      // Checked before the transaction: a value IndexedDB cannot clone would otherwise fail
+      // inside it, as an internal error.
+      const parts = validateMessageParts(msg);
+      if (isToolError(parts)) return parts;
       const at = new Date(now());
       const id = await db.transaction('rw', db.conversations, db.messages, async () => {
         const conv = await db.conversations.get(conversationId);
@@ -108,9 +110,7 @@ export function conversationTools(ctx: StoreContext) {
           role: msg.role,
           text: msg.text,
           time: at,
-          ...(msg.toolCalls ? { toolCalls: structuredClone(msg.toolCalls) } : {}),
-          ...(msg.toolCallId ? { toolCallId: msg.toolCallId } : {}),
-          ...(msg.meta ? { meta: structuredClone(msg.meta) } : {}),
+          ...(parts as Pick<Message, 'toolCalls' | 'toolCallId' | 'meta'>),
         });
       });
       return { status: 'SUCCESS' as const, id };
@@ -126,8 +126,9 @@ export function conversationTools(ctx: StoreContext) {
       if (isToolError(id)) return id;
       const changes: Partial<Message> = {};
       if (typeof patch?.text === 'string') changes.text = patch.text;
-      if (patch?.meta && typeof patch.meta === 'object') changes.meta = structuredClone(patch.meta);
-      if (Array.isArray(patch?.toolCalls)) changes.toolCalls = structuredClone(patch.toolCalls);
+      const parts = validateMessageParts({ meta: patch?.meta, toolCalls: patch?.toolCalls });
+      if (isToolError(parts)) return parts;
+      Object.assign(changes, parts as Pick<Message, 'toolCalls' | 'meta'>);
       const n = await db.messages.update(id, changes);
       return n || !Object.keys(changes).length
         ? { status: 'SUCCESS' as const }

@@ -1,6 +1,6 @@
 // Deleting, moving and restoring entries; every replaced row goes to history first.
 import type { StoreContext } from '../context';
-import { boolArg, intArg, isToolError, toolError } from '../validate';
+import { boolArg, intArg, isToolError, nextVersion, toolError } from '../validate';
 import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
 import type {
   DeleteResult,
@@ -100,6 +100,10 @@ export function historyTools(ctx: StoreContext) {
         if (taken) return 'exists' as const;
         const rows = await readRows();
         if (!rows.length) return 'missing' as const;
+        for (const r of rows) {
+          const next = nextVersion(r.version, r.path);
+          if (isToolError(next)) return next;
+        }
         await db.history.bulkAdd(rows.map((r) => historyRow(r, 'move', at)));
         await db.structured_memory.bulkDelete(rows.map((r) => r.id!));
         const moved: MemoryEntry[] = rows.map((r) => {
@@ -114,7 +118,7 @@ export function historyTools(ctx: StoreContext) {
             embedding: vector ?? r.embedding,
             model: vector ? emb.info.id : r.model,
             modified: at,
-            version: r.version + 1,
+            version: r.version + 1, // below MAX_VERSION: checked above
           };
         });
         const ids = await db.structured_memory.bulkAdd(moved, { allKeys: true });
@@ -128,6 +132,7 @@ export function historyTools(ctx: StoreContext) {
         );
       }
       if (outcome === 'missing') return notFound(from);
+      if (isToolError(outcome)) return outcome;
       return { status: 'SUCCESS' as const, from, to, moved: outcome };
     });
   }
@@ -172,27 +177,38 @@ export function historyTools(ctx: StoreContext) {
           message: `No history version with id ${historyId}`,
         };
       }
-      const emb = await embed([entryText(hist.path, hist.entry.content)]);
+      // The version goes back to the path it is listed under (getHistory's), whatever path its
+      // entry names: a row from an older import could disagree, and writing the entry's path
+      // would collide with another entry.
+      const path = pathArg(hist.path);
+      if (isToolError(path)) return path;
+      const emb = await embed([entryText(path, hist.entry.content)]);
       if (isToolError(emb)) return emb;
       const at = new Date(now());
       const row = await db.transaction('rw', db.structured_memory, db.history, async () => {
-        const current = await db.structured_memory.where('path').equals(hist.path).first();
-        const older = await db.history.where('path').equals(hist.path).toArray();
+        const current = await db.structured_memory.where('path').equals(path).first();
+        const older = await db.history.where('path').equals(path).toArray();
         const top = Math.max(current?.version ?? 0, ...older.map((h) => h.version));
+        const version = nextVersion(top, path);
+        if (isToolError(version)) return version;
         if (current) await db.history.add(historyRow(current, 'restore', at));
         const restored: MemoryEntry = {
           ...hist.entry,
+          path,
+          heading: headingOf(path),
+          parent_path: parentOf(path),
           embedding: emb.vectors[0],
           model: emb.info.id,
           created: current?.created ?? hist.entry.created,
           modified: at,
           accessed: current?.accessed ?? hist.entry.accessed,
-          version: top + 1,
+          version,
         };
         if (current) restored.id = current.id;
         restored.id = await db.structured_memory.put(restored);
         return restored;
       });
+      if (isToolError(row)) return row;
       noteWrite([row.id]);
       return {
         status: 'SUCCESS' as const,

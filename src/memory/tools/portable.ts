@@ -1,6 +1,6 @@
 // Markdown export and import (SPEC §7): import validates the whole file, then writes in one transaction.
 import type { StoreContext } from '../context';
-import { isToolError, short, toolError } from '../validate';
+import { isToolError, nextVersion, short, toolError } from '../validate';
 import { descendantRange, headingOf, parentOf } from '../paths';
 import { entriesToMarkdown, parseMarkdown } from '../markdown';
 import type { HistoryRow, ImportResult, MemoryEntry, ToolError } from '../types';
@@ -52,11 +52,13 @@ export function portableTools(ctx: StoreContext) {
       const when = new Date(now());
       const counts = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const history = await takeOver(ctx, rows, when);
+        if (isToolError(history)) return history;
         if (history.length) await db.history.bulkAdd(history);
         const ids = await db.structured_memory.bulkPut(rows, { allKeys: true });
         noteWrite(ids);
         return { created: rows.length - history.length, updated: history.length };
       });
+      if (isToolError(counts)) return counts;
       return { status: 'SUCCESS' as const, imported: rows.length, ...counts };
     });
   }
@@ -115,14 +117,15 @@ export async function materialise(
 }
 
 /**
- * Inside an import's transaction: rows whose path already exists take over that row's id and
- * move past its version, and the replaced rows are returned as history.
+ * Inside an import's transaction, before it writes: rows whose path already exists take over that
+ * row's id and move past its version, and the replaced rows are returned as history. An existing
+ * row at MAX_VERSION gives an error instead (the import must then write nothing).
  */
 export async function takeOver(
   ctx: StoreContext,
   rows: MemoryEntry[],
   when: Date,
-): Promise<HistoryRow[]> {
+): Promise<HistoryRow[] | ToolError> {
   const existing = await ctx.db.structured_memory
     .where('path')
     .anyOf(rows.map((r) => r.path))
@@ -132,9 +135,11 @@ export async function takeOver(
   for (const row of rows) {
     const old = byPath.get(row.path);
     if (!old) continue;
+    const next = nextVersion(old.version, old.path);
+    if (isToolError(next)) return next;
     history.push(ctx.historyRow(old, 'import', when));
     row.id = old.id;
-    row.version = Math.max(row.version, old.version + 1);
+    row.version = Math.max(row.version, next);
   }
   return history;
 }
