@@ -197,7 +197,7 @@ describe('re-embedding after a model switch', () => {
     const hits = await b.mem.searchChunks(convId, 'no build tools', 1);
     expect(hits[0]?.chunk.text).toBe('I avoid npm build steps.');
     const ranked = ok(await b.mem.queryMemoryHeading('', 'coding style preferences', 0));
-    expect(ranked.children[0].path).toBe('User');
+    expect(ranked.children[0].path).toBe('User/Preferences/CodingStyle');
     expect(await b.mem.reembed()).toMatchObject({ status: 'ERROR', code: 'NOT_FOUND' });
   });
 });
@@ -230,7 +230,7 @@ describe('while the embedding model is still loading', () => {
     const search = b.mem.queryMemoryHeading('', 'coding style preferences', 0);
     release();
     const ranked = ok(await search);
-    expect(ranked.children[0].path).toBe('User');
+    expect(ranked.children[0].path).toBe('User/Preferences/CodingStyle');
     expect(ranked.children[0].similarity).toBeGreaterThan(0);
   });
 });

@@ -42,6 +42,7 @@ describe('model registry', () => {
       id: DEFAULT_MODEL,
       dims: 384,
       threshold: 0.5,
+      calibration: { unrelated: 0.1, related: 0.6 },
       bundled: false,
     });
     const bundled = modelInfo(BUNDLED_MODEL);
