@@ -1,6 +1,6 @@
 // Reading entries: queryMemory, queryMemoryHeading (similarity blended with recency) and listMemory.
 import type { StoreContext } from '../context';
-import { intArg, isToolError, numberArg, short, toolError } from '../validate';
+import { getOwn, intArg, isToolError, numberArg, setOwn, short, toolError } from '../validate';
 import { headingOf, parentOf } from '../paths';
 import { DEFAULT_RECENCY_BIAS, MIN_RELEVANCE, type Signals } from '../ranking';
 import {
@@ -306,27 +306,27 @@ export function readTools(ctx: StoreContext) {
           const segs = rel === '' ? [] : rel.split('/');
           let node = tree;
           for (const seg of segs.slice(0, -1)) {
-            const next = node[seg];
+            const next = getOwn(node, seg);
             if (next && typeof next === 'object' && !Array.isArray(next) && isBranch(next)) {
               node = next as TreeNode;
             } else {
               const branch: TreeNode = {};
               branchMark.add(branch);
               if (next !== undefined) branch._content = next; // should not happen: parents sort first
-              node[seg] = branch;
+              setOwn(node, seg, branch);
               node = branch;
             }
           }
           const last = segs[segs.length - 1];
           const value = leaf(row.content);
           if (last === undefined) {
-            tree._content = value;
+            setOwn(tree, '_content', value);
           } else if (hasChildren.has(row.path)) {
             const branch: TreeNode = { _content: value };
             branchMark.add(branch);
-            node[last] = branch;
+            setOwn(node, last, branch);
           } else {
-            node[last] = value;
+            setOwn(node, last, value);
           }
         }
         return tree;

@@ -1,6 +1,16 @@
 // Writing entries: saveMemory (with its context snapshot) and updateMemory (RFC 7396 merge patch).
 import type { StoreContext } from '../context';
-import { intArg, isToolError, short, toolError, validateContent } from '../validate';
+import {
+  intArg,
+  isToolError,
+  mergePatch,
+  nextVersion,
+  short,
+  toolError,
+  validateContent,
+} from '../validate';
+
+export { mergePatch };
 import { headingOf, parentOf } from '../paths';
 import type { JsonValue, MemoryEntry, NotFoundResult, SaveResult, ToolError } from '../types';
 
@@ -63,6 +73,8 @@ export function writeTools(ctx: StoreContext) {
       const at = new Date(now());
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const existing = await db.structured_memory.where('path').equals(path).first();
+        const version = existing ? nextVersion(existing.version, path) : 1;
+        if (isToolError(version)) return version;
         const row: MemoryEntry = {
           path,
           heading: headingOf(path),
@@ -74,7 +86,7 @@ export function writeTools(ctx: StoreContext) {
           created: existing?.created ?? at,
           modified: at,
           accessed: existing?.accessed ?? at,
-          version: existing ? existing.version + 1 : 1,
+          version,
         };
         if (existing) {
           await db.history.add(historyRow(existing, 'update', at));
@@ -85,6 +97,7 @@ export function writeTools(ctx: StoreContext) {
         }
         return row;
       });
+      if (isToolError(written)) return written;
       noteWrite([written.id]);
       return {
         status: 'SUCCESS' as const,
@@ -130,6 +143,8 @@ export function writeTools(ctx: StoreContext) {
         // Merge onto the row as it is now, so a concurrent write is not lost.
         const content =
           fresh.version === current.version ? merged.value : mergePatch(fresh.content, patch.value);
+        const version = nextVersion(fresh.version, path);
+        if (isToolError(version)) return version;
         await db.history.add(historyRow(fresh, 'update', at));
         const row: MemoryEntry = {
           ...fresh,
@@ -137,12 +152,13 @@ export function writeTools(ctx: StoreContext) {
           embedding: emb.vectors[0],
           model: emb.info.id,
           modified: at,
-          version: fresh.version + 1,
+          version,
         };
         await db.structured_memory.put(row);
         return row;
       });
       if (!written) return notFound(path);
+      if (isToolError(written)) return written;
       noteWrite([written.id]);
       return {
         status: 'SUCCESS' as const,
@@ -158,15 +174,4 @@ export function writeTools(ctx: StoreContext) {
 }
 function isObject(v: JsonValue): v is { [k: string]: JsonValue } {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** RFC 7396 JSON merge patch. */
-export function mergePatch(target: JsonValue, patch: JsonValue): JsonValue {
-  if (!isObject(patch)) return patch;
-  const out: { [k: string]: JsonValue } = isObject(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k] ?? null, v);
-  }
-  return out;
 }
