@@ -10,6 +10,7 @@ import {
   PROMPTED_STOP,
   toPromptedMessages,
 } from '../llm/prompted-tools';
+import { tokenFilter } from '../llm/token-filter';
 import {
   LlmError,
   type ChatMessage,
@@ -460,48 +461,8 @@ export function koboldPrompt(messages: readonly ChatMessage[]): string {
   return messages.map((m) => `${tag[m.role]}${m.content ?? ''}`).join('') + '{{[OUTPUT]}}';
 }
 
-const CALL_MARKERS = ['<tool_call>', '[TOOL_CALLS]'];
-
-/**
- * In prompted mode, stop showing tokens once a tool call starts. Text that could be the start
- * of a marker (a trailing "<tool" split across tokens) is held back until it is decided.
- */
-export function tokenFilter(
-  mode: 'native' | 'prompted',
-  forward: (t: string) => void,
-): (t: string) => void {
-  if (mode === 'native') return forward;
-  let shown = 0;
-  let seen = '';
-  let hidden = false;
-  return (t) => {
-    if (hidden) return;
-    seen += t;
-    const at = Math.min(
-      ...CALL_MARKERS.map((m) => seen.indexOf(m)).map((i) => (i < 0 ? Infinity : i)),
-    );
-    if (at !== Infinity) {
-      hidden = true;
-      if (at > shown) forward(seen.slice(shown, at));
-      return;
-    }
-    // Hold back a suffix that is a prefix of a marker.
-    let keep = 0;
-    for (const m of CALL_MARKERS) {
-      for (let n = Math.min(m.length - 1, seen.length); n > keep; n--) {
-        if (seen.endsWith(m.slice(0, n))) {
-          keep = n;
-          break;
-        }
-      }
-    }
-    const upTo = seen.length - keep;
-    if (upTo > shown) {
-      forward(seen.slice(shown, upTo));
-      shown = upTo;
-    }
-  };
-}
+/** Kept exported from here for callers of the chat session; it lives with the connector. */
+export { tokenFilter };
 
 function safeParse(text: string): unknown {
   try {

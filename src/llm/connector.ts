@@ -1,7 +1,8 @@
 // The connector to the user's model server: detection, streamed chat completions (OpenAI wire
 // format) and KoboldCPP native generation, abort with genkey, server-side token counts, and
 // network failures turned into typed errors with a sentence that says the fix.
-import { corsError, errorFromResponse, serverDownError } from './errors';
+import { corsError, errorFromResponse, malformedStreamError, serverDownError } from './errors';
+import { MAX_ERROR_BODY_CHARS } from './limits';
 import { sseEvents } from './sse';
 import { koboldNativeReducer, openAiChunkReducer } from './stream';
 import {
@@ -107,7 +108,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
         continue;
       }
       if (!response.ok) {
-        const text = await response.text().catch(() => '');
+        const text = await readCapped(response, MAX_ERROR_BODY_CHARS);
         throw errorFromResponse(response.status, text, kind);
       }
       return response;
@@ -230,7 +231,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     let done = false;
     try {
       for await (const event of sseEvents(response.body, signal)) {
-        const step = reducer.push(event);
+        const step = pushEvent(reducer, event, info?.kind);
         for (const t of step.tokens) onToken?.(t);
         if (step.done) {
           done = true;
@@ -361,6 +362,51 @@ export function kindFromPort(baseUrl: string): ServerKind | undefined {
   return (
     { '5001': 'koboldcpp', '8080': 'llamacpp', '11434': 'ollama', '1234': 'lmstudio' } as const
   )[port ?? ''];
+}
+
+/**
+ * One event into the reducer. The reducers throw LlmErrors for what they cannot read; anything
+ * else they throw is a reply the app could not read too, never the dropped connection that
+ * errors from reading the body mean.
+ */
+function pushEvent(
+  reducer: { push(e: SseEvent): { tokens: string[]; done: boolean } },
+  event: SseEvent,
+  kind: ServerKind | undefined,
+): { tokens: string[]; done: boolean } {
+  try {
+    return reducer.push(event);
+  } catch (e) {
+    if (e instanceof LlmError) throw e;
+    throw malformedStreamError(e instanceof Error ? e.message : String(e), kind);
+  }
+}
+
+/**
+ * The start of an error reply's body, at most `maxChars`: a server that sends an endless or
+ * huge error page still gets its message read, and the rest is not waited for.
+ */
+async function readCapped(response: Response, maxChars: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder('utf-8');
+  let text = '';
+  try {
+    while (text.length < maxChars) {
+      const { done, value } = await reader.read();
+      if (done) {
+        text += decoder.decode();
+        return text.slice(0, maxChars);
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+    await reader.cancel().catch(() => undefined);
+  } catch {
+    // a body that fails midway: its start is still the best message there is
+  } finally {
+    reader.releaseLock();
+  }
+  return text.slice(0, maxChars);
 }
 
 function disconnected(baseUrl: string, partial: string): LlmError {

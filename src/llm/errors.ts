@@ -1,6 +1,7 @@
 // Turns server replies and network failures into LlmErrors whose message is a plain sentence
 // with the fix (SPEC §6), recognising each server's error shapes and phrasings (PROTOCOLS.md).
 
+import { MAX_ERROR_BODY_CHARS, MAX_JSON_DEPTH, MAX_TOOL_PARSE_CHARS, sizeInWords } from './limits';
 import { LlmError, type LlmErrorCode, type ServerKind } from './types';
 
 const MAX_SERVER_MESSAGE = 300;
@@ -45,7 +46,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function clip(text: string): string {
-  const t = text.replace(/\s+/g, ' ').trim();
+  const t = text.slice(0, MAX_ERROR_BODY_CHARS).replace(/\s+/g, ' ').trim();
   return t.length > MAX_SERVER_MESSAGE ? `${t.slice(0, MAX_SERVER_MESSAGE - 1)}…` : t;
 }
 
@@ -66,14 +67,86 @@ function messageOf(value: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
+/** `word` at `at` in `text`, in any case. */
+function startsWithWord(text: string, at: number, word: string): boolean {
+  return text.slice(at, at + word.length).toLowerCase() === word;
+}
+
+/** Where `pattern` (global, case-insensitive) next matches in `text` from `from`, or -1. */
+function search(text: string, pattern: RegExp, from: number): number {
+  pattern.lastIndex = from;
+  return pattern.exec(text)?.index ?? -1;
+}
+
+const HTML_ENTITIES: Record<string, string> = {
+  '&nbsp;': ' ',
+  '&lt;': '<',
+  '&gt;': '>',
+  '&quot;': '"',
+  '&amp;': '&',
+};
+
+/**
+ * The words of an HTML page: its title when it has one, else its text, with tags, scripts and
+ * styles taken out. One pass with `indexOf`: a page of unclosed `<` costs time in proportion
+ * to its length (a `<[^>]*>` regex retried at every `<` does not).
+ */
+function htmlText(html: string): string {
+  const titleAt = search(html, /<title/gi, 0);
+  const titleOpenEnd = titleAt === -1 ? -1 : html.indexOf('>', titleAt + 6);
+  const titleClose = titleOpenEnd === -1 ? -1 : search(html, /<\/title>/gi, titleOpenEnd + 1);
+  const source = titleClose === -1 ? html : html.slice(titleOpenEnd + 1, titleClose);
+
+  // Where each block's closing tag is next, found once and reused while it lies ahead.
+  const closes = new Map<string, number>();
+  const closeOf = (name: 'script' | 'style', from: number): number => {
+    const known = closes.get(name);
+    if (known !== undefined && (known === -1 || known >= from)) return known;
+    const found = search(source, name === 'script' ? /<\/script>/gi : /<\/style>/gi, from);
+    closes.set(name, found);
+    return found;
+  };
+
+  let out = '';
+  let i = 0;
+  while (i < source.length) {
+    const lt = source.indexOf('<', i);
+    if (lt === -1) {
+      out += source.slice(i);
+      break;
+    }
+    out += source.slice(i, lt);
+    const block = startsWithWord(source, lt + 1, 'script')
+      ? 'script'
+      : startsWithWord(source, lt + 1, 'style')
+        ? 'style'
+        : undefined;
+    const close = block ? closeOf(block, lt + 1 + block.length) : -1;
+    if (block && close !== -1) {
+      out += ' ';
+      i = close + block.length + 3;
+      continue;
+    }
+    const gt = source.indexOf('>', lt + 1);
+    if (gt === -1) {
+      out += source.slice(lt); // no tag closes after this: the rest is text
+      break;
+    }
+    out += ' ';
+    i = gt + 1;
+  }
+  return out.replace(/&(?:nbsp|lt|gt|quot|amp);/g, (entity) => HTML_ENTITIES[entity] ?? entity);
+}
+
 /**
  * The server's own words from an error body: JSON in KoboldCPP (`{"detail":{"msg"|"error"}}`),
  * OpenAI (`{"error":{"message"}}`), Ollama (`{"error":"…"}`) or llama.cpp stream
  * (`{"code","message"}`) shape, else the text of an HTML page (its title when it has one), else
- * the plain text. Collapsed to one line and clipped; '' when the body says nothing.
+ * the plain text. Collapsed to one line and clipped; '' when the body says nothing. Only the
+ * first MAX_ERROR_BODY_CHARS are read.
  */
 export function serverMessageOf(bodyText: string): string {
-  const body = bodyText.trim();
+  const body = bodyText.slice(0, MAX_ERROR_BODY_CHARS).trim();
   if (body === '') return '';
   if (body.startsWith('{') || body.startsWith('[') || body.startsWith('"')) {
     try {
@@ -84,16 +157,7 @@ export function serverMessageOf(bodyText: string): string {
     }
   }
   if (/^<(?:!doctype|html|head|body|\?xml)/i.test(body) || /<\/[a-z]+>/i.test(body)) {
-    const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(body)?.[1];
-    const text = (title ?? body)
-      .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
-      .replace(/<[^>]*>/g, ' ')
-      .replace(/&nbsp;/g, ' ')
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&quot;/g, '"')
-      .replace(/&amp;/g, '&');
-    return clip(text);
+    return clip(htmlText(body));
   }
   return clip(body);
 }
@@ -124,11 +188,13 @@ function make(
   status: number | undefined,
   serverMessage: string,
   kind: ServerKind | undefined,
+  partial?: string,
 ): LlmError {
-  const detail: { status?: number; serverMessage?: string; kind?: ServerKind } = {};
+  const detail: LlmError['detail'] = {};
   if (status !== undefined) detail.status = status;
   if (serverMessage !== '') detail.serverMessage = serverMessage;
   if (kind !== undefined) detail.kind = kind;
+  if (partial !== undefined) detail.partial = partial;
   return new LlmError(code, message, detail);
 }
 
@@ -218,6 +284,44 @@ export function malformedStreamError(what: string, kind?: ServerKind): LlmError 
     undefined,
     '',
     kind,
+  );
+}
+
+/**
+ * The server sent more than a cap in limits.ts allows (`what`: "one stream event over 16 MB").
+ * `partial` is the text streamed before it, kept like a disconnect's.
+ */
+export function tooLargeError(what: string, kind?: ServerKind, partial?: string): LlmError {
+  const kept = partial ? ' The partial answer was kept.' : '';
+  return make(
+    'MALFORMED_STREAM',
+    `${serverName(kind)} sent ${what}, more than the app reads: lower the maximum reply length in Settings and check that the server keeps to it, then try again.${kept}`,
+    undefined,
+    '',
+    kind,
+    partial,
+  );
+}
+
+/** Tool-call arguments nested deeper than MAX_JSON_DEPTH: unreadable without overflowing the stack. */
+export function tooDeepError(kind?: ServerKind): LlmError {
+  return make(
+    'MALFORMED_STREAM',
+    `The model wrote tool-call arguments nested deeper than ${MAX_JSON_DEPTH} levels, which the app does not read: try again, and if it keeps happening, switch Tools to "prompted" in Settings or use another model.`,
+    undefined,
+    '',
+    kind,
+  );
+}
+
+/** A reply longer than MAX_TOOL_PARSE_CHARS was not searched for prompted tool calls. */
+export function toolTextTooLargeError(): LlmError {
+  return make(
+    'MALFORMED_STREAM',
+    `The model's reply is over ${sizeInWords(MAX_TOOL_PARSE_CHARS)}, more than the app searches for tool calls, so none of them was run: lower the maximum reply length in Settings, then try again.`,
+    undefined,
+    '',
+    undefined,
   );
 }
 

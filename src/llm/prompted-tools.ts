@@ -2,8 +2,11 @@
 // system prompt, calls are parsed leniently from the model's text (Hermes/Qwen `<tool_call>`,
 // Mistral `[TOOL_CALLS]`, Llama 3 bare JSON) and results go back as `<tool_response>` blocks.
 
+import { malformedStreamError, toolTextTooLargeError } from './errors';
+import { isJson, jsonDepth, jsonEnd, jsonSpans, type JsonSpan } from './json-scan';
+import { MAX_JSON_DEPTH, MAX_TOOL_PARSE_CHARS } from './limits';
 import { makeCallId } from './tool-calls';
-import type { ChatMessage, ToolCall, ToolSpec } from './types';
+import type { ChatMessage, LlmError, ToolCall, ToolSpec } from './types';
 
 /**
  * Stop sequence for prompted mode: the model stops after one call and waits for its result.
@@ -18,6 +21,8 @@ export interface PromptedToolCalls {
   text: string;
   /** Call blocks that were clearly meant as calls but could not be read (tell the model). */
   invalid: string[];
+  /** Set when the reply was not searched at all (larger than MAX_TOOL_PARSE_CHARS). */
+  error?: LlmError;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -129,13 +134,59 @@ export function describeTools(tools: ToolSpec[]): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Lenient JSON
+// Lenient JSON. Every step is one pass over its text (no backtracking regex, no rescans), and
+// nothing nested deeper than MAX_JSON_DEPTH is parsed, so hostile replies cost time in
+// proportion to their length and cannot overflow the stack.
+
+/** Appends without spreading: `push(...items)` overflows the stack on a very long array. */
+function append<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
+}
+
+/** A letter, digit, `_` or `-`: what a code fence's language tag is made of. */
+function isTagChar(c: number): boolean {
+  return (
+    (c >= 0x30 && c <= 0x39) ||
+    (c >= 0x41 && c <= 0x5a) ||
+    (c >= 0x61 && c <= 0x7a) ||
+    c === 0x5f ||
+    c === 0x2d
+  );
+}
+
+/** Index just past a fence's language tag (```json), starting right after the backticks. */
+function tagEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && isTagChar(text.charCodeAt(i))) i++;
+  return i;
+}
 
 /** Removes a surrounding Markdown code fence (```json … ```), if any. */
 function stripFences(text: string): string {
   const t = text.trim();
-  const m = /^```[\w-]*\s*([\s\S]*?)\s*(?:```)?\s*$/.exec(t);
-  return m ? m[1]!.trim() : t;
+  if (!t.startsWith('```')) return t;
+  let body = t.slice(tagEnd(t, 3));
+  if (body.endsWith('```')) body = body.slice(0, -3);
+  return body.trim();
+}
+
+interface Fence {
+  start: number;
+  end: number;
+  body: string;
+}
+
+/** The closed ```…``` fences in a text, in order. */
+function fencesIn(text: string): Fence[] {
+  const fences: Fence[] = [];
+  for (let at = text.indexOf('```'); at !== -1;) {
+    const bodyStart = tagEnd(text, at + 3);
+    const close = text.indexOf('```', bodyStart);
+    if (close === -1) break;
+    fences.push({ start: at, end: close + 3, body: text.slice(bodyStart, close) });
+    at = text.indexOf('```', close + 3);
+  }
+  return fences;
 }
 
 /**
@@ -143,94 +194,109 @@ function stripFences(text: string): string {
  * commas before `}`/`]`. Strings are tracked so commas and newlines inside them are kept.
  */
 function repairJson(text: string): string {
+  // Unchanged runs are copied as slices: one string per repair, not one per character.
   let out = '';
+  let copied = 0;
+  const replace = (at: number, length: number, by: string): void => {
+    out += text.slice(copied, at) + by;
+    copied = at + length;
+  };
   let inString = false;
   let escaped = false;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
+    const c = text.charCodeAt(i);
     if (inString) {
       if (escaped) escaped = false;
-      else if (c === '\\') escaped = true;
-      else if (c === '"') inString = false;
-      else if (c === '\n') {
-        out += '\\n';
-        continue;
-      } else if (c === '\r') {
-        out += '\\r';
-        continue;
-      } else if (c === '\t') {
-        out += '\\t';
-        continue;
-      }
-      out += c;
+      else if (c === 0x5c) escaped = true;
+      else if (c === 0x22) inString = false;
+      else if (c === 0x0a) replace(i, 1, '\\n');
+      else if (c === 0x0d) replace(i, 1, '\\r');
+      else if (c === 0x09) replace(i, 1, '\\t');
       continue;
     }
-    if (c === '"') inString = true;
-    if (c === ',') {
+    if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x2c) {
+      // Each run of whitespace is looked past by the one comma before it: linear overall.
       let j = i + 1;
       while (j < text.length && /\s/.test(text[j]!)) j++;
-      if (text[j] === '}' || text[j] === ']') continue;
+      if (text[j] === '}' || text[j] === ']') replace(i, 1, '');
     }
-    out += c;
   }
-  return out;
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
-/** Parses JSON as written, else after repair; undefined when neither works. */
+/** `JSON.parse` of text already known to be JSON (the catch is a guard, never the path taken). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Parses JSON as written, else after repair; undefined when neither works or it nests deeper
+ * than MAX_JSON_DEPTH. Text is checked before `JSON.parse` sees it, so no attempt throws.
+ */
 function parseLenient(text: string): unknown {
   const t = stripFences(text);
   if (t === '') return undefined;
-  try {
-    return JSON.parse(t) as unknown;
-  } catch {
-    try {
-      return JSON.parse(repairJson(t)) as unknown;
-    } catch {
-      return undefined;
-    }
-  }
+  if (isJson(t, MAX_JSON_DEPTH)) return parseJson(t);
+  const repaired = repairJson(t);
+  return isJson(repaired, MAX_JSON_DEPTH) ? parseJson(repaired) : undefined;
 }
 
-/** Index just past the JSON object/array starting at `start`, or -1 if it does not close. */
-function jsonEnd(text: string, start: number): number {
-  const closers: string[] = [];
-  let inString = false;
-  let escaped = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === '\\') escaped = true;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{') closers.push('}');
-    else if (c === '[') closers.push(']');
-    else if (c === '}' || c === ']') {
-      if (closers.pop() !== c) return -1;
-      if (closers.length === 0) return i + 1;
-    }
+/**
+ * How many levels of spans inside a balanced span that does not parse are tried in its place
+ * (`[{call}, {oops}]` still gives the call). Each level is one more pass over the text at
+ * most, so this bounds the work at a few passes.
+ */
+const RETRY_LEVELS = 2;
+
+/**
+ * The JSON values among `spans` of `text`: each span parsed once; where one does not parse,
+ * the spans inside it are tried instead, up to RETRY_LEVELS deep. `accept` filters candidate
+ * texts before parsing; `onValue` gets each value with its span.
+ */
+function valuesInSpans(
+  text: string,
+  spans: JsonSpan[],
+  accept: (candidate: string) => boolean,
+  onValue: (value: unknown, span: JsonSpan) => void,
+  retries = RETRY_LEVELS,
+): void {
+  for (const span of spans) {
+    const candidate = text.slice(span.start, span.end);
+    if (!accept(candidate)) continue;
+    const value = span.depth <= MAX_JSON_DEPTH ? parseLenient(candidate) : undefined;
+    if (value !== undefined) onValue(value, span);
+    else if (retries > 0) valuesInSpans(text, span.children, accept, onValue, retries - 1);
   }
-  return -1;
 }
 
 // ---------------------------------------------------------------------------------------------
 // From parsed JSON to calls
 
-/** Arguments as a JSON string: objects stringified, JSON strings kept (repaired if needed). */
-function argumentsText(value: unknown): string {
+/**
+ * Arguments as a JSON string: objects stringified, JSON strings kept (repaired if needed).
+ * Undefined for arguments nested deeper than MAX_JSON_DEPTH: no tool could take them.
+ */
+function argumentsText(value: unknown): string | undefined {
   if (value === undefined || value === null) return '{}';
-  if (typeof value !== 'string') return JSON.stringify(value);
-  if (value.trim() === '') return '{}';
-  try {
-    JSON.parse(value);
-    return value;
-  } catch {
-    const repaired = parseLenient(value);
-    // Unreadable arguments are passed on as written: validation tells the model what is wrong.
-    return repaired === undefined ? value : JSON.stringify(repaired);
+  if (typeof value !== 'string') {
+    try {
+      return JSON.stringify(value);
+    } catch {
+      return undefined; // parseLenient bounds the depth; this is a last guard
+    }
   }
+  if (value.trim() === '') return '{}';
+  if (isJson(value, MAX_JSON_DEPTH)) return value;
+  if (jsonDepth(value) > MAX_JSON_DEPTH) return undefined;
+  const repaired = parseLenient(value);
+  // Unreadable arguments are passed on as written: validation tells the model what is wrong.
+  return repaired === undefined ? value : JSON.stringify(repaired);
 }
 
 const TOOL_NAME = /^[A-Za-z_][\w.-]*$/;
@@ -253,30 +319,21 @@ function callsIn(value: unknown, strict: boolean, depth = 0): ToolCall[] {
   if (name === '') return [];
   const hasArgs = 'arguments' in source || 'parameters' in source;
   if (strict && (!hasArgs || !TOOL_NAME.test(name))) return [];
-  const args = 'arguments' in source ? source.arguments : source.parameters;
+  const args = argumentsText('arguments' in source ? source.arguments : source.parameters);
+  if (args === undefined) return [];
   const id = typeof value.id === 'string' && value.id.trim() !== '' ? value.id : makeCallId();
-  return [{ id, type: 'function', function: { name, arguments: argumentsText(args) } }];
+  return [{ id, type: 'function', function: { name, arguments: args } }];
 }
 
 /** Every JSON value in `text`, one after another (a block holding several calls). */
 function jsonValuesIn(text: string): unknown[] {
   const values: unknown[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '{' || c === '[') {
-      const end = jsonEnd(text, i);
-      if (end !== -1) {
-        const value = parseLenient(text.slice(i, end));
-        if (value !== undefined) {
-          values.push(value);
-          i = end;
-          continue;
-        }
-      }
-    }
-    i++;
-  }
+  valuesInSpans(
+    text,
+    jsonSpans(text),
+    () => true,
+    (value) => values.push(value),
+  );
   return values;
 }
 
@@ -299,18 +356,34 @@ function withoutSpans(text: string, spans: Span[]): string {
   return out + text.slice(at);
 }
 
+/** `line` without the spaces and tabs at its end. */
+function trimSpacesEnd(line: string): string {
+  let end = line.length;
+  while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+  return line.slice(0, end);
+}
+
+/**
+ * The visible text once calls are taken out: markers removed, fences emptied by removing a
+ * call dropped, trailing spaces cut and blank runs shortened. Line by line rather than with
+ * `/[ \t]+\n/`, which retries a long run of spaces from each of its characters.
+ */
 function tidy(text: string): string {
-  return text
+  const lines = text
     .replace(/<\/?tool_call>/gi, '')
     .replace(/<\|python_tag\|>/g, '')
-    .replace(/```[\w-]*[ \t]*\r?\n?\s*```/g, '') // fences emptied by removing a call
-    .replace(/[ \t]+\n/g, '\n')
+    .replace(/```[\w-]*\s*```/g, '') // the tag, spaces and the closing fence cannot overlap
+    .split('\n');
+  for (let i = 0; i < lines.length - 1; i++) lines[i] = trimSpacesEnd(lines[i]!);
+  return lines
+    .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
 
 /** Hermes/Qwen: every `<tool_call>` block; the closing tag is optional (a stop sequence trims it). */
 function parseTagged(text: string): PromptedToolCalls | undefined {
+  // The lazy body stops at the first closing tag, next opening tag or the end: one pass.
   const re = /<tool_call>([\s\S]*?)(?:<\/tool_call>|(?=<tool_call>)|$)/gi;
   const spans: Span[] = [];
   const calls: ToolCall[] = [];
@@ -323,12 +396,15 @@ function parseTagged(text: string): PromptedToolCalls | undefined {
       whole !== undefined
         ? callsIn(whole, false)
         : jsonValuesIn(stripFences(body)).flatMap((v) => callsIn(v, false));
-    if (found.length > 0) calls.push(...found);
+    if (found.length > 0) append(calls, found);
     else invalid.push(body);
   }
   if (spans.length === 0) return undefined;
   return { calls, text: tidy(withoutSpans(text, spans)), invalid };
 }
+
+/** `name[CALL_ID]id[ARGS]` after a Mistral marker, read where it stands (sticky). */
+const MISTRAL_NAMED = /([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*([\w-]+)\s*)?\[ARGS\]\s*/y;
 
 /** Mistral: `[TOOL_CALLS] [{…}]`, or the newer `[TOOL_CALLS]name[ARGS]{…}`. */
 function parseMistral(text: string): PromptedToolCalls | undefined {
@@ -344,85 +420,74 @@ function parseMistral(text: string): PromptedToolCalls | undefined {
     let end: number;
     let found: ToolCall[] = [];
     if (text[i] === '[' || text[i] === '{') {
+      // Whether it closes or not, the scan ends where the next search starts: one pass.
       end = jsonEnd(text, i);
       if (end === -1) end = text.length;
       const value = parseLenient(text.slice(i, end));
       if (value !== undefined) found = callsIn(value, false);
     } else {
-      const named = /^([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*([\w-]+)\s*)?\[ARGS\]\s*/.exec(
-        text.slice(i),
-      );
+      MISTRAL_NAMED.lastIndex = i;
+      const named = MISTRAL_NAMED.exec(text);
       if (named) {
         const argsAt = i + named[0].length;
-        end = text[argsAt] === '{' ? jsonEnd(text, argsAt) : -1;
-        if (end === -1) {
-          const next = text.indexOf(marker, argsAt);
-          end = next === -1 ? text.length : next;
-        }
+        // Arguments end at the next marker at the latest, so no text is scanned twice.
+        const next = text.indexOf(marker, argsAt);
+        const limit = next === -1 ? text.length : next;
+        end = text[argsAt] === '{' ? jsonEnd(text, argsAt, limit) : -1;
+        if (end === -1) end = limit;
         const args = parseLenient(text.slice(argsAt, end));
-        if (args !== undefined) {
+        const argsText = args === undefined ? undefined : argumentsText(args);
+        if (argsText !== undefined) {
           const id = named[2] ?? makeCallId();
-          found = [
-            {
-              id,
-              type: 'function',
-              function: { name: named[1]!, arguments: argumentsText(args) },
-            },
-          ];
+          found = [{ id, type: 'function', function: { name: named[1]!, arguments: argsText } }];
         }
       } else {
         end = i;
       }
     }
     spans.push({ start: at, end });
-    if (found.length > 0) calls.push(...found);
+    if (found.length > 0) append(calls, found);
     else invalid.push(text.slice(at, end).trim());
     from = Math.max(end, at + marker.length);
   }
   return { calls, text: tidy(withoutSpans(text, spans)), invalid };
 }
 
+const NAME_KEY = /"name"\s*:/;
+
 /** Llama 3 and others: a fenced or bare JSON object/array that is a call (or calls). */
 function parseJsonCalls(text: string): PromptedToolCalls | undefined {
-  if (!/"name"\s*:/.test(text)) return undefined;
+  if (!NAME_KEY.test(text)) return undefined;
   const spans: Span[] = [];
   const calls: ToolCall[] = [];
-  const fence = /```[\w-]*\s*([\s\S]*?)```/g;
-  for (let m = fence.exec(text); m !== null; m = fence.exec(text)) {
-    const value = parseLenient(m[1]!);
+  for (const fence of fencesIn(text)) {
+    const value = parseLenient(fence.body);
     const found = value === undefined ? [] : callsIn(value, true);
     if (found.length > 0) {
-      calls.push(...found);
-      spans.push({ start: m.index, end: m.index + m[0].length });
+      append(calls, found);
+      spans.push({ start: fence.start, end: fence.end });
     }
   }
-  let i = 0;
-  while (i < text.length) {
-    const inSpan = spans.find((s) => i >= s.start && i < s.end);
-    if (inSpan) {
-      i = inSpan.end;
-      continue;
-    }
-    const c = text[i];
-    if (c === '{' || c === '[') {
-      const end = jsonEnd(text, i);
-      if (end !== -1) {
-        const candidate = text.slice(i, end);
-        const value = /"name"\s*:/.test(candidate) ? parseLenient(candidate) : undefined;
-        if (value !== undefined) {
-          const found = callsIn(value, true);
-          if (found.length > 0) {
-            calls.push(...found);
-            spans.push({ start: i, end });
-          }
-          // Valid JSON that is not a call is skipped whole: nothing inside it is a call either.
-          i = end;
-          continue;
-        }
-      }
-    }
-    i++;
+  // Bare JSON between those fences. Valid JSON that is not a call is skipped whole: nothing
+  // inside it is a call either; JSON that does not parse has the spans inside it tried.
+  const bare = (from: number, to: number): void =>
+    valuesInSpans(
+      text,
+      jsonSpans(text, from, to),
+      (candidate) => NAME_KEY.test(candidate),
+      (value, span) => {
+        const found = callsIn(value, true);
+        if (found.length === 0) return;
+        append(calls, found);
+        spans.push({ start: span.start, end: span.end });
+      },
+    );
+  let at = 0;
+  for (const fence of [...spans]) {
+    bare(at, fence.start);
+    at = fence.end;
   }
+  bare(at, text.length);
   if (calls.length === 0) return undefined;
   return { calls, text: tidy(withoutSpans(text, spans)), invalid: [] };
 }
@@ -430,15 +495,31 @@ function parseJsonCalls(text: string): PromptedToolCalls | undefined {
 /**
  * Finds the tool calls in a model's reply, trying in order (PROTOCOLS.md): `<tool_call>`
  * blocks, a `[TOOL_CALLS]` list, then fenced or bare JSON calls. The first form present wins.
- * Never throws; ids are made up unless the model wrote one.
+ * Never throws: a reply over MAX_TOOL_PARSE_CHARS is not searched and comes back whole with
+ * `error` set. Ids are made up unless the model wrote one. Time grows in proportion to the
+ * reply's length.
  */
 export function parseToolCalls(text: string): PromptedToolCalls {
   const source = typeof text === 'string' ? text : '';
-  return (
-    parseTagged(source) ??
-    parseMistral(source) ??
-    parseJsonCalls(source) ?? { calls: [], text: source.trim(), invalid: [] }
-  );
+  if (source.length > MAX_TOOL_PARSE_CHARS) {
+    return { calls: [], text: source.trim(), invalid: [], error: toolTextTooLargeError() };
+  }
+  try {
+    return (
+      parseTagged(source) ??
+      parseMistral(source) ??
+      parseJsonCalls(source) ?? { calls: [], text: source.trim(), invalid: [] }
+    );
+  } catch (e) {
+    // A last guard for the "never throws" promise; the property tests expect it unused.
+    const what = e instanceof Error ? e.message : String(e);
+    return {
+      calls: [],
+      text: source.trim(),
+      invalid: [],
+      error: malformedStreamError(`its tool calls: ${what}`),
+    };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,11 +1,16 @@
 // Incremental server-sent-events parser (WHATWG EventSource rules) for streamed generations:
 // chunks may split anywhere, including inside a `\r\n` pair or a UTF-8 sequence.
 
+import { tooLargeError } from './errors';
+import { MAX_SSE_EVENT_CHARS, sizeInWords } from './limits';
 import type { SseEvent } from './types';
 
 /** Feeds text in any pieces and gets back the events completed so far. */
 export interface SseParser {
-  /** Adds a chunk of decoded text; returns the events it completed. */
+  /**
+   * Adds a chunk of decoded text; returns the events it completed. Throws an LlmError
+   * (MALFORMED_STREAM) once a line or an event's data passes MAX_SSE_EVENT_CHARS.
+   */
   push(chunk: string): SseEvent[];
   /** The stream ended: flushes a last line and dispatches an event left without its blank line. */
   end(): SseEvent[];
@@ -18,12 +23,25 @@ export interface SseParser {
  * value as `data`, so readers see it in order with the other events.
  */
 export function createSseParser(): SseParser {
-  let buffer = '';
+  // The unfinished line, as the pieces it arrived in: joined once when its end arrives, so a
+  // long line in small reads costs time in proportion to its length (appending to one string
+  // and scanning it again on every read does not).
+  let pieces: string[] = [];
+  let pending = 0;
   // A chunk ended on '\r': a '\n' starting the next chunk belongs to the same line end.
   let skipLeadingLf = false;
   let data: string[] = [];
+  let dataChars = 0;
   let eventType: string | undefined;
   let id: string | undefined;
+
+  const tooLarge = (): Error => {
+    pieces = [];
+    pending = 0;
+    data = [];
+    dataChars = 0;
+    return tooLargeError(`one stream event over ${sizeInWords(MAX_SSE_EVENT_CHARS)}`);
+  };
 
   const dispatch = (out: SseEvent[]): void => {
     if (data.length > 0) {
@@ -33,8 +51,15 @@ export function createSseParser(): SseParser {
       out.push(event);
     }
     data = [];
+    dataChars = 0;
     eventType = undefined;
     id = undefined;
+  };
+
+  const addData = (value: string): void => {
+    dataChars += value.length + 1;
+    if (dataChars > MAX_SSE_EVENT_CHARS) throw tooLarge();
+    data.push(value);
   };
 
   const line = (text: string, out: SseEvent[]): void => {
@@ -49,7 +74,7 @@ export function createSseParser(): SseParser {
     if (value.startsWith(' ')) value = value.slice(1);
     switch (field) {
       case 'data':
-        data.push(value);
+        addData(value);
         break;
       case 'event':
         eventType = value;
@@ -59,11 +84,21 @@ export function createSseParser(): SseParser {
         break;
       case 'error':
         eventType = 'error';
-        data.push(value);
+        addData(value);
         break;
       default:
         break;
     }
+  };
+
+  /** The unfinished line completed by `tail`. */
+  const takeLine = (tail: string): string => {
+    if (pieces.length === 0) return tail;
+    pieces.push(tail);
+    const whole = pieces.join('');
+    pieces = [];
+    pending = 0;
+    return whole;
   };
 
   return {
@@ -72,39 +107,28 @@ export function createSseParser(): SseParser {
       let text = chunk;
       if (skipLeadingLf && text.startsWith('\n')) text = text.slice(1);
       if (chunk.length > 0) skipLeadingLf = false;
-      // Only the new text can hold a line end: the buffer before it has none.
-      const scan = buffer.length;
-      buffer += text;
       let start = 0;
-      for (;;) {
-        let end = -1;
-        for (let i = Math.max(start, scan); i < buffer.length; i++) {
-          const c = buffer.charCodeAt(i);
-          if (c === 10 || c === 13) {
-            end = i;
-            break;
-          }
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (c !== 10 && c !== 13) continue;
+        if (pending + (i - start) > MAX_SSE_EVENT_CHARS) throw tooLarge();
+        line(takeLine(text.slice(start, i)), out);
+        if (c === 13) {
+          if (i + 1 === text.length) skipLeadingLf = true;
+          else if (text.charCodeAt(i + 1) === 10) i++;
         }
-        if (end === -1) break;
-        line(buffer.slice(start, end), out);
-        if (buffer.charCodeAt(end) === 13) {
-          if (end + 1 === buffer.length) {
-            skipLeadingLf = true;
-            start = end + 1;
-            break;
-          }
-          start = buffer.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
-        } else {
-          start = end + 1;
-        }
+        start = i + 1;
       }
-      buffer = buffer.slice(start);
+      if (start < text.length) {
+        pending += text.length - start;
+        if (pending > MAX_SSE_EVENT_CHARS) throw tooLarge();
+        pieces.push(text.slice(start));
+      }
       return out;
     },
     end() {
       const out: SseEvent[] = [];
-      if (buffer !== '') line(buffer, out);
-      buffer = '';
+      if (pieces.length > 0) line(takeLine(''), out);
       skipLeadingLf = false;
       // Lenient: a server that closes without the final blank line still gets its last event.
       dispatch(out);

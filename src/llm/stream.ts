@@ -2,7 +2,8 @@
 // OpenAI chat-completion chunks (llama.cpp, Ollama, LM Studio, vLLM, KoboldCPP's /v1) and
 // KoboldCPP's native `/api/extra/generate/stream` events (PROTOCOLS.md).
 
-import { errorFromStreamPayload, malformedStreamError } from './errors';
+import { errorFromStreamPayload, malformedStreamError, tooLargeError } from './errors';
+import { MAX_REPLY_CHARS, sizeInWords } from './limits';
 import { createToolCallAccumulator } from './tool-calls';
 import type { ServerKind, SseEvent, ToolCall } from './types';
 
@@ -23,8 +24,9 @@ export interface StreamOutcome {
 
 /**
  * Folds a stream's events. `push` throws an LlmError for an error the server reports in the
- * stream (code from the message: CONTEXT_OVERFLOW, SERVER_ERROR, …) and MALFORMED_STREAM for a
- * `data:` payload that is not JSON. Events after the end are ignored.
+ * stream (code from the message: CONTEXT_OVERFLOW, SERVER_ERROR, …), and MALFORMED_STREAM for
+ * a `data:` payload that is not JSON, tool-call arguments nested too deep, or a reply past
+ * MAX_REPLY_CHARS (with the text so far as `partial`). Events after the end are ignored.
  */
 export interface StreamReducer {
   push(event: SseEvent): StreamStep;
@@ -37,6 +39,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function step(tokens: string[], done: boolean): StreamStep {
   return { tokens, done };
+}
+
+/** Throws once a reply passes MAX_REPLY_CHARS, keeping what came so far. */
+function checkSize(chars: number, text: string, kind: ServerKind | undefined): void {
+  if (chars > MAX_REPLY_CHARS) {
+    throw tooLargeError(`a reply over ${sizeInWords(MAX_REPLY_CHARS)}`, kind, text);
+  }
 }
 
 function parsePayload(data: string, kind: ServerKind | undefined): unknown {
@@ -102,6 +111,7 @@ export function openAiChunkReducer(kind?: ServerKind): StreamReducer {
       const reason = finishOf(choice.finish_reason);
       if (reason !== null) finishReason = reason;
       for (const t of tokens) text += t;
+      checkSize(text.length + calls.size(), text, kind);
       return step(tokens, false);
     },
     result() {
@@ -136,6 +146,7 @@ export function koboldNativeReducer(kind: ServerKind = 'koboldcpp'): StreamReduc
       if (typeof payload.token === 'string' && payload.token !== '') {
         tokens.push(payload.token);
         text += payload.token;
+        checkSize(text.length, text, kind);
       }
       const reason = finishOf(payload.finish_reason);
       if (reason !== null) {
