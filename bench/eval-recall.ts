@@ -179,6 +179,10 @@ async function main() {
     process.exit(2);
   }
   if (quick) samples = samples.slice(0, 1);
+  const only = process.argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',');
   const dumpPath = process.argv.find((a) => a.startsWith('--dump='))?.slice('--dump='.length);
   const dump: unknown[] | null = dumpPath ? [] : null;
 
@@ -220,6 +224,10 @@ async function main() {
         const rec = await mem.recordTurn({ conversationId: conv.id, role, text });
         if (rec.status !== 'SUCCESS') throw new Error(`recordTurn: ${rec.message}`);
         turnDia.set(rec.turnId, turn.dia_id);
+        if (only && !only.some((m) => m !== 'chunks' && !m.startsWith('bm25'))) {
+          turnsTotal++;
+          continue; // only chunk and reference searches asked for: no entries needed
+        }
         const saved = await mem.saveMemory(entryPath(turn.dia_id), text);
         if (saved.status !== 'SUCCESS') throw new Error(`saveMemory: ${saved.message}`);
         const plain = await bare.saveMemory(entryPath(turn.dia_id), text, 0);
@@ -289,6 +297,7 @@ async function main() {
         }
       }
       for (const m of METHODS) {
+        if (only && !only.includes(m)) continue;
         const q0 = performance.now();
         const ranked = await rankers[m](qa.question);
         if (m === 'default') queryMs.push(performance.now() - q0);
@@ -303,7 +312,7 @@ async function main() {
   }
 
   const cats = ['1', '2', '3', '4', 'all'];
-  const table = METHODS.map((m) => {
+  const table = METHODS.filter((m) => per[m].all).map((m) => {
     const row: Record<string, { r5: number; r10: number; questions: number }> = {};
     for (const c of cats) {
       const s = per[m][c];
@@ -345,7 +354,8 @@ async function main() {
     `\n${result.turns} turns, ingest ${result.ingest_ms_per_turn} ms/turn (recordTurn + two saves), ` +
       `default query p50 ${result.query_ms_p50} ms, p95 ${result.query_ms_p95} ms`,
   );
-  if (!quick)
+  if (dumpPath) writeFileSync(dumpPath, JSON.stringify(dump));
+  if (!quick && !only)
     writeFileSync(join(here, 'results-recall.json'), JSON.stringify(result, null, 2) + '\n');
 }
 

@@ -356,7 +356,7 @@ export function createStoreContext(options: OpenMemoryOptions) {
       now(),
     );
     for (const hit of hits) {
-      if (hit.relevance < MIN_RELEVANCE) break;
+      if (hit.match < MIN_RELEVANCE) continue;
       take(hit.row, hit.similarity, budget);
     }
     // Stored in conversation order, so a reader sees the exchange as it happened.

@@ -20,11 +20,24 @@ export const SNAPSHOT_WEIGHT = 0.35;
 /** The recency blend of queryMemoryHeading when the caller gives none. */
 export const DEFAULT_RECENCY_BIAS = 0.3;
 /**
- * From this fused relevance on, a memory counts as relevant: auto-recall's floor, a context
- * snapshot's, the explorer's cut-off. An entry holding about half of the query's information
- * (say its rare words) passes; one sharing only a common word or a loose topic does not.
+ * From this match (fused relevance) on, a memory counts as relevant: auto-recall's floor, a
+ * context snapshot's, the explorer's cut-off. An entry holding about a third of the query's
+ * information (say its rarest word) passes; one sharing only a common word does not. The
+ * highest floor, in steps of 0.05, at which auto-recall kept its recall@10 within 2 % on the
+ * LoCoMo dev conversations (docs/search.md).
  */
-export const MIN_RELEVANCE = 0.35;
+export const MIN_RELEVANCE = 0.3;
+
+/**
+ * The relevance the recency blend weighs: a search's match measured against its best match
+ * (max-normalisation, as CombSUM fusion does), so the memory that answers the question counts
+ * as fully relevant however many of the question's words it lacks. A best match weaker than
+ * MIN_RELEVANCE is not inflated past `match / MIN_RELEVANCE`.
+ */
+export function relativeRelevance(match: number, best: number): number {
+  const r = match / Math.max(best, MIN_RELEVANCE);
+  return r >= 1 ? 1 : r > 0 ? r : 0;
+}
 
 /** Which signals a search uses: both (the default), or one alone (for measurement). */
 export type Signals = 'both' | 'lexical' | 'semantic';
@@ -72,9 +85,14 @@ export function semanticRelevance(
   return r <= 0 ? 0 : r >= 1 ? 1 : r;
 }
 
-/** Own evidence, plus the snapshot's within the room left: 1 − (1 − own)(1 − w · snapshot). */
+/** Own evidence, plus the context's within the room left: 1 − (1 − own)(1 − w · context). */
+export function withContext(own: number, context: number, weight: number): number {
+  return 1 - (1 - own) * (1 - weight * context);
+}
+
+/** An entry's own evidence with its snapshot's, at SNAPSHOT_WEIGHT. */
 export function withSnapshot(own: number, snapshot: number): number {
-  return 1 - (1 - own) * (1 - SNAPSHOT_WEIGHT * snapshot);
+  return withContext(own, snapshot, SNAPSHOT_WEIGHT);
 }
 
 /** Lexical and semantic relevance fused into one. */

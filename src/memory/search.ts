@@ -11,7 +11,9 @@ import {
   baselineCosine,
   fuse,
   rank,
+  relativeRelevance,
   semanticRelevance,
+  withContext,
   withSnapshot,
   type Signals,
 } from './ranking';
@@ -20,6 +22,9 @@ import type { Chunk, ChunkView, ContextChunk, MatchReason } from './types';
 
 export interface EntryHit {
   ref: EntryRef;
+  /** Fused lexical and semantic relevance, 0..1, on its own scale (thresholds use it). */
+  match: number;
+  /** The match relative to the search's best (ranking.ts `relativeRelevance`): the blend's. */
   relevance: number;
   recency: number;
   score: number;
@@ -78,17 +83,20 @@ export function searchEntries(
       semSnap = ref.chunkCount ? semanticRelevance(cosSnap, q.info, q.baseline) : 0;
       semantic = withSnapshot(semOwn, semSnap);
     }
-    const relevance = fuse(lexical, semantic, signals);
-    if (!(relevance > 0)) continue;
-    const r = rank(relevance, ref.modified, nowMs, bias);
+    const match = fuse(lexical, semantic, signals);
+    if (!(match > 0)) continue;
     const ownMask = own?.mask ?? 0;
     const snapMask = snap?.mask ?? 0;
     out.push({
       ref,
-      ...r,
+      match,
+      relevance: 0,
+      recency: 0,
+      score: 0,
       similarity,
       why: {
         terms: termsOf(lex.query, ownMask | snapMask),
+        match: round(match),
         lexical: round(lexical),
         semantic: round(semantic),
         fromSnapshot:
@@ -96,6 +104,10 @@ export function searchEntries(
       },
     });
   }
+  let best = 0;
+  for (const h of out) if (h.match > best) best = h.match;
+  for (const h of out)
+    Object.assign(h, rank(relativeRelevance(h.match, best), h.ref.modified, nowMs, bias));
   out.sort(
     (a, b) =>
       b.score - a.score || b.ref.modified - a.ref.modified || a.ref.path.localeCompare(b.ref.path),
@@ -143,6 +155,9 @@ const MIN_CHUNK_CANDIDATES = 64;
 
 export interface ChunkSearchHit {
   row: Chunk;
+  /** Fused relevance on its own scale (thresholds use it). */
+  match: number;
+  /** Relative to the best match of the search: the blend's. */
   relevance: number;
   recency: number;
   score: number;
@@ -175,14 +190,14 @@ export async function searchChunkIndex(
     cosBound = vec.length >= m ? vec[vec.length - 1].similarity : -1;
   }
   const query = idx.words.prepare(q.text);
-  // A chunk's words, and below them (as a snapshot's) the words of its whole turn: a sentence
-  // rarely holds every word of a question about its turn.
+  // A chunk's words, and with them the words of its whole turn (what the person said at once):
+  // a sentence rarely holds every word of a question about its turn.
   const words = new Map<number, LexicalMatch>();
   const lexical = new Map<number, number>();
   if (signals !== 'semantic') {
     const all = idx.words.search(query, conversationId);
     const turns = idx.words.parentRelevance(query, all);
-    for (const w of all) lexical.set(w.key, withSnapshot(w.relevance, turns.get(w.parent) ?? 0));
+    for (const w of all) lexical.set(w.key, withContext(w.relevance, turns.get(w.parent) ?? 0, 1));
     all.sort((a, b) => lexical.get(b.key)! - lexical.get(a.key)!);
     for (const w of all.slice(0, m)) words.set(w.key, w);
   }
@@ -207,11 +222,24 @@ export async function searchChunkIndex(
     if (c === undefined && signals !== 'lexical' && row.embedding.length === q.vector!.length)
       c = dot(q.vector!, row.embedding);
     const w = words.get(id);
-    const relevance = fuse(lexical.get(id) ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1), signals);
-    if (!(relevance > 0)) return;
-    const r = rank(relevance, row.time instanceof Date ? row.time.getTime() : 0, nowMs, bias);
-    out.push({ row, ...r, similarity: c ?? 0, terms: w ? termsOf(query, w.mask) : [] });
+    const match = fuse(lexical.get(id) ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1), signals);
+    if (!(match > 0)) return;
+    out.push({
+      row,
+      match,
+      relevance: 0,
+      recency: 0,
+      score: 0,
+      similarity: c ?? 0,
+      terms: w ? termsOf(query, w.mask) : [],
+    });
   });
+  let best = 0;
+  for (const h of out) if (h.match > best) best = h.match;
+  for (const h of out) {
+    const time = h.row.time instanceof Date ? h.row.time.getTime() : 0;
+    Object.assign(h, rank(relativeRelevance(h.match, best), time, nowMs, bias));
+  }
   out.sort((a, b) => b.score - a.score || (b.row.id ?? 0) - (a.row.id ?? 0));
   return out.slice(0, k);
 }

@@ -139,6 +139,11 @@ export interface ChunkView {
 export interface MatchReason {
   /** Query words found, in index form (lower case, stemmed): the UI highlights their forms. */
   terms: string[];
+  /**
+   * The fused relevance on its own scale, 0..1 (thresholds such as MIN_RELEVANCE use it);
+   * `relevance` is this relative to the search's best match.
+   */
+  match: number;
   /** Lexical relevance, 0..1 (the snapshot's words included). */
   lexical: number;
   /** Semantic relevance, 0..1 (the snapshot's chunks included); 0 without a model. */
@@ -164,7 +169,10 @@ export interface HeadingChildEntry {
   descendants?: number;
   /** With a query: (1 − recencyBias) × relevance + recencyBias × recency. */
   score?: number;
-  /** With a query: fused lexical and semantic relevance, 0..1. */
+  /**
+   * With a query: fused lexical and semantic relevance relative to the search's best match,
+   * 0..1 (the best is 1 when it is relevant at all); `why.match` is the absolute one.
+   */
   relevance?: number;
   /** With a query: the highest raw cosine of the entry or its snapshot. */
   similarity?: number;
@@ -263,8 +271,10 @@ export interface ChunkHit {
   chunk: Omit<Chunk, 'embedding'>;
   /** Raw cosine to the query (0 when only the words matched and the vector was not read). */
   similarity: number;
-  /** Fused relevance, 0..1. */
+  /** Fused relevance relative to the search's best match, 0..1 (the blend's). */
   relevance: number;
+  /** Fused relevance on its own scale, 0..1. */
+  match: number;
   score: number;
   /** Query words found in the chunk, in index form. */
   terms: string[];

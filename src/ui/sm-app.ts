@@ -471,7 +471,11 @@ export class SmApp extends LitElement {
           aria-label="Memory explorer"
           ?data-hidden=${this.tab !== 'memory'}
         >
-          <sm-explorer .memory=${this.memory} .selectedPath=${this.selectedPath}></sm-explorer>
+          <sm-explorer
+            .memory=${this.memory}
+            .selectedPath=${this.selectedPath}
+            .recencyBias=${this.settings.recencyBias}
+          ></sm-explorer>
           ${
             this.selectedPath !== undefined && this.selectedPath !== ''
               ? html`<sm-entry-detail

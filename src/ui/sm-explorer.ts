@@ -130,6 +130,8 @@ export class SmExplorer extends LitElement {
   @property({ attribute: false }) memory: MemoryClient | undefined;
   /** The selected path (entry or heading); set from outside to reveal it. */
   @property({ attribute: 'selected-path' }) selectedPath: string | undefined;
+  /** The settings' default recency bias, so the search orders as the model's tools do. */
+  @property({ type: Number, attribute: false }) recencyBias: number | undefined;
 
   /** What is typed in the filter box. */
   @state() private filterText = '';
@@ -226,6 +228,7 @@ export class SmExplorer extends LitElement {
         <sm-memory-search
           .memory=${this.memory}
           .path=${entries ? searchScope(entries, this.selectedPath) : ''}
+          .recencyBias=${this.recencyBias}
         ></sm-memory-search>
       </div>`;
   }

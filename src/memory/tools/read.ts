@@ -405,13 +405,13 @@ export function readTools(ctx: StoreContext) {
       const q = await queryOf(queryIn.trim(), 'both');
       const idx = await entries();
       const hits = searchEntries(idx, idx.subtree(''), q, now(), 0)
-        .filter((h) => h.relevance >= min)
+        .filter((h) => h.match >= min)
         .slice(0, limit);
       const rows = await rowsOf(hits.map((h) => h.ref.id));
       return hits.flatMap((h) => {
         const row = rows.get(h.ref.id);
         return row
-          ? [{ path: row.path, content: row.content, relevance: h.relevance, why: h.why }]
+          ? [{ path: row.path, content: row.content, relevance: h.match, why: h.why }]
           : [];
       });
     });

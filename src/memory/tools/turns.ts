@@ -149,6 +149,7 @@ export function turnsTools(ctx: StoreContext) {
         chunk,
         similarity: h.similarity,
         relevance: h.relevance,
+        match: h.match,
         score: h.score,
         terms: h.terms,
       };
