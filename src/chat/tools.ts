@@ -62,15 +62,17 @@ export const MEMORY_TOOLS: readonly MemoryTool[] = [
   {
     name: 'queryMemoryHeading',
     description:
-      'List what is saved under a heading (a path prefix such as "Project/Goals"; "" for the top). ' +
-      'With a query, children are ranked by relevance blended with recency.',
+      'Without a query: list the children of a heading (a path prefix such as "Project/Goals"; "" for the top), newest first. ' +
+      'With a query: search every memory below the heading (at any depth) by its words and meaning, ' +
+      'blended with recency, best first; each hit says which words matched.',
     parameters: {
       type: 'object',
       properties: {
-        path: path('The heading to look under ("" for the top level)'),
+        path: path('The heading to look under ("" for all memory)'),
         query: {
           type: 'string',
-          description: 'Optional question or keywords to rank the children by',
+          description:
+            'Optional question or keywords; names, places, dates and rare words find memories best',
         },
         recencyBias: {
           type: 'number',
