@@ -95,13 +95,23 @@ async function callWorker(page: Page, method: string, ...args: unknown[]): Promi
   );
 }
 
-/** Waits until a service worker controls the page and returns its state and the caches. */
+/**
+ * Waits until the app's service worker is activated (the app is installed for offline use) and
+ * returns its state and the caches. Not until it controls this page: a page that was loading
+ * when the worker activated can be passed over by its clients.claim() (it was not yet a client
+ * that can be claimed), and is controlled only from its next load.
+ */
 async function serviceWorkerState(page: Page) {
-  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, {
-    timeout: 120_000,
-  });
   return page.evaluate(async () => {
     const registration = await navigator.serviceWorker.ready;
+    const active = registration.active;
+    if (active && active.state !== 'activated') {
+      await new Promise<void>((resolve) => {
+        active.addEventListener('statechange', () => {
+          if (active.state === 'activated') resolve();
+        });
+      });
+    }
     const cached: string[] = [];
     for (const name of await caches.keys()) {
       if (!name.startsWith('workbox-precache')) continue;
