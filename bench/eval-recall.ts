@@ -111,6 +111,8 @@ const METHODS = [
   'chunks',
   'entriesOnly',
   'entriesOnlyDefault',
+  'deepSubtree',
+  'deepChildren',
   'lexical',
   'semantic',
   'bm25',
@@ -125,6 +127,9 @@ const LABELS: Record<Method, string> = {
   chunks: 'searchChunks (whole conversation), top 10 turns',
   entriesOnly: 'entries alone (saveMemory only), recencyBias 0',
   entriesOnlyDefault: 'entries alone (saveMemory only), default recencyBias 0.3',
+  deepSubtree:
+    'entries alone one level deeper (Conversation/S1/D1_3), recencyBias 0, scope subtree (default)',
+  deepChildren: 'the same deeper tree, scope children (each session heading by its best entry)',
   lexical: 'queryMemoryHeading, recencyBias 0, lexical signal only',
   semantic: 'queryMemoryHeading, recencyBias 0, semantic signal only',
   bm25: 'reference: plain BM25 (MiniSearch defaults, English stop words, OR), same turn texts',
@@ -211,6 +216,8 @@ async function main() {
     const name = `eval-${sample.sample_id}-${Date.now()}`;
     const mem = openMemory({ name, embedder, now: clock });
     const bare = openMemory({ name: `${name}-bare`, embedder, now: clock });
+    const deep = openMemory({ name: `${name}-deep`, embedder, now: clock });
+    const wantDeep = !only || only.some((m) => m.startsWith('deep'));
     const conv = await mem.createConversation(`LoCoMo ${sample.sample_id}`);
     if (conv.status !== 'SUCCESS') throw new Error(conv.message);
     const turnDia = new Map<number, string>();
@@ -232,6 +239,11 @@ async function main() {
         if (saved.status !== 'SUCCESS') throw new Error(`saveMemory: ${saved.message}`);
         const plain = await bare.saveMemory(entryPath(turn.dia_id), text, 0);
         if (plain.status !== 'SUCCESS') throw new Error(`saveMemory: ${plain.message}`);
+        if (wantDeep) {
+          const deeper = entryPath(turn.dia_id).replace('/', `/S${s.index}/`);
+          const d = await deep.saveMemory(deeper, text, 0);
+          if (d.status !== 'SUCCESS') throw new Error(`saveMemory: ${d.message}`);
+        }
         turnsTotal++;
       }
     }
@@ -264,6 +276,11 @@ async function main() {
       },
       entriesOnly: heading(bare, 0),
       entriesOnlyDefault: heading(bare),
+      deepSubtree: heading(deep, 0),
+      deepChildren: async (q) =>
+        headingPaths(
+          await deep.queryMemoryHeading(HEADING, q, 0, { limit: 10, scope: 'children' }),
+        ).map(diaOf),
       lexical: heading(mem, 0, 'lexical'),
       semantic: heading(mem, 0, 'semantic'),
       bm25: bm25Ranker(docs),
@@ -308,6 +325,7 @@ async function main() {
     }
     await mem.close();
     await bare.close();
+    await deep.close();
     console.error(`${sample.sample_id}: done`);
   }
 
