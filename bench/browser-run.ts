@@ -1,6 +1,7 @@
 // `npm run bench:browser`: builds the benchmark page with Vite into a temporary folder, serves
 // it on 127.0.0.1, drives Debian's Chromium (real IndexedDB, real worker, longtask observer)
-// through the workloads, prints the table and writes bench/results-browser.json.
+// through the workloads, prints the table and writes bench/results-browser.json (a --quick run
+// bench/results-browser-quick.json, so it never replaces a full run's).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,12 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { metric, printTable, summarise, type Metric, type Summary } from './core/report';
-import { ingestTexts, type QueryBenchResult } from './core/workloads';
+import { ingestTexts, type ChunkSearchBenchResult, type QueryBenchResult } from './core/workloads';
 import { serveDir } from './serve';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/e2e/chromium';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const QUICK = process.argv.includes('--quick');
+const OUT = QUICK ? 'results-browser-quick.json' : 'results-browser.json';
 /** `--only=cold`: just the 100k fill and cold loads, with a breakdown (a development aid). */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
 const N_1M = QUICK ? 200_000 : 1_000_000;
@@ -41,6 +43,49 @@ async function versionOf(context: BrowserContext): Promise<string> {
   await page.close();
   return /Chrome\/([\d.]+)/.exec(ua)?.[1] ?? 'unknown';
 }
+
+function logSearch(r: ChunkSearchBenchResult): void {
+  const m = (a: number[]) => summarise(a).median.toFixed(1);
+  log(
+    `  fused ${m(r.fused)} ms (words only ${m(r.lexicalSearch)}, vectors only ${m(r.vectorSearch)}); word index ${m(r.lexical)} ms (MiniSearch ${r.baseline.length ? m(r.baseline) : '–'}); ${Math.round(r.matches)} matches per query; words ${r.wordsMb.toFixed(0)} MiB`,
+  );
+}
+
+const fusedMetric = (label: '100k' | '1m', r: ChunkSearchBenchResult, target: number): Metric =>
+  metric({
+    name: `query_fused_${label}_ms`,
+    unit: 'ms',
+    better: 'lower',
+    project: summarise(r.fused),
+    baseline: null,
+    baselineIs: 'none; the same search with one signal each below',
+    target: { op: '<=', value: target },
+    note: `searchChunkIndex (searchChunks’ search) over ${r.n} chunks of synthetic sentences, all conversations, k = 10, recency bias 0; rows and rescoring vectors read from IndexedDB; ${Math.round(r.matches)} chunks match a query’s words on average`,
+    extra: {
+      words_only_search: summarise(r.lexicalSearch),
+      vectors_only_search: summarise(r.vectorSearch),
+    },
+  });
+
+const lexicalMetric = (label: '100k' | '1m', r: ChunkSearchBenchResult): Metric =>
+  metric({
+    name: `query_lexical_${label}_ms`,
+    unit: 'ms',
+    better: 'lower',
+    project: summarise(r.lexical),
+    baseline: summarise(r.baseline),
+    baselineIs:
+      'MiniSearch over the same sentences (the engine tokenizer, OR, its BM25+ ranking), best 64',
+    note: `Bm25Index: the query prepared, every match scored, ranked by relevance, best 64; ${Math.round(r.matches)} matches per query`,
+  });
+
+const searchDetails = (r: ChunkSearchBenchResult) => ({
+  n: r.n,
+  matches_per_query: Math.round(r.matches),
+  fused_hits_with_words: r.fusedWithWords,
+  words_mb_own_count: r.wordsMb,
+  minisearch_build_ms: r.baselineBuildMs === null ? null : Math.round(r.baselineBuildMs),
+});
 
 async function main() {
   const started = performance.now();
@@ -111,6 +156,13 @@ async function main() {
         `  project ${s.median.toFixed(2)} ms, baseline ${summarise(q[label].baseline).median.toFixed(1)} ms, build ${Math.round(q[label].buildMs)} ms, IndexedDB ${Math.round(q[label].sinkMs)} ms`,
       );
     }
+    log(`chunk search ${N_1M}: index built as a cold load fills it, rows from IndexedDB`);
+    const large = await inPage(
+      page,
+      ([n, queries]) => window.bench.worker.chunkSearchLarge(n, queries, true),
+      [N_1M, QUERIES] as const,
+    );
+    logSearch(large);
     log('read-all-rows-per-query at 10k and 100k');
     const rows10k = await inPage(page, () => window.bench.worker.readAllRows(10_000, 5), null);
     const rows100k = await inPage(page, () => window.bench.worker.readAllRows(100_000, 2), null);
@@ -130,6 +182,13 @@ async function main() {
         `  cold load ${run + 1}: shards ${Math.round(cold.shards.at(-1)!)} ms, rows ${Math.round(cold.rows.at(-1)!)} ms`,
       );
     }
+    log('100k: fused chunk search (cold-loaded index, rows from IndexedDB)');
+    const search100k = await inPage(
+      page,
+      (queries) => window.bench.worker.chunkSearch100k(queries),
+      QUERIES,
+    );
+    logSearch(search100k);
     const saves = {
       project: { p50: [] as number[], p95: [] as number[] },
       baseline: { p50: [] as number[], p95: [] as number[] },
@@ -236,6 +295,10 @@ async function main() {
         extra: { int8_first_pass_alone: summarise(big.recallApprox) },
         target: { op: '>=', value: 0.95 },
       }),
+      fusedMetric('100k', search100k, 25),
+      fusedMetric('1m', large, 150),
+      lexicalMetric('100k', search100k),
+      lexicalMetric('1m', large),
       metric({
         name: 'cold_load_100k_ms',
         unit: ms,
@@ -244,7 +307,7 @@ async function main() {
         baseline: summarise(cold.rows),
         baselineIs: 'one row per chunk, read by key in pages of 4096 into one packed array',
         target: { op: '<=', value: 1500 },
-        note: 'fresh connection until the index answers; the full shard check (a count of the rows) follows in the background',
+        note: 'fresh connection until the index answers (vectors and the word index, built from the shards’ texts); the full shard check (a count of the rows) follows in the background',
       }),
       metric({
         name: 'save_p50_ms_100k',
@@ -305,6 +368,27 @@ async function main() {
         target: { op: '<=', value: 450 },
         note: `int8 codes + scales (kernel memory ${big.kernelMb.toFixed(0)} MiB in all); plus ${big.metaMb.toFixed(1)} MiB of ids in JS`,
       }),
+      metric({
+        name: 'worker_lexical_mb_1m',
+        unit: 'MiB',
+        better: 'lower',
+        project: summarise([large.wordsMb]),
+        baseline: null,
+        baselineIs: 'none here (no gc in the page): npm run bench measures heap against MiniSearch',
+        note: 'the word index’s own count of its bytes (Bm25Index.memoryBytes)',
+      }),
+      metric({
+        name: 'worker_memory_mb_1m',
+        unit: 'MiB',
+        better: 'lower',
+        project: summarise([
+          (large.info.kernelBytes + large.info.metaBytes) / 2 ** 20 + large.wordsMb,
+        ]),
+        baseline: null,
+        baselineIs: 'none',
+        target: { op: '<=', value: 1024 },
+        note: `the chunk index at ${N_1M}: kernel memory ${(large.info.kernelBytes / 2 ** 20).toFixed(0)} MiB + ids ${(large.info.metaBytes / 2 ** 20).toFixed(0)} MiB + the word index (its own count)`,
+      }),
     ];
     printTable(`Structured Memory benchmark — Chromium ${version}, real IndexedDB`, metrics);
     const second: Summary = summarise(parallel[2].samples);
@@ -342,6 +426,10 @@ async function main() {
             },
           ]),
         ),
+        chunk_search: {
+          '100k': searchDetails(search100k),
+          '1m': { ...searchDetails(large), build_ms: Math.round(large.buildMs) },
+        },
         fill_100k: fill,
         save_index: saveInfo,
         ingest_long_tasks: Object.fromEntries(
@@ -350,11 +438,8 @@ async function main() {
         total_s: Math.round((performance.now() - started) / 1000),
       },
     };
-    writeFileSync(
-      new URL('./results-browser.json', import.meta.url),
-      JSON.stringify(results, null, 2) + '\n',
-    );
-    log(`wrote bench/results-browser.json (${results.details.total_s} s)`);
+    writeFileSync(new URL(`./${OUT}`, import.meta.url), JSON.stringify(results, null, 2) + '\n');
+    log(`wrote bench/${OUT} (${results.details.total_s} s)`);
   } finally {
     await context.close();
     await server.close();

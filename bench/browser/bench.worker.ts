@@ -9,9 +9,13 @@ import { wasmSimdSupported } from '../../src/memory/kernels/dot-kernel';
 import { splitSentences } from '../../src/memory/text';
 import type { MemoryApi, VectorIndexOptions } from '../../src/memory/types';
 import { summarise } from '../core/report';
+import { SemanticIndex } from '../../src/memory/semantic-index';
 import {
   BENCH_MODEL,
+  benchChunkSearch,
   benchQueries,
+  buildChunkIndex,
+  chunkRow,
   coldLoadBreakdown,
   coldLoadRows,
   coldLoadShards,
@@ -70,18 +74,9 @@ function createBenchApi() {
               const d = gen.spec.dims;
               await db.transaction('rw', db.chunks, () =>
                 db.chunks.bulkAdd(
-                  Array.from({ length: vectors.length / d }, (_, i) => ({
-                    id: first + i,
-                    conversationId: (first + i - 1) % 1000,
-                    turnId: first + i,
-                    sentenceId: 0,
-                    role: 'user' as const,
-                    text: `Sentence ${first + i}.`,
-                    tokenCount: 3,
-                    embedding: vectors.slice(i * d, (i + 1) * d),
-                    model: BENCH_MODEL.id,
-                    time: new Date(0),
-                  })),
+                  Array.from({ length: vectors.length / d }, (_, i) =>
+                    chunkRow(first + i, (first + i - 1) % 1000, vectors.slice(i * d, (i + 1) * d)),
+                  ),
                 ),
               );
             }
@@ -116,6 +111,38 @@ function createBenchApi() {
       const r = await (kind === 'shards' ? coldLoadShards(db) : coldLoadRows(db));
       db.close();
       return r;
+    },
+
+    /**
+     * The fused chunk search and its parts over the 100k database (cold-loaded index, rows read
+     * from IndexedDB), MiniSearch over the same sentences as the lexical baseline.
+     */
+    async chunkSearch100k(queries: number) {
+      const db = new MemoryDB(DB_100K);
+      await db.open();
+      const idx = new SemanticIndex(db, BENCH_MODEL.id, BENCH_MODEL.dims);
+      await idx.load();
+      const r = await benchChunkSearch({
+        built: { idx, rows: db.chunks },
+        n: 100_000,
+        gen,
+        queries,
+        baseline: true,
+      });
+      db.close();
+      return r;
+    },
+
+    /**
+     * The same over n chunks: the index built as a cold load fills it (rows made here), its
+     * searches reading the n rows that `queries(n, …, true)` wrote to IndexedDB.
+     */
+    async chunkSearchLarge(n: number, queries: number, baseline: boolean) {
+      const db = rowsDb();
+      const built = await buildChunkIndex(gen, n, { searchRows: db.chunks });
+      const r = await benchChunkSearch({ built, n, gen, queries, baseline });
+      db.close();
+      return { ...r, buildMs: built.buildMs, info: built.idx.info() };
     },
 
     /** Where a cold load's time goes (fresh connection). */

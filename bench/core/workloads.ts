@@ -1,11 +1,18 @@
 // The benchmark workloads, shared by the Node runner and the browser worker: filling a database
-// with synthetic 384-d chunks (rows and shards), the query benchmark (project vs the plain JS
-// loop, with recall@10), cold loads (shards vs one row per chunk), read-all-rows-per-query, and
-// the synthetic embedder used for saves.
+// with synthetic 384-d chunks and synthetic sentences (rows and shards), the query benchmark
+// (project vs the plain JS loop, with recall@10), the fused chunk search (lexical + vector, as
+// searchChunks runs it) with its parts and MiniSearch as the lexical baseline, cold loads
+// (shards vs one row per chunk), read-all-rows-per-query, and the synthetic embedder for saves.
+import type { Table } from 'dexie';
+import MiniSearch from 'minisearch';
 import type { Embedder, ModelInfo } from '../../src/embeddings/types';
 import { ChunkVectors, type FetchVectors } from '../../src/memory/chunk-vectors';
 import type { MemoryDB } from '../../src/memory/db';
+import { Bm25Index } from '../../src/memory/lexical/bm25-index';
+import { tokenize } from '../../src/memory/lexical/tokenize';
 import { dotRow, topK } from '../../src/memory/scoring';
+import type { Signals } from '../../src/memory/ranking';
+import { searchChunkIndex } from '../../src/memory/search';
 import { SemanticIndex } from '../../src/memory/semantic-index';
 import {
   SHARD_SPAN,
@@ -17,6 +24,7 @@ import {
 import type { Chunk, VectorIndexOptions } from '../../src/memory/types';
 import { PackedVectors } from '../../src/memory/vector-store';
 import { SyntheticVectors, recall } from '../synthetic';
+import { SyntheticText } from './text';
 
 export const BENCH_MODEL: ModelInfo = {
   id: 'bench/synthetic-384',
@@ -27,15 +35,26 @@ export const BENCH_MODEL: ModelInfo = {
 
 const now = () => performance.now();
 
-function chunkRow(id: number, conversationId: number, embedding: Float32Array): Chunk {
+let text: SyntheticText | null = null;
+/** The synthetic sentences of the chunks: chunk id i holds `benchText().sentence(i - 1)`. */
+export const benchText = () => (text ??= new SyntheticText());
+
+/** Chunk row `id` as the benchmarks store it: its synthetic sentence and the given vector. */
+export function chunkRow(
+  id: number,
+  conversationId: number,
+  embedding: Float32Array,
+  withText = true,
+): Chunk {
+  const sentence = withText ? benchText().sentence(id - 1) : '';
   return {
     id,
     conversationId,
     turnId: Math.ceil(id / 8),
     sentenceId: (id - 1) % 8,
     role: id % 2 ? 'user' : 'assistant',
-    text: `Sentence ${id} of the synthetic history, about topic ${id % 97}.`,
-    tokenCount: 12,
+    text: sentence,
+    tokenCount: Math.ceil(sentence.length / 4),
     embedding,
     model: BENCH_MODEL.id,
     time: new Date(1_700_000_000_000 + id * 1000),
@@ -111,7 +130,12 @@ export async function coldLoadBreakdown(db: MemoryDB): Promise<Record<string, nu
   const cv = new ChunkVectors(BENCH_MODEL.dims);
   cv.reserve(n);
   for (const s of shards) cv.addMany(s.ids, s.conversations, s.vectors);
-  lap('build_index');
+  lap('build_vectors');
+  const words = new Bm25Index();
+  for (const s of shards) {
+    for (let i = 0; i < s.count; i++) words.add(s.ids[i], s.texts?.[i] ?? '', s.conversations[i]);
+  }
+  lap('build_words');
   await db.chunks.where('model').equals(BENCH_MODEL.id).count();
   lap('count_rows_for_the_background_check');
   return out;
@@ -336,4 +360,217 @@ export async function legacyRecordTurn(
     );
   });
   return sentences.length;
+}
+
+/** Where a chunk search reads its rows: a Dexie table, or anything with its bulkGet. */
+export type ChunkRows = Pick<Table<Chunk, number>, 'bulkGet'>;
+
+/**
+ * Chunk rows 1..n made on demand (vector `gen.row(id - 1)`, or row id - 1 of `data` when given;
+ * the sentence only when its text is read): a stand-in for the chunk table where n rows would
+ * not fit in fake-indexeddb. Rescoring reads only the vectors, so it costs what reading them
+ * from an in-process array costs, as in the vector benchmark.
+ */
+export function generatedRows(
+  gen: SyntheticVectors,
+  n: number,
+  conversationOf: (id: number) => number = () => 1,
+  data?: Float32Array,
+): ChunkRows {
+  const d = gen.spec.dims;
+  const get = (id: number): Chunk | undefined => {
+    if (!Number.isInteger(id) || id < 1 || id > n) return undefined;
+    const v = data ? data.subarray((id - 1) * d, id * d) : gen.row(id - 1);
+    const row = chunkRow(id, conversationOf(id), v, false);
+    let sentence: string | undefined;
+    Object.defineProperty(row, 'text', {
+      get: () => (sentence ??= benchText().sentence(id - 1)),
+      enumerable: true,
+    });
+    return row;
+  };
+  return { bulkGet: (async (ids: number[]) => ids.map(get)) as ChunkRows['bulkGet'] };
+}
+
+/** Heap bytes in use (JS heap + array buffers), after a full collection when one is given. */
+export function heapBytes(gc?: () => void): number | null {
+  const mem = (globalThis as unknown as { process?: { memoryUsage(): Record<string, number> } })
+    .process;
+  if (!gc || !mem) return null;
+  for (let i = 0; i < 3; i++) gc();
+  const m = mem.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+export interface BuiltChunkIndex {
+  idx: SemanticIndex;
+  /** Rows the search reads (the stand-in or, once swapped in, a real table). */
+  rows: ChunkRows;
+  buildMs: number;
+  /** JS heap + array buffers the index grew by (Node with a gc only; the WebAssembly memory of
+   * the vectors is not counted), and the words' share of it. */
+  heapMb: number | null;
+  wordsHeapMb: number | null;
+}
+
+/**
+ * A chunk index (vectors and words) of rows 1..n built as a cold load fills it, by
+ * `SemanticIndex.refresh` in batches of SHARD_SPAN ids from rows made on demand; searches then
+ * read `searchRows` (a real chunk table holding the same rows) or the made rows.
+ */
+export async function buildChunkIndex(
+  gen: SyntheticVectors,
+  n: number,
+  opts: {
+    /** The rows' f32 vectors, row id - 1 at (id - 1) × dims (else generated per row). */
+    data?: Float32Array;
+    searchRows?: ChunkRows;
+    gc?: () => void;
+    log?: (line: string) => void;
+  } = {},
+): Promise<BuiltChunkIndex> {
+  const made = generatedRows(gen, n, (id) => (id - 1) % 1000, opts.data);
+  let rows: ChunkRows = made;
+  // Only `chunks.bulkGet` is used by refresh and by the search's rescoring.
+  const db = { chunks: { bulkGet: (ids: number[]) => rows.bulkGet(ids) } } as unknown as MemoryDB;
+  const before = heapBytes(opts.gc);
+  const t0 = now();
+  const idx = new SemanticIndex(db, BENCH_MODEL.id, BENCH_MODEL.dims);
+  for (let first = 1; first <= n; first += SHARD_SPAN) {
+    const ids = Array.from({ length: Math.min(SHARD_SPAN, n - first + 1) }, (_, i) => first + i);
+    await idx.refresh(ids);
+    if ((first - 1) % (SHARD_SPAN * 32) === 0) opts.log?.(`  ${n}: ${first - 1} rows indexed`);
+  }
+  const buildMs = now() - t0;
+  const after = heapBytes(opts.gc);
+  rows = opts.searchRows ?? made;
+  let heapMb: number | null = null;
+  let wordsHeapMb: number | null = null;
+  if (before !== null && after !== null) {
+    heapMb = (after - before) / 2 ** 20;
+    // The kernel memory (WebAssembly) is not in these counts; the vectors' ids are, known
+    // exactly; the rest of the growth is the word index.
+    wordsHeapMb = heapMb - idx.info().metaBytes / 2 ** 20;
+  }
+  return { idx, rows, buildMs, heapMb, wordsHeapMb };
+}
+
+export interface ChunkSearchBenchResult {
+  n: number;
+  /** searchChunkIndex over all conversations, k = 10, recency bias 0 (searchChunks' default). */
+  fused: number[];
+  /**
+   * The same search with one signal (`signals: 'lexical'` / `'semantic'`), on another query of
+   * the same kind: what each signal costs through the real code path, rows read included.
+   */
+  lexicalSearch: number[];
+  vectorSearch: number[];
+  /** The word index alone (that other query): prepare, search, every match ranked, best 64. */
+  lexical: number[];
+  /** MiniSearch over the same sentences (the engine tokenizer, OR), best 64, when asked, on
+   * the same queries as `lexical`. */
+  baseline: number[];
+  /** Mean chunks the lexical index matched per query. */
+  matches: number;
+  /** Hits of the fused query that the lexical index also found (mean of 10). */
+  fusedWithWords: number;
+  wordsMb: number;
+  baselineBuildMs: number | null;
+  baselineHeapMb: number | null;
+}
+
+/** The candidates each signal brings for k = 10 (search.ts: max(64, 4k)). */
+const CANDIDATES = 64;
+/** Query numbers of the parts measured alone (see benchChunkSearch). */
+const PARTS_OFFSET = 10_000;
+
+/**
+ * The fused chunk query, the same with one signal each, and the word index alone, over a
+ * built index, alternating per query; with
+ * `baseline` MiniSearch indexes the same n sentences first (its build time and heap reported).
+ */
+export async function benchChunkSearch(o: {
+  built: { idx: SemanticIndex; rows: ChunkRows };
+  n: number;
+  gen: SyntheticVectors;
+  queries: number;
+  warmup?: number;
+  baseline?: boolean;
+  gc?: () => void;
+  log?: (line: string) => void;
+}): Promise<ChunkSearchBenchResult> {
+  const { idx, rows } = o.built;
+  const words = idx.words;
+  const texts = benchText();
+  let ms: MiniSearch<{ id: number; text: string }> | null = null;
+  let baselineBuildMs: number | null = null;
+  let baselineHeapMb: number | null = null;
+  if (o.baseline) {
+    o.log?.(`  MiniSearch over ${o.n} sentences`);
+    const before = heapBytes(o.gc);
+    const t0 = now();
+    ms = new MiniSearch({
+      fields: ['text'],
+      tokenize: (s: string) => tokenize(s),
+      processTerm: (t: string) => t,
+      searchOptions: { combineWith: 'OR' },
+    });
+    for (let id = 1; id <= o.n; id++) ms.add({ id, text: texts.sentence(id - 1) });
+    baselineBuildMs = now() - t0;
+    const after = heapBytes(o.gc);
+    if (before !== null && after !== null) baselineHeapMb = (after - before) / 2 ** 20;
+  }
+  const out: ChunkSearchBenchResult = {
+    n: o.n,
+    fused: [],
+    lexicalSearch: [],
+    vectorSearch: [],
+    lexical: [],
+    baseline: [],
+    matches: 0,
+    fusedWithWords: 0,
+    wordsMb: words.memoryBytes() / 2 ** 20,
+    baselineBuildMs,
+    baselineHeapMb,
+  };
+  const nowMs = Date.now();
+  const search = (text: string, vector: Float32Array, signals?: Signals) =>
+    searchChunkIndex(
+      rows as Table<Chunk, number>,
+      idx,
+      null,
+      { text, vector, info: BENCH_MODEL, ...(signals ? { signals } : {}) },
+      10,
+      0,
+      nowMs,
+    );
+  const warm = o.warmup ?? 5;
+  for (let i = 0; i < warm + o.queries; i++) {
+    const t0 = now();
+    const hits = await search(texts.query(i, o.n), o.gen.query(i));
+    const t1 = now();
+    // The parts run on another query of the same kind, so that none of them reads rows the
+    // fused query has just brought into IndexedDB's cache.
+    const text = texts.query(PARTS_OFFSET + i, o.n);
+    const vector = o.gen.query(PARTS_OFFSET + i);
+    await search(text, vector, 'semantic');
+    const t2 = now();
+    await search(text, vector, 'lexical');
+    const t3 = now();
+    const all = words.search(words.prepare(text), null);
+    all.sort((a, b) => b.relevance - a.relevance);
+    all.slice(0, CANDIDATES);
+    const t4 = now();
+    if (ms) ms.search(text).slice(0, CANDIDATES);
+    const t5 = now();
+    if (i < warm) continue;
+    out.fused.push(t1 - t0);
+    out.vectorSearch.push(t2 - t1);
+    out.lexicalSearch.push(t3 - t2);
+    out.lexical.push(t4 - t3);
+    if (ms) out.baseline.push(t5 - t4);
+    out.matches += all.length / o.queries;
+    out.fusedWithWords += hits.filter((h) => h.terms.length > 0).length / o.queries;
+  }
+  return out;
 }
