@@ -366,7 +366,7 @@ async function main() {
       const r = await runChild(lib, label);
       results.push(r);
       console.log(
-        `${lib} ${label}: ${r.status === 'ok' ? `build ${f(r.buildMs)} ms (CPU ${f(r.buildCpuMs)}), heap ${f(r.heapMb)} MB, query p50 ${f(r.queryP50Ms, 1)} / p95 ${f(r.queryP95Ms, 1)} ms (CPU ${f(r.queryCpuP50Ms, 1)} / ${f(r.queryCpuP95Ms, 1)})` : `${r.status}: ${r.reason}`} (${Math.round((performance.now() - t0) / 1000)} s)`,
+        `${lib} ${label}: ${r.status === 'ok' ? `build ${f(r.buildMs)} ms (CPU ${f(r.buildCpuMs)}), heap ${f(r.heapMb)} MiB, query p50 ${f(r.queryP50Ms, 1)} / p95 ${f(r.queryP95Ms, 1)} ms (CPU ${f(r.queryCpuP50Ms, 1)} / ${f(r.queryCpuP95Ms, 1)})` : `${r.status}: ${r.reason}`} (${Math.round((performance.now() - t0) / 1000)} s)`,
       );
     }
   }
@@ -391,7 +391,7 @@ async function main() {
       r.tops.length;
   }
   console.log(
-    '\n| library | N | build s (CPU) | heap MB | query p50 / p95 ms (CPU) | docs matched | top 10 shared with BM25 | serialised MB | save / load s |',
+    '\n| library | N | build s (CPU) | heap MiB | query p50 / p95 ms (CPU) | docs matched | top 10 shared with BM25 | serialised MB | save / load s |',
   );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of all) {
