@@ -163,32 +163,36 @@ export function readTools(ctx: StoreContext) {
         why: h.why,
       });
 
+      const entryChild = (h: EntryHit, row: MemoryEntry | undefined): HeadingChild => {
+        const descendants = idx.countDescendants(h.ref.path);
+        return {
+          path: h.ref.path,
+          heading: headingOf(h.ref.path),
+          content: row?.content ?? null,
+          modified: new Date(h.ref.modified),
+          ...(descendants ? { descendants } : {}),
+          ...scoreFields(h),
+          relevantChunks: relevant(row, q),
+        };
+      };
+      const searched = (children: HeadingChild[], matched: number): HeadingResult => ({
+        status: 'SUCCESS' as const,
+        path,
+        query,
+        scope,
+        signals: effectiveSignals(q),
+        children,
+        totalChildren: childPaths.length,
+        matched,
+      });
+
       if (scope === 'subtree') {
         const shown = hits.slice(0, limit);
         const rows = await rowsOf(shown.map((h) => h.ref.id));
-        const children: HeadingChild[] = shown.map((h) => {
-          const row = rows.get(h.ref.id);
-          const descendants = idx.countDescendants(h.ref.path);
-          return {
-            path: h.ref.path,
-            heading: headingOf(h.ref.path),
-            content: row?.content ?? null,
-            modified: new Date(h.ref.modified),
-            ...(descendants ? { descendants } : {}),
-            ...scoreFields(h),
-            relevantChunks: relevant(row, q),
-          };
-        });
-        return {
-          status: 'SUCCESS' as const,
-          path,
-          query,
-          scope,
-          signals: effectiveSignals(q),
-          children,
-          totalChildren: childPaths.length,
-          matched: hits.length,
-        };
+        return searched(
+          shown.map((h) => entryChild(h, rows.get(h.ref.id))),
+          hits.length,
+        );
       }
 
       // scope 'children': each direct child ranked by itself (an entry) or its best descendant.
@@ -206,23 +210,12 @@ export function readTools(ctx: StoreContext) {
       const rows = await rowsOf(ranked.map(([, h]) => h.ref.id));
       const children: HeadingChild[] = ranked.map(([c, h]) => {
         const row = rows.get(h.ref.id);
-        const descendants = idx.countDescendants(c);
-        if (h.ref.path === c) {
-          return {
-            path: c,
-            heading: headingOf(c),
-            content: row?.content ?? null,
-            modified: new Date(h.ref.modified),
-            ...(descendants ? { descendants } : {}),
-            ...scoreFields(h),
-            relevantChunks: relevant(row, q),
-          };
-        }
+        if (h.ref.path === c) return entryChild(h, row);
         return {
           path: c,
           heading: headingOf(c),
           isHeading: true as const,
-          descendants,
+          descendants: idx.countDescendants(c),
           modified: new Date(h.ref.modified),
           ...scoreFields(h),
           bestMatch: {
@@ -233,16 +226,7 @@ export function readTools(ctx: StoreContext) {
           },
         };
       });
-      return {
-        status: 'SUCCESS' as const,
-        path,
-        query,
-        scope,
-        signals: effectiveSignals(q),
-        children,
-        totalChildren: childPaths.length,
-        matched: best.size,
-      };
+      return searched(children, best.size);
     });
   }
 
