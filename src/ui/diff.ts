@@ -1,7 +1,9 @@
 // Pure helpers for the entry detail: a line diff (LCS) between two versions of an entry, the
 // text form those versions are compared in, the RFC 7396 merge patch between two objects, and
 // the choice an edit makes between a merge patch (keeps context chunks) and a whole replace.
+// Every key is an ordinary key, `__proto__` included, as in the engine (validate.ts).
 import type { JsonValue } from '../memory/types';
+import { getOwn, mergePatch, setOwn } from '../memory/validate';
 
 /** One line of a diff: kept (' '), only in the old text ('-'), or only in the new one ('+'). */
 export interface DiffLine {
@@ -118,16 +120,8 @@ export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
   return false;
 }
 
-/** RFC 7396: applies a merge patch (null removes a key; non-objects replace). */
-export function applyMergePatch(target: JsonValue, patch: JsonValue): JsonValue {
-  if (!isJsonObject(patch)) return patch;
-  const out: JsonObject = isJsonObject(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = applyMergePatch(Object.hasOwn(out, k) ? out[k] : null, v);
-  }
-  return out;
-}
+/** RFC 7396: applies a merge patch (null removes a key; non-objects replace), as the engine does. */
+export const applyMergePatch: (target: JsonValue, patch: JsonValue) => JsonValue = mergePatch;
 
 /**
  * The merge patch that turns object `from` into object `to`, or `undefined` when no merge patch
@@ -135,16 +129,16 @@ export function applyMergePatch(target: JsonValue, patch: JsonValue): JsonValue 
  */
 export function createMergePatch(from: JsonObject, to: JsonObject): JsonObject | undefined {
   const patch: JsonObject = {};
-  for (const k of Object.keys(from)) if (!Object.hasOwn(to, k)) patch[k] = null;
+  for (const k of Object.keys(from)) if (!Object.hasOwn(to, k)) setOwn(patch, k, null);
   for (const [k, v] of Object.entries(to)) {
-    const old = Object.hasOwn(from, k) ? from[k] : undefined;
+    const old = getOwn(from, k);
     if (old !== undefined && jsonEqual(old, v)) continue;
     if (isJsonObject(old) && isJsonObject(v)) {
       const inner = createMergePatch(old, v);
       if (!inner) return undefined;
-      patch[k] = inner;
+      setOwn<JsonValue>(patch, k, inner);
     } else {
-      patch[k] = v;
+      setOwn(patch, k, v);
     }
   }
   return jsonEqual(applyMergePatch(from, patch), to) ? patch : undefined;

@@ -14,6 +14,7 @@ import {
   type JsonObject,
 } from '../../src/ui/diff';
 import type { JsonValue } from '../../src/memory/types';
+import { mergePatch } from '../../src/memory/validate';
 
 const side = (lines: DiffLine[], keep: '-' | '+') =>
   lines.filter((l) => l.op === ' ' || l.op === keep).map((l) => l.text);
@@ -144,5 +145,93 @@ describe('planSave', () => {
       kind: 'unchanged',
     });
     expect(planSave('same', 'same', 'text')).toEqual({ kind: 'unchanged' });
+  });
+});
+
+describe('keys named __proto__ are ordinary keys (issue 10)', () => {
+  const OLD = '{"__proto__":{"x":1},"b":1}';
+  /** A JSON value as JSON.parse builds it (so `__proto__` is an own key). */
+  const parse = (json: string) => JSON.parse(json) as JsonValue;
+  /** JSON text, own keys in order, so a lost or moved `__proto__` key shows. */
+  const text = (v: unknown) => JSON.stringify(v);
+  /** What the engine stores for a plan: the patch merged as updateMemory does, or the value. */
+  const saved = (old: JsonValue, draft: string) => {
+    const plan = planSave(old, draft, 'json');
+    // Comlink carries the patch to the worker by structured clone.
+    if (plan.kind === 'patch') return mergePatch(old, structuredClone(plan.patch));
+    if (plan.kind === 'replace') return plan.value;
+    return plan.kind === 'unchanged' ? old : undefined;
+  };
+
+  it('shows the key in the edit box', () => {
+    expect(contentText(parse(OLD))).toBe('{\n  "__proto__": {\n    "x": 1\n  },\n  "b": 1\n}');
+  });
+
+  it.each([
+    ['changes another field', '{"__proto__":{"x":1},"b":2}'],
+    ['changes a field inside __proto__', '{"__proto__":{"x":2},"b":1}'],
+    ['adds a field inside __proto__', '{"__proto__":{"x":1,"y":[1]},"b":1}'],
+    ['replaces __proto__ with a non-object', '{"__proto__":"text","b":1}'],
+    ['removes __proto__', '{"b":1}'],
+  ])('an edit that %s is a merge patch that round-trips exactly', (_what, draft) => {
+    const old = parse(OLD);
+    const plan = planSave(old, draft, 'json');
+    expect(plan.kind).toBe('patch');
+    expect(text(saved(old, draft))).toBe(draft);
+    // Nothing leaked into a prototype on the way.
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('adding a __proto__ key to an object is a merge patch too', () => {
+    const plan = planSave(parse('{"b":1}'), OLD, 'json');
+    expect(plan.kind === 'patch' && text(plan.patch)).toBe('{"__proto__":{"x":1}}');
+    // A merge patch adds keys after the ones kept (key order is not content: see jsonEqual).
+    expect(text(saved(parse('{"b":1}'), OLD))).toBe('{"b":1,"__proto__":{"x":1}}');
+  });
+
+  it('the patch holds __proto__ as an own key, and applyMergePatch keeps it', () => {
+    const plan = planSave(parse(OLD), '{"b":1}', 'json');
+    expect(plan.kind === 'patch' && Object.hasOwn(plan.patch, '__proto__')).toBe(true);
+    expect(plan.kind === 'patch' && Object.getPrototypeOf(plan.patch)).toBe(Object.prototype);
+    expect(text(applyMergePatch(parse('{"b":1}'), parse('{"__proto__":{"x":1}}')))).toBe(
+      '{"b":1,"__proto__":{"x":1}}',
+    );
+    const from = parse('{"__proto__":{"x":1},"b":{"__proto__":2}}') as JsonObject;
+    const to = parse('{"__proto__":{"x":1,"y":2},"b":{"c":3}}') as JsonObject;
+    const patch = createMergePatch(from, to);
+    expect(text(patch)).toBe('{"__proto__":{"y":2},"b":{"__proto__":null,"c":3}}');
+    expect(text(applyMergePatch(from, patch!))).toBe(text(to));
+  });
+
+  it('an unchanged __proto__ edit is unchanged, and a different one is not', () => {
+    expect(planSave(parse(OLD), '{"b":1,"__proto__":{"x":1}}', 'json').kind).toBe('unchanged');
+    expect(jsonEqual(parse(OLD), parse('{"b":1}'))).toBe(false);
+    expect(jsonEqual(parse('{"b":1}'), parse(OLD))).toBe(false);
+  });
+
+  it('round-trips any edit of objects keyed __proto__ (property)', () => {
+    const key = fc.constantFrom('__proto__', 'constructor', 'toString', 'a');
+    const json: fc.Arbitrary<string> = fc.letrec<{ v: string }>((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small' },
+        fc.oneof(fc.integer(), fc.string({ maxLength: 3 })).map((x) => JSON.stringify(x)),
+        fc.array(tie('v'), { maxLength: 2 }).map((xs) => `[${xs.join(',')}]`),
+        fc
+          .uniqueArray(fc.tuple(key, tie('v')), { selector: ([k]) => k, maxLength: 3 })
+          .map((kv) => `{${kv.map(([k, x]) => `${JSON.stringify(k)}:${x}`).join(',')}}`),
+      ),
+    })).v;
+    const obj = fc
+      .uniqueArray(fc.tuple(key, json), { selector: ([k]) => k, maxLength: 4 })
+      .map((kv) => `{${kv.map(([k, x]) => `${JSON.stringify(k)}:${x}`).join(',')}}`);
+    fc.assert(
+      fc.property(obj, obj, (from, to) => {
+        const plan = planSave(parse(from), to, 'json');
+        expect(plan.kind).not.toBe('invalid');
+        expect(plan.kind).not.toBe('replace');
+        expect(jsonEqual(saved(parse(from), to) as JsonValue, parse(to))).toBe(true);
+      }),
+      { seed: 10 },
+    );
   });
 });
