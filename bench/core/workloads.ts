@@ -132,9 +132,8 @@ export async function coldLoadBreakdown(db: MemoryDB): Promise<Record<string, nu
   for (const s of shards) cv.addMany(s.ids, s.conversations, s.vectors);
   lap('build_vectors');
   const words = new Bm25Index();
-  for (const s of shards) {
-    for (let i = 0; i < s.count; i++) words.add(s.ids[i], s.texts?.[i] ?? '', s.conversations[i]);
-  }
+  for (const s of shards)
+    if (s.words) words.addPacked(s.ids, s.conversations, s.turns ?? s.ids, s.words);
   lap('build_words');
   await db.chunks.where('model').equals(BENCH_MODEL.id).count();
   lap('count_rows_for_the_background_check');

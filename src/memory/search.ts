@@ -152,6 +152,8 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 /** Candidates per result each signal brings to the fusion of a chunk search. */
 const CHUNK_CANDIDATES_PER_RESULT = 4;
 const MIN_CHUNK_CANDIDATES = 64;
+/** A sentence's turn as its context: the turn's words count in full (docs/search.md). */
+const TURN_WEIGHT = 1;
 
 export interface ChunkSearchHit {
   row: Chunk;
@@ -195,11 +197,10 @@ export async function searchChunkIndex(
   const words = new Map<number, LexicalMatch>();
   const lexical = new Map<number, number>();
   if (signals !== 'semantic') {
-    const all = idx.words.search(query, conversationId);
-    const turns = idx.words.parentRelevance(query, all);
-    for (const w of all) lexical.set(w.key, withContext(w.relevance, turns.get(w.parent) ?? 0, 1));
-    all.sort((a, b) => lexical.get(b.key)! - lexical.get(a.key)!);
-    for (const w of all.slice(0, m)) words.set(w.key, w);
+    for (const w of idx.words.searchTop(query, conversationId, m, TURN_WEIGHT, cos.keys())) {
+      words.set(w.key, w);
+      lexical.set(w.key, withContext(w.relevance, w.context ?? 0, TURN_WEIGHT));
+    }
   }
   let baseline: number | undefined;
   if (signals !== 'lexical') {

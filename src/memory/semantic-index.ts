@@ -4,7 +4,7 @@
 // reads the few f32 vectors it needs.
 import type { MemoryDB } from './db';
 import { ChunkVectors, type ChunkVectorsOptions, type VectorHit } from './chunk-vectors';
-import { eachShard, rebuildShards, shardVectorCount, type ChunkShard } from './shards';
+import { eachShard, hasWords, rebuildShards, shardVectorCount, type ChunkShard } from './shards';
 import { Bm25Index } from './lexical/bm25-index';
 import type { Chunk, SemanticIndexInfo } from './types';
 
@@ -12,7 +12,7 @@ export class SemanticIndex {
   private readonly vectors: ChunkVectors;
   /** The chunks' words, grouped by conversation, kept beside the vectors. */
   readonly words = new Bm25Index();
-  private textsMissing = false;
+  private wordsMissing = false;
   /** Sum of the vectors added since the last load (deletions are not subtracted: rare). */
   private readonly vectorSum: Float64Array;
   private vectorCount = 0;
@@ -72,7 +72,7 @@ export class SemanticIndex {
       this.words.clear();
       this.vectorSum.fill(0);
       this.vectorCount = 0;
-      this.textsMissing = false;
+      this.wordsMissing = false;
       const consistent = await db.transaction('r', db.chunks, db.shards, async () => {
         const [held, newest] = await Promise.all([
           shardVectorCount(db.shards, model),
@@ -84,7 +84,7 @@ export class SemanticIndex {
           this.putShard(s);
           if (s.count) maxId = Math.max(maxId, s.ids[s.count - 1]);
         });
-        return attempt > 0 || ((newest[0] ?? 0) === maxId && !this.textsMissing);
+        return attempt > 0 || ((newest[0] ?? 0) === maxId && !this.wordsMissing);
       });
       if (consistent) return;
       await this.rebuild();
@@ -168,11 +168,10 @@ export class SemanticIndex {
     this.vectors.addMany(s.ids, s.conversations, s.vectors);
     if (s.vectors.length === s.count * this.dims)
       for (let i = 0; i < s.count; i++) this.addToSum(s.vectors, i * this.dims);
-    if (!s.texts || s.texts.length !== s.count || !s.turns || s.turns.length !== s.count) {
-      this.textsMissing = true;
+    if (!hasWords(s)) {
+      this.wordsMissing = true;
       return;
     }
-    for (let i = 0; i < s.count; i++)
-      this.words.add(s.ids[i], s.texts[i], s.conversations[i], s.turns[i]);
+    this.words.addPacked(s.ids, s.conversations, s.turns!, s.words!);
   }
 }

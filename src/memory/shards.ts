@@ -5,6 +5,7 @@
 // a large one. Every helper runs inside the caller's rw transaction over the shard table, the
 // same transaction that writes the chunk rows, so rows and shards land (or fail) together.
 import Dexie, { type Table } from 'dexie';
+import { TOKENIZER_VERSION, tokenize } from './lexical/tokenize';
 import type { Chunk } from './types';
 
 /** Chunk ids per range; one complete range is one row of up to this many vectors. */
@@ -25,12 +26,27 @@ export interface ChunkShard {
   /** `count × dims` floats, row i for `ids[i]`. */
   vectors: Float32Array;
   /**
-   * The chunk texts, text i for `ids[i]`, so the lexical index loads with the vectors. Absent in
-   * shards written before it: such shards are rebuilt from the rows on load.
+   * The chunks' index terms, tokenised when the shard was written, so the word index loads with
+   * the vectors without tokenising (docs/search.md, "Cold load"). Absent in shards written
+   * before it, or by another tokeniser version: such shards are rebuilt from the rows on load.
    */
-  texts?: string[];
+  words?: PackedWords;
   /** The turn (message id) of each chunk, for the lexical index's turn context. */
   turns?: Float64Array;
+}
+
+/** The index terms of a shard's chunks: a shard vocabulary, then each chunk's terms in it. */
+export interface PackedWords {
+  /** `TOKENIZER_VERSION` of the tokeniser that made them. */
+  version: number;
+  /** The distinct terms of the shard. */
+  vocab: string[];
+  /** `count + 1` offsets: chunk i's terms are `terms[offsets[i] .. offsets[i + 1])`. */
+  offsets: Uint32Array;
+  /** Indices into `vocab`, distinct within a chunk. */
+  terms: Uint32Array;
+  /** How often each term occurs in its chunk. */
+  freqs: Uint16Array;
 }
 
 export const SHARD_SCHEMA = '++id, [model+range+count], range';
@@ -61,7 +77,7 @@ export function packShard(model: string, range: number, rows: readonly ShardSour
     ids: new Float64Array(rows.length),
     conversations: new Float64Array(rows.length),
     vectors: new Float32Array(rows.length * dims),
-    texts: rows.map((r) => (typeof r.text === 'string' ? r.text : '')),
+    words: packWords(rows.map((r) => tokenize(r.text))),
     turns: Float64Array.from(rows, (r) => r.turnId),
   };
   rows.forEach((r, i) => {
@@ -70,6 +86,84 @@ export function packShard(model: string, range: number, rows: readonly ShardSour
     shard.vectors.set(r.embedding, i * dims);
   });
   return shard;
+}
+
+/** Each chunk's terms (in order, repeats kept: `tokenize`) packed against one vocabulary. */
+export function packWords(docs: readonly (readonly string[])[]): PackedWords {
+  const ids = new Map<string, number>();
+  const offsets = new Uint32Array(docs.length + 1);
+  const terms: number[] = [];
+  const freqs: number[] = [];
+  const tf = new Map<number, number>();
+  docs.forEach((doc, i) => {
+    tf.clear();
+    for (const t of doc) {
+      let id = ids.get(t);
+      if (id === undefined) ids.set(t, (id = ids.size));
+      tf.set(id, (tf.get(id) ?? 0) + 1);
+    }
+    for (const [id, n] of tf) {
+      terms.push(id);
+      freqs.push(Math.min(n, 65_535));
+    }
+    offsets[i + 1] = terms.length;
+  });
+  return {
+    version: TOKENIZER_VERSION,
+    vocab: [...ids.keys()],
+    offsets,
+    terms: Uint32Array.from(terms),
+    freqs: Uint16Array.from(freqs),
+  };
+}
+
+/** Whether `s` carries words for all its chunks, from the current tokeniser. */
+export function hasWords(s: ChunkShard): boolean {
+  const w = s.words;
+  return (
+    !!w &&
+    w.version === TOKENIZER_VERSION &&
+    w.offsets?.length === s.count + 1 &&
+    w.terms?.length === w.offsets[s.count] &&
+    w.freqs?.length === w.terms.length &&
+    s.turns?.length === s.count
+  );
+}
+
+/** The words of chunks `picks` (shard and position in it), in that order, as one packed set. */
+function pickWords(picks: readonly { shard: ChunkShard; at: number }[]): PackedWords | undefined {
+  if (!picks.every((p) => hasWords(p.shard))) return undefined;
+  const ids = new Map<string, number>();
+  const remaps = new Map<ChunkShard, Int32Array>();
+  const offsets = new Uint32Array(picks.length + 1);
+  let total = 0;
+  for (const p of picks) {
+    const w = p.shard.words!;
+    total += w.offsets[p.at + 1] - w.offsets[p.at];
+  }
+  const terms = new Uint32Array(total);
+  const freqs = new Uint16Array(total);
+  let n = 0;
+  picks.forEach(({ shard, at }, i) => {
+    const w = shard.words!;
+    let remap = remaps.get(shard);
+    if (!remap) remaps.set(shard, (remap = new Int32Array(w.vocab.length).fill(-1)));
+    for (let j = w.offsets[at]; j < w.offsets[at + 1]; j++) {
+      const local = w.terms[j];
+      let id = remap[local];
+      if (id < 0) {
+        const term = w.vocab[local];
+        id = ids.get(term) ?? -1;
+        if (id < 0) ids.set(term, (id = ids.size));
+        remap[local] = id;
+      }
+      terms[n] = id;
+      freqs[n] = w.freqs[j];
+      n++;
+    }
+    offsets[i + 1] = n;
+  });
+  return { version: TOKENIZER_VERSION, vocab: [...ids.keys()], offsets, terms, freqs };
 }
 
 /** Rows grouped by model, then by range, each group sorted by id. */
@@ -120,7 +214,7 @@ async function merge(table: Shards, keys: readonly number[]): Promise<PieceKey> 
     ids: Float64Array.from(entries, (e) => e.id),
     conversations: Float64Array.from(entries, (e) => e.conv),
     vectors: new Float32Array(entries.length * dims),
-    texts: entries.map((e) => e.shard.texts?.[e.at] ?? ''),
+    words: pickWords(entries),
     turns: Float64Array.from(entries, (e) => e.shard.turns?.[e.at] ?? 0),
   };
   entries.forEach((e, i) =>
@@ -207,7 +301,7 @@ export async function removeFromShards(table: Shards, ids: readonly number[]): P
         ids: Float64Array.from(keep, (i) => s.ids[i]),
         conversations: Float64Array.from(keep, (i) => s.conversations[i]),
         vectors: new Float32Array(keep.length * dims),
-        ...(s.texts ? { texts: keep.map((i) => s.texts![i] ?? '') } : {}),
+        words: pickWords(keep.map((at) => ({ shard: s, at }))),
         ...(s.turns ? { turns: Float64Array.from(keep, (i) => s.turns![i]) } : {}),
       };
       keep.forEach((i, j) =>

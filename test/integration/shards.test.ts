@@ -8,11 +8,13 @@ import { MemoryDB } from '../../src/memory/db';
 import {
   SHARD_SPAN,
   addToShards,
+  hasWords,
   removeFromShards,
   tidyShards,
   type ChunkShard,
 } from '../../src/memory/shards';
 import type { Chunk } from '../../src/memory/types';
+import { tokenize } from '../../src/memory/lexical/tokenize';
 import { closeAll, openTestMemory, otherModel, sharedEmbedder } from './helpers';
 
 afterEach(closeAll);
@@ -56,6 +58,16 @@ async function expectConsistent(
       expect(row, `shard id ${id} has no row`).toBeDefined();
       expect(s.conversations[i]).toBe(row!.conversationId);
       expect([...s.vectors.subarray(i * dims, (i + 1) * dims)]).toEqual([...row!.embedding]);
+      // The words the index loads without tokenising: the row's terms, counted.
+      expect(s.turns?.[i]).toBe(row!.turnId);
+      expect(hasWords(s)).toBe(true);
+      const w = s.words!;
+      const held = new Map<string, number>();
+      for (let j = w.offsets[i]; j < w.offsets[i + 1]; j++)
+        held.set(w.vocab[w.terms[j]], w.freqs[j]);
+      const want = new Map<string, number>();
+      for (const t of tokenize(row!.text)) want.set(t, (want.get(t) ?? 0) + 1);
+      expect(held).toEqual(want);
     }
   }
   for (const [model, byId] of fromRows) {
@@ -78,7 +90,7 @@ function fakeRow(id: number, conv: number, model = 'm', dims = 8): Chunk {
     turnId: id,
     sentenceId: 0,
     role: 'user',
-    text: `row ${id}`,
+    text: `row ${id} of conversation ${conv}; row ${id} again`,
     tokenCount: 3,
     embedding: Float32Array.from({ length: dims }, (_, i) => Math.sin(id * 31 + i)),
     model,
@@ -317,6 +329,26 @@ describe('shard bookkeeping (tools)', () => {
     const b = openTestMemory({ name: a.name });
     const hits = await b.mem.searchChunks(1, 'plumber Monday', 1);
     expect(hits[0]?.chunk.text).toBe('the plumber comes on Monday');
+    await expectConsistent(db);
+    db.close();
+  });
+  it('shards without stored words, or with words of another tokeniser, are rebuilt at load', async () => {
+    const a = openTestMemory();
+    await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[0] });
+    await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[2] });
+    await a.mem.close();
+    const db = new MemoryDB(a.name);
+    const shards = await db.shards.toArray();
+    expect(shards.length).toBeGreaterThan(0);
+    // As an older version wrote them: one shard without words, another from an older tokeniser.
+    await db.shards.bulkPut(
+      shards.map((s, i) =>
+        i % 2 ? { ...s, words: { ...s.words!, version: 0 } } : { ...s, words: undefined },
+      ),
+    );
+    const b = openTestMemory({ name: a.name });
+    const hits = await b.mem.searchChunks(1, 'plumber Monday', 1);
+    expect(hits[0]?.chunk.text).toBe('Remind me to call the plumber on Monday.');
     await expectConsistent(db);
     db.close();
   });

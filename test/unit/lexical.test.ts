@@ -4,6 +4,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Bm25Index, BM25_B, BM25_K1 } from '../../src/memory/lexical/bm25-index';
 import { queryTerms, tokenize } from '../../src/memory/lexical/tokenize';
+import { withContext } from '../../src/memory/ranking';
+import { packWords } from '../../src/memory/shards';
 
 describe('tokenize', () => {
   it('folds case, punctuation, possessives, plurals and accents onto one term', () => {
@@ -118,5 +120,73 @@ describe('Bm25Index', () => {
     expect(inSeven[0].mask).toBe(0b11);
     expect(idx.search(q, 8)[0].mask).toBe(0b01);
     expect(idx.search(idx.prepare('banana'))).toEqual([]);
+  });
+
+  it('loads packed terms (as the shards store them) into the same index as the texts', () => {
+    const texts = [
+      "Caroline's café opened in May 2023",
+      'the café was full, the cafés were full',
+      '',
+      'We went hiking near the lake',
+      'Melanie paints sunsets by the lake',
+    ];
+    const fromTexts = new Bm25Index();
+    texts.forEach((t, i) => fromTexts.add(i + 1, t, 5, 100 + (i >> 1)));
+    const packed = new Bm25Index();
+    packed.addPacked(
+      texts.map((_, i) => i + 1),
+      texts.map(() => 5),
+      texts.map((_, i) => 100 + (i >> 1)),
+      packWords(texts.map((t) => tokenize(t))),
+    );
+    expect(packed.size).toBe(fromTexts.size);
+    for (const query of ['cafe full', 'lake sunsets', 'May 2023 hiking', 'nothing here']) {
+      const a = fromTexts.search(fromTexts.prepare(query), 5);
+      const b = packed.search(packed.prepare(query), 5);
+      expect(b).toEqual(a);
+    }
+  });
+
+  it('selects the best documents by their words with their turn as context, as a full sort would', () => {
+    const words = ['cat', 'dog', 'fish', 'bird', 'cow'];
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            terms: fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 5 }),
+            turn: fc.integer({ min: 1, max: 6 }),
+            group: fc.integer({ min: 1, max: 2 }),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        fc.subarray(words, { minLength: 1 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.constantFrom(null, 1),
+        (docs, q, m, group) => {
+          const idx = new Bm25Index();
+          docs.forEach((d, i) => idx.addTerms(i + 1, d.terms, d.group, d.turn));
+          const query = idx.prepare(q.join(' '));
+          const all = idx.search(query, group);
+          const turns = idx.parentRelevance(query, all);
+          const full = all
+            .map((w) => withContext(w.relevance, turns.get(w.parent) ?? 0, 1))
+            .sort((a, b) => b - a)
+            .slice(0, m);
+          const top = idx.searchTop(query, group, m, 1);
+          expect(top.length).toBe(full.length);
+          top.forEach((w, i) => {
+            expect(w.context).toBeCloseTo(turns.get(w.parent) ?? 0, 5);
+            expect(withContext(w.relevance, w.context!, 1)).toBeCloseTo(full[i], 5);
+          });
+          // A candidate of the other signal that matches gets its words' relevance too.
+          const last = all[all.length - 1];
+          if (last && !top.some((w) => w.key === last.key)) {
+            const extra = idx.searchTop(query, group, m, 1, [last.key]);
+            expect(extra.at(-1)?.key).toBe(last.key);
+          }
+        },
+      ),
+      { numRuns: 200, seed: 11 },
+    );
   });
 });

@@ -5,7 +5,20 @@
 // stay cheap and document frequencies stay close. Measured against MiniSearch in
 // bench/README.md ("Lexical index"): the library's per-posting objects do not fit the 1M-chunk
 // memory target.
+import { selectTop } from '../kernels/select';
 import { queryTerms, tokenize } from './tokenize';
+
+/** Documents' terms already counted (as the chunk shards store them): see `addPacked`. */
+export interface PackedTerms {
+  /** The distinct terms the documents use. */
+  vocab: readonly string[];
+  /** Document i's terms are `terms[offsets[i] .. offsets[i + 1])`. */
+  offsets: ArrayLike<number>;
+  /** Indices into `vocab`, distinct within a document. */
+  terms: ArrayLike<number>;
+  /** Each term's frequency in its document. */
+  freqs: ArrayLike<number>;
+}
 
 /** BM25 parameters: the textbook values (Robertson & Zaragoza), not tuned on our data. */
 export const BM25_K1 = 1.2;
@@ -46,6 +59,11 @@ export interface LexicalMatch {
   mask: number;
   /** The document's parent (a chunk's turn), 0 when none was given. */
   parent: number;
+  /**
+   * From `searchTop` only: the parent's relevance as a whole (the query terms any of its
+   * documents holds, idf-weighted), 0 without a parent.
+   */
+  context?: number;
 }
 
 export interface LexicalQuery {
@@ -63,6 +81,9 @@ export class Bm25Index {
   private keys: number[] = [];
   private groups: number[] = [];
   private parents: number[] = [];
+  /** Each slot's parent as a dense number (parents are message ids: sparse), −1 for none. */
+  private parentSlots = new Int32Array(1024);
+  private readonly parentSlotOf = new Map<number, number>();
   private lengths = new Uint32Array(1024);
   private alive = new Uint8Array(1024);
   private slotCount = 0;
@@ -74,6 +95,8 @@ export class Bm25Index {
   private acc = new Float32Array(1024);
   private rel = new Float32Array(1024);
   private masks = new Uint32Array(1024);
+  private parentMasks = new Uint32Array(1024);
+  private touched = new Int32Array(1024);
 
   get size(): number {
     return this.live;
@@ -89,6 +112,39 @@ export class Bm25Index {
   }
 
   addTerms(key: number, terms: readonly string[], group = 0, parent = 0): void {
+    const slot = this.newSlot(key, group, parent, terms.length);
+    const tf = new Map<string, number>();
+    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    for (const [t, n] of tf) {
+      this.postingsOf(t).push(slot, n);
+      this.postings++;
+    }
+  }
+
+  /**
+   * Indexes `keys.length` documents whose terms are already counted, as the chunk shards store
+   * them: one dictionary lookup per distinct term instead of tokenising every text (the cold
+   * load's cost). Document i is `keys[i]`, in `groups[i]`, child of `parents[i]`.
+   */
+  addPacked(
+    keys: ArrayLike<number>,
+    groups: ArrayLike<number>,
+    parents: ArrayLike<number>,
+    packed: PackedTerms,
+  ): void {
+    const lists = packed.vocab.map((t) => this.postingsOf(t));
+    const { offsets, terms, freqs } = packed;
+    this.grow(this.slotCount + keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      let length = 0;
+      for (let j = offsets[i]; j < offsets[i + 1]; j++) length += freqs[j];
+      const slot = this.newSlot(keys[i], groups[i], parents[i], length);
+      for (let j = offsets[i]; j < offsets[i + 1]; j++) lists[terms[j]]?.push(slot, freqs[j]);
+      this.postings += offsets[i + 1] - offsets[i];
+    }
+  }
+
+  private newSlot(key: number, group: number, parent: number, length: number): number {
     if (this.slotOf.has(key)) this.remove(key);
     const slot = this.slotCount++;
     this.grow(this.slotCount);
@@ -96,18 +152,31 @@ export class Bm25Index {
     this.keys[slot] = key;
     this.groups[slot] = group;
     this.parents[slot] = parent;
-    this.lengths[slot] = terms.length;
+    this.parentSlots[slot] = parent ? this.parentSlot(parent) : -1;
+    this.lengths[slot] = length;
     this.alive[slot] = 1;
     this.live++;
-    this.totalLength += terms.length;
-    const tf = new Map<string, number>();
-    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
-    for (const [t, n] of tf) {
-      let p = this.terms.get(t);
-      if (!p) this.terms.set(t, (p = new Postings()));
-      p.push(slot, n);
-      this.postings++;
+    this.totalLength += length;
+    return slot;
+  }
+
+  private parentSlot(parent: number): number {
+    let p = this.parentSlotOf.get(parent);
+    if (p === undefined) {
+      this.parentSlotOf.set(parent, (p = this.parentSlotOf.size));
+      if (p >= this.parentMasks.length) {
+        const masks = new Uint32Array(this.parentMasks.length * 2);
+        masks.set(this.parentMasks);
+        this.parentMasks = masks;
+      }
     }
+    return p;
+  }
+
+  private postingsOf(term: string): Postings {
+    let p = this.terms.get(term);
+    if (!p) this.terms.set(term, (p = new Postings()));
+    return p;
   }
 
   remove(key: number): void {
@@ -129,6 +198,7 @@ export class Bm25Index {
     this.keys = [];
     this.groups = [];
     this.parents = [];
+    this.parentSlotOf.clear();
     this.slotCount = 0;
     this.live = 0;
     this.totalLength = 0;
@@ -138,10 +208,13 @@ export class Bm25Index {
 
   /** Rough bytes held: postings, per-document arrays and the term dictionary. */
   memoryBytes(): number {
-    let bytes = this.lengths.byteLength + this.alive.byteLength + this.acc.byteLength * 3;
-    bytes += this.keys.length * 16 + this.slotOf.size * 24;
+    // Typed arrays by their size; JS arrays at 8 bytes an element; Map entries at ~40 bytes.
+    let bytes = this.lengths.byteLength + this.alive.byteLength + this.parentSlots.byteLength;
+    bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength;
+    bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
+    bytes += (this.slotOf.size + this.parentSlotOf.size) * 40;
     for (const [t, p] of this.terms)
-      bytes += 80 + t.length * 2 + p.slots.byteLength + p.tfs.byteLength;
+      bytes += 40 + 64 + t.length * 2 + p.slots.byteLength + p.tfs.byteLength;
     return bytes;
   }
 
@@ -165,10 +238,75 @@ export class Bm25Index {
    * Costs the length of the query terms' postings.
    */
   search(q: LexicalQuery, group?: number | null): LexicalMatch[] {
-    if (!q.total || !this.live) return [];
+    const n = this.score(q, group);
+    const out: LexicalMatch[] = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.match(this.touched[i], q);
+    this.reset(n);
+    return out;
+  }
+
+  /**
+   * The best `m` live documents (of `group`, or all), best first, by their relevance with their
+   * parent's as context at `parentWeight` (ranking.ts `withContext`): a sentence counts the
+   * words of its whole turn. Selected from the scoring scratch (a typed heap), so only the `m`
+   * kept become objects. Documents `also` (candidates of another signal) that match come after
+   * them, so every candidate gets its words' relevance.
+   */
+  searchTop(
+    q: LexicalQuery,
+    group: number | null | undefined,
+    m: number,
+    parentWeight: number,
+    also: Iterable<number> = [],
+  ): LexicalMatch[] {
+    const n = this.score(q, group);
+    const { touched, masks, rel, parentSlots, parentMasks } = this;
+    for (let i = 0; i < n; i++) {
+      const p = parentSlots[touched[i]];
+      if (p >= 0) parentMasks[p] |= masks[touched[i]];
+    }
+    const combined = new Float32Array(n);
+    const context = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      const slot = touched[i];
+      const p = parentSlots[slot];
+      const own = Math.min(1, rel[slot] / q.total);
+      const ctx = p >= 0 ? maskRelevance(q, parentMasks[p]) : 0;
+      context[i] = ctx;
+      combined[i] = 1 - (1 - own) * (1 - parentWeight * ctx);
+    }
+    const out: LexicalMatch[] = [];
+    const kept = new Set<number>();
+    for (const i of selectTop(combined, n, m)) {
+      const hit = this.match(touched[i], q);
+      hit.context = context[i];
+      out.push(hit);
+      kept.add(touched[i]);
+    }
+    for (const key of also) {
+      const slot = this.slotOf.get(key);
+      if (slot === undefined || !masks[slot] || kept.has(slot)) continue;
+      const hit = this.match(slot, q);
+      const p = parentSlots[slot];
+      hit.context = p >= 0 ? maskRelevance(q, parentMasks[p]) : 0;
+      out.push(hit);
+      kept.add(slot);
+    }
+    for (let i = 0; i < n; i++) {
+      const p = parentSlots[touched[i]];
+      if (p >= 0) parentMasks[p] = 0;
+    }
+    this.reset(n);
+    return out;
+  }
+
+  /** Scores the query into the scratch arrays; the touched slots are `touched[0..n)`. */
+  private score(q: LexicalQuery, group?: number | null): number {
+    if (!q.total || !this.live) return 0;
     const avg = this.totalLength / this.live || 1;
     const { acc, rel, masks, lengths, alive, groups } = this;
-    const touched: number[] = [];
+    let touched = this.touched;
+    let n = 0;
     q.terms.forEach((t, i) => {
       const idf = q.idf[i];
       if (!idf) return;
@@ -181,28 +319,42 @@ export class Bm25Index {
         if (group !== undefined && group !== null && groups[slot] !== group) continue;
         const tf = p.tfs[j];
         const norm = tf / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * lengths[slot]) / avg));
-        if (masks[slot] === 0) touched.push(slot);
+        if (masks[slot] === 0) {
+          if (n === touched.length) {
+            const more = new Int32Array(n * 2);
+            more.set(touched);
+            this.touched = touched = more;
+          }
+          touched[n++] = slot;
+        }
         masks[slot] |= bit;
         acc[slot] += idf * norm * (BM25_K1 + 1);
         // A term counts at most its idf: once at average length, less in a longer document.
         rel[slot] += idf * Math.min(1, norm * (BM25_K1 + 1));
       }
     });
-    const out: LexicalMatch[] = new Array(touched.length);
-    for (let i = 0; i < touched.length; i++) {
+    return n;
+  }
+
+  private match(slot: number, q: LexicalQuery): LexicalMatch {
+    return {
+      key: this.keys[slot],
+      score: this.acc[slot],
+      relevance: Math.min(1, this.rel[slot] / q.total),
+      mask: this.masks[slot],
+      parent: this.parents[slot],
+    };
+  }
+
+  /** Zeroes the scratch of the `n` touched slots. */
+  private reset(n: number): void {
+    const { touched, acc, rel, masks } = this;
+    for (let i = 0; i < n; i++) {
       const slot = touched[i];
-      out[i] = {
-        key: this.keys[slot],
-        score: acc[slot],
-        relevance: Math.min(1, rel[slot] / q.total),
-        mask: masks[slot],
-        parent: this.parents[slot],
-      };
       acc[slot] = 0;
       rel[slot] = 0;
       masks[slot] = 0;
     }
-    return out;
   }
 
   /**
@@ -214,11 +366,7 @@ export class Bm25Index {
     for (const m of matches) if (m.parent) masks.set(m.parent, (masks.get(m.parent) ?? 0) | m.mask);
     const out = new Map<number, number>();
     if (!q.total) return out;
-    for (const [parent, mask] of masks) {
-      let sum = 0;
-      for (let i = 0; i < q.terms.length; i++) if (mask & (1 << i)) sum += q.idf[i];
-      out.set(parent, Math.min(1, sum / q.total));
-    }
+    for (const [parent, mask] of masks) out.set(parent, maskRelevance(q, mask));
     return out;
   }
 
@@ -231,12 +379,14 @@ export class Bm25Index {
     const groups: number[] = new Array(next);
     const parents: number[] = new Array(next);
     const lengths = new Uint32Array(Math.max(1024, next * 2));
+    const parentSlots = new Int32Array(lengths.length);
     for (let s = 0; s < this.slotCount; s++) {
       const to = remap[s];
       if (to < 0) continue;
       keys[to] = this.keys[s];
       groups[to] = this.groups[s];
       parents[to] = this.parents[s];
+      parentSlots[to] = this.parentSlots[s];
       lengths[to] = this.lengths[s];
       this.slotOf.set(this.keys[s], to);
     }
@@ -258,6 +408,7 @@ export class Bm25Index {
     this.groups = groups;
     this.parents = parents;
     this.lengths = lengths;
+    this.parentSlots = parentSlots;
     this.alive = new Uint8Array(lengths.length);
     this.alive.fill(1, 0, next);
     this.slotCount = next;
@@ -273,6 +424,9 @@ export class Bm25Index {
     const lengths = new Uint32Array(cap);
     lengths.set(this.lengths);
     this.lengths = lengths;
+    const parentSlots = new Int32Array(cap);
+    parentSlots.set(this.parentSlots);
+    this.parentSlots = parentSlots;
     const alive = new Uint8Array(cap);
     alive.set(this.alive);
     this.alive = alive;
@@ -280,4 +434,12 @@ export class Bm25Index {
     this.rel = new Float32Array(cap);
     this.masks = new Uint32Array(cap);
   }
+}
+
+/** The idf-weighted share of the query's terms set in `mask`. */
+function maskRelevance(q: LexicalQuery, mask: number): number {
+  if (!mask || !q.total) return 0;
+  let sum = 0;
+  for (let i = 0; i < q.terms.length; i++) if (mask & (1 << i)) sum += q.idf[i];
+  return Math.min(1, sum / q.total);
 }

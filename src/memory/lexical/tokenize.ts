@@ -7,6 +7,12 @@
 import { stemmer } from 'stemmer';
 import { ENGLISH_STOP_WORDS } from './stop-words';
 
+/**
+ * Version of the terms this file makes. Terms are stored (the chunk shards keep their chunks'
+ * terms): change this with any change to what `tokenize` returns, so stored terms are rebuilt.
+ */
+export const TOKENIZER_VERSION = 1;
+
 /** Longest text tokenised (characters); a longer query or entry is cut here. */
 export const MAX_TOKENISED_CHARS = 20_000;
 /** Longest single word kept (a run of letters longer than this is noise, not a word). */
