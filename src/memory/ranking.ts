@@ -32,10 +32,15 @@ export const MIN_RELEVANCE = 0.3;
  * The relevance the recency blend weighs: a search's match measured against its best match
  * (max-normalisation, as CombSUM fusion does), so the memory that answers the question counts
  * as fully relevant however many of the question's words it lacks. A best match weaker than
- * MIN_RELEVANCE is not inflated past `match / MIN_RELEVANCE`.
+ * MIN_RELEVANCE is not inflated past `match / MIN_RELEVANCE`. A loose match (below
+ * MIN_RELEVANCE: a common word, a vague likeness) is less surely relevant the further below
+ * the floor it is, and its relevance fades with it (× match / MIN_RELEVANCE), so at the default
+ * blend recency cannot lift it over the memories that answer the question. Increasing in the
+ * match, so recencyBias 0 still orders by the match alone.
  */
 export function relativeRelevance(match: number, best: number): number {
-  const r = match / Math.max(best, MIN_RELEVANCE);
+  const sure = match < MIN_RELEVANCE ? match / MIN_RELEVANCE : 1;
+  const r = (match / Math.max(best, MIN_RELEVANCE)) * sure;
   return r >= 1 ? 1 : r > 0 ? r : 0;
 }
 

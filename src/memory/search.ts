@@ -13,6 +13,7 @@ import {
   rank,
   relativeRelevance,
   semanticRelevance,
+  SNAPSHOT_WEIGHT,
   withContext,
   withSnapshot,
   type Signals,
@@ -152,8 +153,11 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 /** Candidates per result each signal brings to the fusion of a chunk search. */
 const CHUNK_CANDIDATES_PER_RESULT = 4;
 const MIN_CHUNK_CANDIDATES = 64;
-/** A sentence's turn as its context: the turn's words count in full (docs/search.md). */
-const TURN_WEIGHT = 1;
+/**
+ * A sentence's context (docs/search.md): its turn's words count in full; words that only the
+ * turns just before and after hold count as a snapshot's do (SNAPSHOT_WEIGHT).
+ */
+const TURN_CONTEXT = { parent: 1, neighbours: SNAPSHOT_WEIGHT, after: true };
 
 export interface ChunkSearchHit {
   row: Chunk;
@@ -197,9 +201,9 @@ export async function searchChunkIndex(
   const words = new Map<number, LexicalMatch>();
   const lexical = new Map<number, number>();
   if (signals !== 'semantic') {
-    for (const w of idx.words.searchTop(query, conversationId, m, TURN_WEIGHT, cos.keys())) {
+    for (const w of idx.words.searchTop(query, conversationId, m, TURN_CONTEXT, cos.keys())) {
       words.set(w.key, w);
-      lexical.set(w.key, withContext(w.relevance, w.context ?? 0, TURN_WEIGHT));
+      lexical.set(w.key, withContext(w.relevance, w.context ?? 0, TURN_CONTEXT.parent));
     }
   }
   let baseline: number | undefined;

@@ -172,7 +172,7 @@ describe('Bm25Index', () => {
             .map((w) => withContext(w.relevance, turns.get(w.parent) ?? 0, 1))
             .sort((a, b) => b - a)
             .slice(0, m);
-          const top = idx.searchTop(query, group, m, 1);
+          const top = idx.searchTop(query, group, m, { parent: 1, neighbours: 0 });
           expect(top.length).toBe(full.length);
           top.forEach((w, i) => {
             expect(w.context).toBeCloseTo(turns.get(w.parent) ?? 0, 5);
@@ -181,7 +181,7 @@ describe('Bm25Index', () => {
           // A candidate of the other signal that matches gets its words' relevance too.
           const last = all[all.length - 1];
           if (last && !top.some((w) => w.key === last.key)) {
-            const extra = idx.searchTop(query, group, m, 1, [last.key]);
+            const extra = idx.searchTop(query, group, m, { parent: 1, neighbours: 0 }, [last.key]);
             expect(extra.at(-1)?.key).toBe(last.key);
           }
         },

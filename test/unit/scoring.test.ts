@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, blend, dot, dotRow, maxDotRows, recency, topK } from '../../src/memory/scoring';
+import { DEFAULT_RECENCY_BIAS, MIN_RELEVANCE, relativeRelevance } from '../../src/memory/ranking';
 
 const vec = (...xs: number[]) => Float32Array.from(xs);
 
@@ -55,5 +56,35 @@ describe('scoring', () => {
         );
       }),
     );
+  });
+});
+
+describe('relativeRelevance', () => {
+  it('counts the best match as fully relevant and keeps the order of the matches', () => {
+    expect(relativeRelevance(0.6, 0.6)).toBe(1);
+    expect(relativeRelevance(0.3, 0.6)).toBeCloseTo(0.5, 9);
+    // A weak best match is not inflated past match / MIN_RELEVANCE.
+    expect(relativeRelevance(0.2, 0.2)).toBeLessThan(1);
+    for (let best = 0.05; best <= 1; best += 0.05) {
+      let last = -1;
+      for (let m = 0; m <= best + 1e-9; m += 0.01) {
+        const r = relativeRelevance(m, best);
+        expect(r).toBeGreaterThanOrEqual(last);
+        expect(r).toBeGreaterThanOrEqual(0);
+        expect(r).toBeLessThanOrEqual(1);
+        last = r;
+      }
+    }
+  });
+
+  it('fades a loose match (below MIN_RELEVANCE) with its distance from the floor, without a step', () => {
+    const best = 0.8;
+    const atFloor = relativeRelevance(MIN_RELEVANCE, best);
+    expect(relativeRelevance(MIN_RELEVANCE - 1e-9, best)).toBeCloseTo(atFloor, 6);
+    expect(relativeRelevance(MIN_RELEVANCE / 2, best)).toBeCloseTo(atFloor / 4, 9);
+    // So at the default blend a loose match from today stays below the answer from months ago.
+    const today = blend(relativeRelevance(0.15, best), 1, DEFAULT_RECENCY_BIAS);
+    const answer = blend(relativeRelevance(best, best), Math.exp(-120 / 30), DEFAULT_RECENCY_BIAS);
+    expect(answer).toBeGreaterThan(today);
   });
 });

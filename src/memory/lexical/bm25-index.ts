@@ -8,6 +8,16 @@
 import { selectTop } from '../kernels/select';
 import { queryTerms, tokenize } from './tokenize';
 
+/** How much a document's parent, and the parents next to it, add to its relevance. */
+export interface ContextWeights {
+  /** The parent's share (1: its words count as the document's own). */
+  parent: number;
+  /** The share of words only the parents next to it hold. */
+  neighbours: number;
+  /** Whether the parent after counts too, or only the one before. */
+  after?: boolean;
+}
+
 /** Documents' terms already counted (as the chunk shards store them): see `addPacked`. */
 export interface PackedTerms {
   /** The distinct terms the documents use. */
@@ -84,6 +94,10 @@ export class Bm25Index {
   /** Each slot's parent as a dense number (parents are message ids: sparse), −1 for none. */
   private parentSlots = new Int32Array(1024);
   private readonly parentSlotOf = new Map<number, number>();
+  /** The parent added before and after each parent in its group (−1: none). */
+  private parentBefore = new Int32Array(1024);
+  private parentAfter = new Int32Array(1024);
+  private readonly lastParentOf = new Map<number, number>();
   private lengths = new Uint32Array(1024);
   private alive = new Uint8Array(1024);
   private slotCount = 0;
@@ -152,7 +166,7 @@ export class Bm25Index {
     this.keys[slot] = key;
     this.groups[slot] = group;
     this.parents[slot] = parent;
-    this.parentSlots[slot] = parent ? this.parentSlot(parent) : -1;
+    this.parentSlots[slot] = parent ? this.parentSlot(parent, group) : -1;
     this.lengths[slot] = length;
     this.alive[slot] = 1;
     this.live++;
@@ -160,16 +174,26 @@ export class Bm25Index {
     return slot;
   }
 
-  private parentSlot(parent: number): number {
+  private parentSlot(parent: number, group: number): number {
     let p = this.parentSlotOf.get(parent);
-    if (p === undefined) {
-      this.parentSlotOf.set(parent, (p = this.parentSlotOf.size));
-      if (p >= this.parentMasks.length) {
-        const masks = new Uint32Array(this.parentMasks.length * 2);
-        masks.set(this.parentMasks);
-        this.parentMasks = masks;
-      }
+    if (p !== undefined) return p;
+    this.parentSlotOf.set(parent, (p = this.parentSlotOf.size));
+    if (p >= this.parentMasks.length) {
+      const cap = this.parentMasks.length * 2;
+      const grow = <T extends Int32Array | Uint32Array>(a: T, make: (n: number) => T): T => {
+        const b = make(cap);
+        b.set(a);
+        return b;
+      };
+      this.parentMasks = grow(this.parentMasks, (n) => new Uint32Array(n));
+      this.parentBefore = grow(this.parentBefore, (n) => new Int32Array(n));
+      this.parentAfter = grow(this.parentAfter, (n) => new Int32Array(n));
     }
+    const before = this.lastParentOf.get(group) ?? -1;
+    this.parentBefore[p] = before;
+    this.parentAfter[p] = -1;
+    if (before >= 0) this.parentAfter[before] = p;
+    this.lastParentOf.set(group, p);
     return p;
   }
 
@@ -199,6 +223,7 @@ export class Bm25Index {
     this.groups = [];
     this.parents = [];
     this.parentSlotOf.clear();
+    this.lastParentOf.clear();
     this.slotCount = 0;
     this.live = 0;
     this.totalLength = 0;
@@ -210,7 +235,7 @@ export class Bm25Index {
   memoryBytes(): number {
     // Typed arrays by their size; JS arrays at 8 bytes an element; Map entries at ~40 bytes.
     let bytes = this.lengths.byteLength + this.alive.byteLength + this.parentSlots.byteLength;
-    bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength;
+    bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 3;
     bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
     bytes += (this.slotOf.size + this.parentSlotOf.size) * 40;
     for (const [t, p] of this.terms)
@@ -247,16 +272,16 @@ export class Bm25Index {
 
   /**
    * The best `m` live documents (of `group`, or all), best first, by their relevance with their
-   * parent's as context at `parentWeight` (ranking.ts `withContext`): a sentence counts the
-   * words of its whole turn. Selected from the scoring scratch (a typed heap), so only the `m`
-   * kept become objects. Documents `also` (candidates of another signal) that match come after
-   * them, so every candidate gets its words' relevance.
+   * parent's as context (`ContextWeights`): a sentence counts the words of its whole turn, and
+   * less, those of the turns around it. Selected from the scoring scratch (a typed heap), so
+   * only the `m` kept become objects. Documents `also` (candidates of another signal) that
+   * match come after them, so every candidate gets its words' relevance.
    */
   searchTop(
     q: LexicalQuery,
     group: number | null | undefined,
     m: number,
-    parentWeight: number,
+    weights: ContextWeights,
     also: Iterable<number> = [],
   ): LexicalMatch[] {
     const n = this.score(q, group);
@@ -269,11 +294,10 @@ export class Bm25Index {
     const context = new Float32Array(n);
     for (let i = 0; i < n; i++) {
       const slot = touched[i];
-      const p = parentSlots[slot];
       const own = Math.min(1, rel[slot] / q.total);
-      const ctx = p >= 0 ? maskRelevance(q, parentMasks[p]) : 0;
+      const ctx = this.contextOf(q, parentSlots[slot], weights);
       context[i] = ctx;
-      combined[i] = 1 - (1 - own) * (1 - parentWeight * ctx);
+      combined[i] = 1 - (1 - own) * (1 - weights.parent * ctx);
     }
     const out: LexicalMatch[] = [];
     const kept = new Set<number>();
@@ -287,8 +311,7 @@ export class Bm25Index {
       const slot = this.slotOf.get(key);
       if (slot === undefined || !masks[slot] || kept.has(slot)) continue;
       const hit = this.match(slot, q);
-      const p = parentSlots[slot];
-      hit.context = p >= 0 ? maskRelevance(q, parentMasks[p]) : 0;
+      hit.context = this.contextOf(q, parentSlots[slot], weights);
       out.push(hit);
       kept.add(slot);
     }
@@ -298,6 +321,23 @@ export class Bm25Index {
     }
     this.reset(n);
     return out;
+  }
+
+  /**
+   * A parent's relevance as context: the query terms its documents hold, plus, at
+   * `weights.neighbours`, those that only the parents next to it (in its group) hold.
+   */
+  private contextOf(q: LexicalQuery, p: number, weights: ContextWeights): number {
+    if (p < 0) return 0;
+    const own = this.parentMasks[p];
+    let around = 0;
+    if (weights.neighbours > 0) {
+      const before = this.parentBefore[p];
+      const after = this.parentAfter[p];
+      if (before >= 0) around |= this.parentMasks[before];
+      if (after >= 0 && weights.after) around |= this.parentMasks[after];
+    }
+    return maskRelevance(q, own) + weights.neighbours * maskRelevance(q, around & ~own);
   }
 
   /** Scores the query into the scratch arrays; the touched slots are `touched[0..n)`. */
