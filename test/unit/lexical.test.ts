@@ -189,4 +189,35 @@ describe('Bm25Index', () => {
       { numRuns: 200, seed: 11 },
     );
   });
+
+  it('counts the words of the turns around a sentence below its own, within its conversation', () => {
+    const idx = new Bm25Index();
+    const w = { parent: 1, neighbours: 0.35, after: true };
+    // Conversation 1: a sentence about the sunset; the reply names the painting.
+    idx.add(1, 'I painted the sunset', 1, 10);
+    idx.add(2, 'that painting of the lake is lovely', 1, 11);
+    // Conversation 1, later: a sentence holding both words itself.
+    idx.add(3, 'a lake at sunset, my favourite view', 1, 12);
+    // Conversation 2: the same first sentence with nothing around it.
+    idx.add(4, 'I painted the sunset', 2, 20);
+    idx.add(5, 'filler about the weather', 2, 21);
+    const q = idx.prepare('sunset lake');
+    const top = idx.searchTop(q, null, 5, w);
+    const rank = (key: number) => top.findIndex((m) => m.key === key);
+    const full = (key: number) => {
+      const m = top.find((x) => x.key === key)!;
+      return withContext(m.relevance, m.context!, 1);
+    };
+    expect(rank(3)).toBe(0); // its own words first
+    expect(full(1)).toBeGreaterThan(full(4)); // the reply's word helps, below its own
+    expect(full(1)).toBeLessThan(full(3));
+    // Without neighbours, the two first sentences tie.
+    const plain = idx.searchTop(q, null, 5, { parent: 1, neighbours: 0 });
+    const p1 = plain.find((m) => m.key === 1)!;
+    const p4 = plain.find((m) => m.key === 4)!;
+    expect(withContext(p1.relevance, p1.context!, 1)).toBeCloseTo(
+      withContext(p4.relevance, p4.context!, 1),
+      6,
+    );
+  });
 });
