@@ -31,6 +31,13 @@ export interface MemoryEntry {
   modified: Date;
   accessed: Date;
   version: number;
+  /** The path it had before its latest move (absent if it was never moved). */
+  movedFrom?: string;
+  /**
+   * The version whose save took `contextChunks`, when a later change kept them (an edit by hand,
+   * a merge patch, a move, a restore); absent when this version's own save took them.
+   */
+  contextVersion?: number;
 }
 
 export interface Conversation {
@@ -84,6 +91,13 @@ export interface HistoryRow {
   /** When it left. */
   replaced: Date;
   entry: Omit<MemoryEntry, 'id'>;
+  /** With reason 'move': the path the entry went to (absent in rows written before it existed). */
+  movedTo?: string;
+  /**
+   * With reason 'delete': the path the delete named, i.e. the root of a recursive delete, so the
+   * rows of one delete list and restore together (docs/trash.md).
+   */
+  deleteRoot?: string;
 }
 
 export interface SettingRow {
@@ -232,6 +246,8 @@ export interface DeleteResult {
   status: 'SUCCESS';
   path: string;
   deleted: number;
+  /** The trash item this delete made: `restoreDeleted(trashId)` undoes it. */
+  trashId?: number;
 }
 
 export interface MoveResult {
@@ -251,7 +267,68 @@ export interface HistoryResult {
     replaced: Date;
     content: JsonValue;
     modified: Date;
+    /** With reason 'move': where the entry went. */
+    movedTo?: string;
   }[];
+}
+
+/** `restoreMemory`'s result. */
+export interface RestoreResult extends SaveResult {
+  /** The history id of the version the restore replaced (absent when the path was empty). */
+  previousId?: number;
+}
+
+/** A deleted entry, or a subtree deleted at once, as the trash lists it. */
+export interface TrashItem {
+  /** Pass to `restoreDeleted`: one of the item's history rows. */
+  id: number;
+  /** The path the delete named: the entry, or the root of the deleted subtree. */
+  path: string;
+  /** When it was deleted. */
+  deleted: Date;
+  /** Entries in it that are still deleted. */
+  entries: number;
+  /** Their paths, sorted (at most TRASH_PATHS_LISTED; `entries` counts them all). */
+  paths: string[];
+  /** Content of the entry at `path`, else of the first entry: for a preview. */
+  content: JsonValue;
+  /** Context chunks stored with its entries, in all. */
+  chunks: number;
+}
+
+export interface TrashResult {
+  status: 'SUCCESS';
+  /** Newest first. */
+  items: TrashItem[];
+}
+
+export interface RestoreDeletedResult {
+  status: 'SUCCESS';
+  /** The item's path (the subtree's root). */
+  path: string;
+  restored: number;
+  /** The entries now live again, sorted. */
+  paths: string[];
+}
+
+export interface EmptyTrashResult {
+  status: 'SUCCESS';
+  /** Trash items removed. */
+  items: number;
+  /** Entries in them. */
+  entries: number;
+  /** History rows removed (every stored version of those paths). */
+  versions: number;
+}
+
+export interface ResolveResult {
+  status: 'SUCCESS';
+  /** Where the path's entry is now: the path itself, or where its moves led. */
+  path: string;
+  /** Something is saved at or below `path`. */
+  live: boolean;
+  /** The paths the moves went through, in order (empty when it was not moved). */
+  moves: string[];
 }
 
 export interface ImportResult {
@@ -305,6 +382,10 @@ export interface EntryView {
   modified: Date;
   accessed: Date;
   version: number;
+  /** The path it had before its latest move. */
+  movedFrom?: string;
+  /** The version whose save took the context chunks, when a later change kept them. */
+  contextVersion?: number;
 }
 
 /** One entry as the explorer and the map see it (from the in-memory index; no row reads). */
@@ -388,7 +469,20 @@ export interface MemoryApi {
   /** Earlier versions of a path (overwritten, moved away or deleted), newest first. */
   getHistory(path: unknown): Promise<HistoryResult | ToolError>;
   /** Makes a history version the live entry again (a new version). */
-  restoreMemory(historyId: unknown): Promise<SaveResult | NotFoundResult | ToolError>;
+  restoreMemory(historyId: unknown): Promise<RestoreResult | NotFoundResult | ToolError>;
+  /**
+   * Replaces an entry's content by hand (the app's editor): a new version that keeps the context
+   * snapshot of the save it edits, where `saveMemory` would take a new one.
+   */
+  editMemory(path: unknown, content: unknown): Promise<SaveResult | NotFoundResult | ToolError>;
+  /** Deleted entries and subtrees whose paths are not live again, newest first (docs/trash.md). */
+  listTrash(): Promise<TrashResult | ToolError>;
+  /** Brings a trash item back whole (every entry still deleted in it), in one transaction. */
+  restoreDeleted(trashId: unknown): Promise<RestoreDeletedResult | NotFoundResult | ToolError>;
+  /** Removes every stored version of the paths in the trash, in one transaction. */
+  emptyTrash(): Promise<EmptyTrashResult | ToolError>;
+  /** Follows a path's moves to where its entry is now. */
+  resolvePath(path: unknown): Promise<ResolveResult | ToolError>;
   /** Splits, counts, embeds and stores one turn; resolves when its chunks are searchable. */
   recordTurn(turn: {
     conversationId: number;

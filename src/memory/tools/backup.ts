@@ -13,6 +13,7 @@ import type {
   HistoryRow,
   ImportResult,
   JsonValue,
+  MemoryEntry,
   Message,
   Role,
   ToolError,
@@ -61,6 +62,8 @@ const entry: Schema = {
     created: date,
     modified: date,
     accessed: date,
+    movedFrom: { type: 'string' },
+    contextVersion: { type: 'integer' },
   },
 };
 
@@ -83,6 +86,8 @@ const BACKUP_SCHEMA: Schema = {
           reason: { enum: ['update', 'delete', 'move', 'restore', 'import'] },
           replaced: date,
           entry,
+          movedTo: { type: 'string' },
+          deleteRoot: { type: 'string' },
         },
       },
     },
@@ -123,6 +128,8 @@ interface SerialEntry extends Omit<PortableEntry, 'created' | 'modified' | 'acce
   created: string;
   modified: string;
   accessed: string;
+  movedFrom?: string;
+  contextVersion?: number;
 }
 
 interface Backup {
@@ -136,6 +143,8 @@ interface Backup {
     reason: HistoryRow['reason'];
     replaced: string;
     entry: SerialEntry;
+    movedTo?: string;
+    deleteRoot?: string;
   }[];
   conversations?: { id: number; title: string; created: string; modified: string }[];
   messages?: (Omit<Message, 'time'> & { id: number; time: string })[];
@@ -153,6 +162,20 @@ const revive = (e: SerialEntry): PortableEntry => ({
   created: new Date(e.created),
   modified: new Date(e.modified),
   accessed: new Date(e.accessed),
+});
+
+type Lineage = Pick<MemoryEntry, 'movedFrom' | 'contextVersion'>;
+
+/** An entry's move and snapshot origin (docs/trash.md), as stored or as a backup has them. */
+const lineage = (e: Lineage): Lineage => ({
+  ...(e.movedFrom !== undefined ? { movedFrom: e.movedFrom } : {}),
+  ...(e.contextVersion !== undefined ? { contextVersion: e.contextVersion } : {}),
+});
+
+/** A history row's move target and delete root, as stored or as a backup has them. */
+const historyExtras = (h: Pick<HistoryRow, 'movedTo' | 'deleteRoot'>) => ({
+  ...(h.movedTo !== undefined ? { movedTo: h.movedTo } : {}),
+  ...(h.deleteRoot !== undefined ? { deleteRoot: h.deleteRoot } : {}),
 });
 
 export function backupTools(ctx: StoreContext) {
@@ -179,13 +202,14 @@ export function backupTools(ctx: StoreContext) {
         format: BACKUP_FORMAT,
         version: BACKUP_VERSION,
         exported: new Date(now()).toISOString(),
-        entries: entries.map((r) => serial(toPortable(r))),
+        entries: entries.map((r) => ({ ...serial(toPortable(r)), ...lineage(r) })),
         history: history.map((h) => ({
           path: h.path,
           version: h.version,
           reason: h.reason,
           replaced: h.replaced.toISOString(),
-          entry: serial(toPortable({ ...h.entry })),
+          entry: { ...serial(toPortable({ ...h.entry })), ...lineage(h.entry) },
+          ...historyExtras(h),
         })),
         conversations: conversations.map((c) => ({
           id: c.id!,
@@ -220,10 +244,19 @@ export function backupTools(ctx: StoreContext) {
     const checkDate = (where: string, field: string, value: string) =>
       add(where, dateProblem(new Date(value), `"${field}"`));
     const seen = new Set<string>();
+    const checkPath = (where: string, field: string, value: string) => {
+      const p = parsePath(value);
+      if (!p.ok) add(where, `invalid ${field} ${short(value)}: ${p.message}`);
+      else if (p.path !== value) add(where, `${field} ${short(value)} is not in normal form`);
+    };
     const checkEntry = (e: SerialEntry, where: string) => {
-      const p = parsePath(e.path);
-      if (!p.ok) add(where, `invalid path ${short(e.path)}: ${p.message}`);
-      else if (p.path !== e.path) add(where, `path ${short(e.path)} is not in normal form`);
+      checkPath(where, 'path', e.path);
+      if (e.movedFrom !== undefined) checkPath(where, 'movedFrom', e.movedFrom);
+      if (e.contextVersion !== undefined) {
+        add(where, versionProblem(e.contextVersion, 'contextVersion'));
+        if (e.contextVersion > e.version)
+          add(where, `contextVersion ${e.contextVersion} is after the version ${e.version}`);
+      }
       const c = validateContent(e.content as unknown);
       if (isToolError(c)) add(where, c.message);
       add(where, versionProblem(e.version));
@@ -248,6 +281,8 @@ export function backupTools(ctx: StoreContext) {
         add(where, `path ${short(h.path)} differs from its entry's path ${short(h.entry.path)}`);
       if (h.version !== h.entry.version)
         add(where, `version ${h.version} differs from its entry's version ${h.entry.version}`);
+      if (h.movedTo !== undefined) checkPath(where, 'movedTo', h.movedTo);
+      if (h.deleteRoot !== undefined) checkPath(where, 'deleteRoot', h.deleteRoot);
       checkDate(where, 'replaced', h.replaced);
     });
     const convIds = new Set<number>();
@@ -308,6 +343,7 @@ export function backupTools(ctx: StoreContext) {
 
       const rows = await materialise(ctx, backup.entries.map(revive));
       if (isToolError(rows)) return rows;
+      rows.forEach((r, i) => Object.assign(r, lineage(backup.entries[i])));
       // Message sentences go back into the semantic index, embedded before the transaction.
       const messages = backup.messages ?? [];
       const indexed = messages.filter(
@@ -398,6 +434,7 @@ export function backupTools(ctx: StoreContext) {
               version: h.version,
               reason: h.reason,
               replaced: new Date(h.replaced),
+              ...historyExtras(h),
               entry: {
                 ...e,
                 heading: e.path.slice(e.path.lastIndexOf('/') + 1),

@@ -22,6 +22,8 @@ export function entryTools(ctx: StoreContext) {
         modified: row.modified,
         accessed: row.accessed,
         version: row.version,
+        ...(row.movedFrom !== undefined ? { movedFrom: row.movedFrom } : {}),
+        ...(row.contextVersion !== undefined ? { contextVersion: row.contextVersion } : {}),
       };
     });
   }

@@ -1,4 +1,5 @@
-// Deleting, moving and restoring entries; every replaced row goes to history first.
+// Deleting, moving and restoring entries; every replaced row goes to history first. A move takes
+// the entry's history along and leaves a row at the old path saying where it went.
 import type { StoreContext } from '../context';
 import { boolArg, intArg, isToolError, nextVersion, toolError } from '../validate';
 import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
@@ -8,9 +9,11 @@ import type {
   MemoryEntry,
   MoveResult,
   NotFoundResult,
-  SaveResult,
+  RestoreResult,
   ToolError,
 } from '../types';
+import { keptContext, repathed, withoutLineage } from './lineage';
+import { trashTools } from './trash';
 
 export function historyTools(ctx: StoreContext) {
   const { db, now, embed, guard, pathArg, entryText, notFound, historyRow, noteWrite } = ctx;
@@ -35,10 +38,13 @@ export function historyTools(ctx: StoreContext) {
         if (below.length && !recursive) return { hasChildren: below.length };
         const rows = self ? [self, ...below] : below;
         const at = new Date(now());
-        await db.history.bulkAdd(rows.map((r) => historyRow(r, 'delete', at)));
+        const ids = await db.history.bulkAdd(
+          rows.map((r) => ({ ...historyRow(r, 'delete', at), deleteRoot: path })),
+          { allKeys: true },
+        );
         await db.structured_memory.bulkDelete(rows.map((r) => r.id!));
         noteWrite(rows.map((r) => r.id));
-        return { deleted: rows.length };
+        return { deleted: rows.length, trashId: ids.reduce((a, b) => Math.min(a, b)) };
       });
       if (outcome === 'missing') return notFound(path);
       if ('hasChildren' in outcome) {
@@ -48,7 +54,12 @@ export function historyTools(ctx: StoreContext) {
           `"${path}" has ${n} ${n === 1 ? 'entry' : 'entries'} below it; nothing was deleted. Call deleteMemory("${path}", true) to delete them all.`,
         );
       }
-      return { status: 'SUCCESS' as const, path, deleted: outcome.deleted };
+      return {
+        status: 'SUCCESS' as const,
+        path,
+        deleted: outcome.deleted,
+        trashId: outcome.trashId,
+      };
     });
   }
 
@@ -104,11 +115,20 @@ export function historyTools(ctx: StoreContext) {
           const next = nextVersion(r.version, r.path);
           if (isToolError(next)) return next;
         }
-        await db.history.bulkAdd(rows.map((r) => historyRow(r, 'move', at)));
+        // The history goes with the entries; the old paths keep one row saying where they went.
+        const earlier = await db.history
+          .where('path')
+          .anyOf(rows.map((r) => r.path))
+          .toArray();
+        if (earlier.length)
+          await db.history.bulkPut(earlier.map((h) => repathed(h, renamed(h.path))));
+        await db.history.bulkAdd(
+          rows.map((r) => ({ ...historyRow(r, 'move', at), movedTo: renamed(r.path) })),
+        );
         await db.structured_memory.bulkDelete(rows.map((r) => r.id!));
         const moved: MemoryEntry[] = rows.map((r) => {
           const p = renamed(r.path);
-          const { id: _id, ...rest } = r;
+          const { id: _id, ...rest } = withoutLineage(r);
           const vector = vectors.get(r.id);
           return {
             ...rest,
@@ -119,6 +139,9 @@ export function historyTools(ctx: StoreContext) {
             model: vector ? emb.info.id : r.model,
             modified: at,
             version: r.version + 1, // below MAX_VERSION: checked above
+            // Moved back where it came from (an undo): no longer "moved from" anywhere.
+            ...(r.movedFrom === p ? {} : { movedFrom: r.path }),
+            ...keptContext(r),
           };
         });
         const ids = await db.structured_memory.bulkAdd(moved, { allKeys: true });
@@ -156,6 +179,7 @@ export function historyTools(ctx: StoreContext) {
           replaced: r.replaced,
           content: r.entry.content,
           modified: r.entry.modified,
+          ...(r.movedTo !== undefined ? { movedTo: r.movedTo } : {}),
         })),
       };
     });
@@ -163,7 +187,7 @@ export function historyTools(ctx: StoreContext) {
 
   async function restoreMemory(
     historyIdIn: unknown,
-  ): Promise<SaveResult | NotFoundResult | ToolError> {
+  ): Promise<RestoreResult | NotFoundResult | ToolError> {
     return guard(async () => {
       const historyId = intArg(historyIdIn, 'historyId', -1, 1, Number.MAX_SAFE_INTEGER);
       if (isToolError(historyId)) return historyId;
@@ -185,15 +209,20 @@ export function historyTools(ctx: StoreContext) {
       const emb = await embed([entryText(path, hist.entry.content)]);
       if (isToolError(emb)) return emb;
       const at = new Date(now());
-      const row = await db.transaction('rw', db.structured_memory, db.history, async () => {
+      const done = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const current = await db.structured_memory.where('path').equals(path).first();
         const older = await db.history.where('path').equals(path).toArray();
         const top = Math.max(current?.version ?? 0, ...older.map((h) => h.version));
         const version = nextVersion(top, path);
         if (isToolError(version)) return version;
-        if (current) await db.history.add(historyRow(current, 'restore', at));
+        const previousId = current
+          ? await db.history.add(historyRow(current, 'restore', at))
+          : undefined;
+        const { movedFrom } = hist.entry;
         const restored: MemoryEntry = {
-          ...hist.entry,
+          ...withoutLineage(hist.entry),
+          ...(movedFrom !== undefined && movedFrom !== path ? { movedFrom } : {}),
+          ...keptContext(hist.entry),
           path,
           heading: headingOf(path),
           parent_path: parentOf(path),
@@ -206,9 +235,10 @@ export function historyTools(ctx: StoreContext) {
         };
         if (current) restored.id = current.id;
         restored.id = await db.structured_memory.put(restored);
-        return restored;
+        return { row: restored, previousId };
       });
-      if (isToolError(row)) return row;
+      if (isToolError(done)) return done;
+      const { row, previousId } = done;
       noteWrite([row.id]);
       return {
         status: 'SUCCESS' as const,
@@ -216,9 +246,10 @@ export function historyTools(ctx: StoreContext) {
         version: row.version,
         contextTokens: row.contextChunks.reduce((s, c) => s + c.tokenCount, 0),
         chunksStored: row.contextChunks.length,
+        ...(previousId !== undefined ? { previousId } : {}),
       };
     });
   }
 
-  return { deleteMemory, moveMemory, getHistory, restoreMemory };
+  return { deleteMemory, moveMemory, getHistory, restoreMemory, ...trashTools(ctx) };
 }

@@ -1,4 +1,5 @@
-// Writing entries: saveMemory (with its context snapshot) and updateMemory (RFC 7396 merge patch).
+// Writing entries: saveMemory (with its context snapshot), updateMemory (RFC 7396 merge patch) and
+// editMemory (a hand edit that keeps the snapshot).
 import type { StoreContext } from '../context';
 import {
   intArg,
@@ -13,6 +14,7 @@ import {
 export { mergePatch };
 import { headingOf, parentOf } from '../paths';
 import type { JsonValue, MemoryEntry, NotFoundResult, SaveResult, ToolError } from '../types';
+import { keptContext } from './lineage';
 
 const QUERY_CONTENT_CHARS = 200;
 
@@ -87,6 +89,8 @@ export function writeTools(ctx: StoreContext) {
           modified: at,
           accessed: existing?.accessed ?? at,
           version,
+          // A new snapshot, but the same entry: where it was moved from still holds.
+          ...(existing?.movedFrom !== undefined ? { movedFrom: existing.movedFrom } : {}),
         };
         if (existing) {
           await db.history.add(historyRow(existing, 'update', at));
@@ -153,6 +157,7 @@ export function writeTools(ctx: StoreContext) {
           model: emb.info.id,
           modified: at,
           version,
+          ...keptContext(fresh),
         };
         await db.structured_memory.put(row);
         return row;
@@ -160,18 +165,64 @@ export function writeTools(ctx: StoreContext) {
       if (!written) return notFound(path);
       if (isToolError(written)) return written;
       noteWrite([written.id]);
-      return {
-        status: 'SUCCESS' as const,
-        path,
-        version: written.version,
-        contextTokens: written.contextChunks.reduce((s, c) => s + c.tokenCount, 0),
-        chunksStored: written.contextChunks.length,
-      };
+      return kept(path, written);
     });
   }
 
-  return { saveMemory, updateMemory };
+  /**
+   * A person's edit in the app: the content replaced whole, the context snapshot kept (a hand edit
+   * has no conversation of its own; the snapshot still says why the entry exists).
+   */
+  async function editMemory(
+    pathIn: unknown,
+    contentIn: unknown,
+  ): Promise<SaveResult | NotFoundResult | ToolError> {
+    return guard(async () => {
+      const path = pathArg(pathIn);
+      if (isToolError(path)) return path;
+      const content = validateContent(contentIn);
+      if (isToolError(content)) return content;
+      const emb = await embed([entryText(path, content.value)]);
+      if (isToolError(emb)) return emb;
+      const at = new Date(now());
+      const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
+        const fresh = await db.structured_memory.where('path').equals(path).first();
+        if (!fresh) return null;
+        const version = nextVersion(fresh.version, path);
+        if (isToolError(version)) return version;
+        await db.history.add(historyRow(fresh, 'update', at));
+        const row: MemoryEntry = {
+          ...fresh,
+          ...keptContext(fresh),
+          content: content.value,
+          embedding: emb.vectors[0],
+          model: emb.info.id,
+          modified: at,
+          version,
+        };
+        await db.structured_memory.put(row);
+        return row;
+      });
+      if (!written) return notFound(path);
+      if (isToolError(written)) return written;
+      noteWrite([written.id]);
+      return kept(path, written);
+    });
+  }
+
+  return { saveMemory, updateMemory, editMemory };
 }
 function isObject(v: JsonValue): v is { [k: string]: JsonValue } {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The result of a write that kept the row's context chunks. */
+function kept(path: string, row: MemoryEntry): SaveResult {
+  return {
+    status: 'SUCCESS',
+    path,
+    version: row.version,
+    contextTokens: row.contextChunks.reduce((s, c) => s + c.tokenCount, 0),
+    chunksStored: row.contextChunks.length,
+  };
 }
