@@ -1,5 +1,6 @@
 // The detail pane of the memory explorer: one entry (content, context chunks, metadata, history)
-// or one heading (its children), with edit, move, delete and restore through the worker.
+// or one heading (its children), with edit, move, delete and restore through the worker, each
+// undoable from a toast.
 import { LitElement, css, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type {
@@ -13,6 +14,7 @@ import type { MemoryClient } from '../worker-client';
 import { contentText, diffContent, diffStats, planSave, type ContentFormat } from './diff';
 import { emit, type OpenMessageDetail } from './events';
 import { MemoryWatch } from './memory-watch';
+import { requestToast } from './sm-toast';
 import { base, tokens } from './styles';
 
 type HistoryVersion = HistoryResult['versions'][number];
@@ -34,9 +36,20 @@ interface Loaded {
 }
 
 type Detail =
-  | (Loaded & { kind: 'entry'; entry: QueryResult })
+  | (Loaded & {
+      kind: 'entry';
+      entry: QueryResult;
+      /** The path it had before its latest move. */
+      movedFrom?: string;
+      /** The version whose save took the context chunks, when a later change kept them. */
+      contextVersion?: number;
+    })
   | (Loaded & { kind: 'heading' })
-  | (Loaded & { kind: 'missing' })
+  | (Loaded & {
+      kind: 'missing';
+      /** Where the entry went, when it was moved away (its moves followed). */
+      moved?: { to: string; live: boolean };
+    })
   | { kind: 'error'; path: string; message: string };
 
 type Mode = 'view' | 'edit' | 'move' | 'delete';
@@ -71,6 +84,11 @@ function ago(date: Date, now: number): string {
 
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+/** “A/B” or “A/B” (3 entries), for notices. */
+function named(path: string, entries: number): string {
+  return entries === 1 ? `“${path}”` : `“${path}” (${plural(entries, 'entry', 'entries')})`;
 }
 
 /** One line of a content, for lists. */
@@ -110,13 +128,17 @@ function sourceOf(chunk: ChunkView): OpenMessageDetail | undefined {
  * change made in another tab shows here too. A heading shows its children and a recursive
  * Delete. A path with nothing saved shows its history, so a deleted entry can be restored.
  *
- * Edits keep the context chunks where they can: when the old and new contents are both
- * objects, the change is saved as a JSON merge patch (`updateMemory`), which keeps them;
- * anything else is a `saveMemory(path, value, 0)`, which replaces the chunks with none, and the
- * edit form says so before saving.
+ * Edits keep the context chunks (the conversation that explains the entry): when the old and
+ * new contents are both objects, the change is saved as a JSON merge patch (`updateMemory`, which
+ * applies it on top of a concurrent change); anything else replaces the content with
+ * `editMemory`. The context section then says it was kept from the original save.
+ *
+ * Delete, Move and Restore offer Undo in a toast (`sm-toast`, shown by the explorer). A moved
+ * entry says where it came from; the old path says where it went, with a link.
  *
  * @fires sm-select-path - A breadcrumb segment or a child was chosen, or the entry was moved.
  * @fires sm-open-message - A context chunk's Source link; `conversationId` is -1 (see `sourceOf`).
+ * @fires sm-toast - After a delete, move or restore: what happened, with Undo.
  */
 @customElement('sm-entry-detail')
 export class SmEntryDetail extends LitElement {
@@ -173,6 +195,9 @@ export class SmEntryDetail extends LitElement {
         font-size: 1.3rem;
         font-weight: 600;
         overflow-wrap: anywhere;
+      }
+      h2:focus {
+        outline: none;
       }
       h2 .kind {
         margin-left: 8px;
@@ -419,6 +444,16 @@ export class SmEntryDetail extends LitElement {
         color: var(--sm-muted);
         font-size: 0.9rem;
       }
+      .kept {
+        margin: -2px 0 8px;
+        color: var(--sm-muted);
+        font-size: 0.85rem;
+      }
+      .link.inline {
+        padding: 0;
+        font: inherit;
+        overflow-wrap: anywhere;
+      }
     `,
   ];
 
@@ -503,13 +538,24 @@ export class SmEntryDetail extends LitElement {
           contextChunks,
           metadata: { created, modified, accessed, version },
         };
-        return { ...loaded, kind: 'entry', entry: view };
+        return {
+          ...loaded,
+          kind: 'entry',
+          entry: view,
+          movedFrom: entry.movedFrom,
+          contextVersion: entry.contextVersion,
+        };
       }
       if (entry.code !== 'NOT_FOUND') return { kind: 'error', path, message: entry.message };
       // NOT_FOUND: deleted since the index was read; show what is there now.
     }
     if (descendants > 0 || path === '') return { ...loaded, kind: 'heading' };
-    return { ...loaded, kind: 'missing' };
+    const where = history.length ? await memory.resolvePath(path) : undefined;
+    const moved =
+      where?.status === 'SUCCESS' && where.moves.length
+        ? { to: where.path, live: where.live }
+        : undefined;
+    return { ...loaded, kind: 'missing', moved };
   }
 
   private select(path: string): void {
@@ -543,7 +589,7 @@ export class SmEntryDetail extends LitElement {
     return html`
       ${this.renderCrumbs(detail.path)}
       <header>
-        <h2>${title}<span class="kind">${kind}</span></h2>
+        <h2 tabindex="-1">${title}<span class="kind">${kind}</span></h2>
         ${this.mode === 'view' ? this.renderToolbar(detail) : nothing}
       </header>
       <p class="status" role="status">${this.status}</p>
@@ -551,18 +597,7 @@ export class SmEntryDetail extends LitElement {
       ${this.mode === 'move' ? this.renderMove(detail) : nothing}
       ${this.mode === 'delete' ? this.renderDelete(detail) : nothing}
       ${detail.kind === 'entry' ? this.renderEntry(detail) : nothing}
-      ${
-        detail.kind === 'missing'
-          ? html`<p class="empty">
-              Nothing is saved at “${detail.path}”.
-              ${
-                detail.history.length
-                  ? 'It was deleted or moved; an earlier version can be restored below.'
-                  : ''
-              }
-            </p>`
-          : nothing
-      }
+      ${detail.kind === 'missing' ? this.renderMissing(detail) : nothing}
       ${
         detail.kind === 'missing' && this.deleted.some((p) => p !== detail.path)
           ? this.renderDeleted(detail.path)
@@ -576,6 +611,25 @@ export class SmEntryDetail extends LitElement {
       }
       ${detail.history.length ? this.renderHistory(detail) : nothing}
     `;
+  }
+
+  private renderMissing(detail: Extract<Detail, { kind: 'missing' }>) {
+    const { moved } = detail;
+    if (moved) {
+      return html`<p class="empty">
+        Nothing is saved at “${detail.path}”. It was moved to
+        <button class="link inline" @click=${() => this.select(moved.to)}>${moved.to}</button
+        >${moved.live ? '.' : ', where nothing is saved now either.'}
+      </p>`;
+    }
+    return html`<p class="empty">
+      Nothing is saved at “${detail.path}”.
+      ${
+        detail.history.length
+          ? 'It was deleted: restore it from the Trash, or an earlier version below.'
+          : ''
+      }
+    </p>`;
   }
 
   private renderCrumbs(path: string): TemplateResult {
@@ -642,10 +696,32 @@ export class SmEntryDetail extends LitElement {
           <dd>${date(entry.metadata.modified)}</dd>
           <dt>Accessed</dt>
           <dd>${date(entry.metadata.accessed)}</dd>
+          ${
+            detail.movedFrom !== undefined
+              ? html`<dt>Moved from</dt>
+                  <dd>
+                    <button
+                      class="link inline"
+                      title="What is at the old path now"
+                      @click=${() => this.select(detail.movedFrom!)}
+                    >
+                      ${detail.movedFrom}
+                    </button>
+                  </dd>`
+              : nothing
+          }
         </dl>
       </section>
       <section>
         <h3>Context from the conversation (${entry.contextChunks.length})</h3>
+        ${
+          entry.contextChunks.length && detail.contextVersion !== undefined
+            ? html`<p class="kept">
+                Kept from the original save (version ${detail.contextVersion}); later edits, moves
+                and restores keep it.
+              </p>`
+            : nothing
+        }
         ${
           entry.contextChunks.length
             ? html`<ul class="plain chunks">
@@ -712,7 +788,10 @@ export class SmEntryDetail extends LitElement {
     const more = this.deleted.length - shown.length - (this.deleted.includes(path) ? 1 : 0);
     return html`<section>
       <h3>Deleted just now</h3>
-      <p class="empty">Each entry keeps its history: open one to restore it.</p>
+      <p class="empty">
+        They are in the Trash, to restore all at once; each keeps its history, so one can also be
+        opened and restored alone.
+      </p>
       <ul class="plain children">
         ${shown.map(
           (p) =>
@@ -741,7 +820,9 @@ export class SmEntryDetail extends LitElement {
               @click=${() => this.handleSelectVersion(v.id)}
             >
               <span class="name">Version ${v.version}</span>
-              <span class="preview">${REASONS[v.reason]}</span>
+              <span class="preview"
+                >${REASONS[v.reason]}${v.movedTo !== undefined ? ` to ${v.movedTo}` : ''}</span
+              >
               <span class="aside" title=${dateFormat.format(v.replaced)}>
                 ${ago(v.replaced, now)}
               </span>
@@ -795,8 +876,6 @@ ${contentText(v.content)
   }
 
   private renderEdit(detail: Extract<Detail, { kind: 'entry' }>) {
-    const old = this.editBase?.content ?? detail.entry.content;
-    const plan = planSave(old, this.draft, this.format);
     const chunks = detail.entry.contextChunks.length;
     const rows = Math.min(24, Math.max(6, this.draft.split('\n').length + 1));
     const changedElsewhere =
@@ -832,11 +911,10 @@ ${contentText(v.content)
         @input=${this.handleDraftInput}
       ></textarea>
       ${
-        plan.kind === 'replace' && chunks > 0
-          ? html`<p class="warn">
-              This is not an edit of an object's fields, so it replaces the content whole: the
-              ${plural(chunks, 'context chunk')} stored with this entry will be dropped (the current
-              version stays in history).
+        chunks > 0
+          ? html`<p class="muted">
+              The ${plural(chunks, 'context chunk')} from the conversation stay with the entry; the
+              current version stays in history.
             </p>`
           : nothing
       }
@@ -989,17 +1067,20 @@ ${contentText(v.content)
       return;
     }
     await this.run(async () => {
+      // Both keep the context snapshot; a patch also keeps a change made meanwhile elsewhere.
       const result =
         plan.kind === 'patch'
           ? await memory.updateMemory(path, plan.patch)
-          : await memory.saveMemory(path, plan.value, 0);
+          : await memory.editMemory(path, plan.value);
       if (result.status !== 'SUCCESS') {
         this.actionError = result.message;
         return;
       }
       this.editBase = undefined;
       this.setMode('view');
-      this.status = `Saved as version ${result.version}.`;
+      this.status = `Saved as version ${result.version}.${
+        result.chunksStored ? ' The context from the conversation was kept.' : ''
+      }`;
       await this.watch.reload();
     });
   }
@@ -1017,6 +1098,16 @@ ${contentText(v.content)
       }
       this.setMode('view');
       this.select(result.to);
+      const { from, to: dest, moved } = result;
+      this.toast({
+        message: `Moved ${named(from, moved)} to “${dest}”.`,
+        undo: async () => {
+          const back = await memory.moveMemory(dest, from);
+          if (back.status !== 'SUCCESS') return `Not undone: ${back.message}`;
+          this.select(from);
+          return `Moved back to “${from}”.`;
+        },
+      });
     });
   }
 
@@ -1028,9 +1119,20 @@ ${contentText(v.content)
       if (result.status === 'SUCCESS') {
         this.deleted = [...(detail.kind === 'entry' ? [path] : []), ...detail.below];
         this.setMode('view');
-        const n = result.deleted;
-        this.status = `Deleted ${plural(n, 'entry', 'entries')}. ${n === 1 ? 'It' : 'They'} can be restored from history.`;
         await this.watch.reload();
+        const { trashId, deleted } = result;
+        this.toast({
+          message: `Deleted ${named(path, deleted)}. It is in the Trash.`,
+          undo:
+            trashId === undefined
+              ? undefined
+              : async () => {
+                  const back = await memory.restoreDeleted(trashId);
+                  if (back.status !== 'SUCCESS') return `Not undone: ${back.message}`;
+                  this.deleted = [];
+                  return `Restored ${named(path, back.restored)}.`;
+                },
+        });
         return;
       }
       // HAS_CHILDREN: entries appeared below since the count was shown; show the new count.
@@ -1054,9 +1156,43 @@ ${contentText(v.content)
         return;
       }
       this.selectedVersion = undefined;
-      this.status = `Restored version ${v.version} as version ${result.version}.`;
       await this.watch.reload();
+      const { path, previousId } = result;
+      this.toast({
+        message: `Restored version ${v.version} of “${path}” as version ${result.version}.`,
+        // Undo: the version it replaced comes back, or (nothing was there) it goes again.
+        undo: async () => {
+          const back =
+            previousId !== undefined
+              ? await memory.restoreMemory(previousId)
+              : await memory.deleteMemory(path);
+          if (back.status !== 'SUCCESS') return `Not undone: ${back.message}`;
+          return previousId !== undefined
+            ? `“${path}” is as it was before the restore.`
+            : `“${path}” is back in the Trash.`;
+        },
+      });
     });
+  }
+
+  /**
+   * Shows what was done, with Undo, once this pane has re-rendered (so a button that went with
+   * the change has gone, and the toast can tell that focus needs a new home).
+   */
+  private toast(notice: { message: string; undo?: () => Promise<string> }): void {
+    void this.updateComplete.then(() =>
+      requestToast(this, {
+        message: notice.message,
+        action: notice.undo ? { label: 'Undo', run: notice.undo } : undefined,
+        restoreFocus: () => this.focusMain(),
+      }),
+    );
+  }
+
+  /** Focus back into this pane: its first action, else its title. */
+  private focusMain(): void {
+    if (!this.isConnected) return;
+    this.renderRoot.querySelector<HTMLElement>('.toolbar button, h2')?.focus();
   }
 }
 

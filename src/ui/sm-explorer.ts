@@ -1,18 +1,24 @@
-// The memory explorer panel: a path filter, the tree or the map of every entry, and a semantic
-// search scoped to the selected heading. Reloads by itself when memory changes in any tab.
+// The memory explorer panel: a path filter, the tree or the map of every entry, the trash, and a
+// semantic search scoped to the selected heading. Reloads by itself when memory changes in any
+// tab. It also hosts the memory panel's toast (Undo), and follows a tool card's link through
+// moves to where the entry is now.
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
-import { customElement, property, state } from 'lit/decorators.js';
+import { customElement, property, query, state } from 'lit/decorators.js';
 import type { EntrySummary } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
-import type { SelectPathDetail } from './events';
+import { emit, type SelectPathDetail } from './events';
 import { MemoryWatch } from './memory-watch';
 import { base, tokens } from './styles';
 import './sm-memory-map';
 import './sm-memory-search';
 import './sm-memory-tree';
+import type { FollowPathDetail } from './sm-tool-card';
+import { requestToast, type SmToast, type ToastRequest } from './sm-toast';
+import './sm-toast';
+import './sm-trash';
 import { searchScope } from './tree-model';
 
-type View = 'tree' | 'map';
+type View = 'tree' | 'map' | 'trash';
 
 /** Pause in typing before the filter applies. */
 const FILTER_DELAY_MS = 120;
@@ -20,15 +26,22 @@ const FILTER_DELAY_MS = 120;
 const VIEWS: readonly { id: View; label: string }[] = [
   { id: 'tree', label: 'Tree' },
   { id: 'map', label: 'Map' },
+  { id: 'trash', label: 'Trash' },
 ];
 
 /**
  * `<sm-explorer>`: browse, filter and search the memory.
  *
- * Fills the height it is given (a flex column): the tree or map scrolls, the search sits below.
- * Selections made inside update `selectedPath` and bubble on as `sm-select-path`.
+ * Fills the height it is given (a flex column): the tree, map or trash scrolls, the search sits
+ * below. Selections made inside update `selectedPath` and bubble on as `sm-select-path`.
  *
- * @fires sm-select-path - (bubbled from the tree, map or search) a node was chosen; `detail.path`.
+ * Beside its own subtree it listens on the root it lives in (the app's shadow root, shared with
+ * the entry detail and the chat): `sm-toast` requests show in its `<sm-toast>`, and an
+ * `sm-select-path` that asks to follow moves (a tool card's link) is answered with the path's
+ * entry where it is now.
+ *
+ * @fires sm-select-path - (bubbled from the tree, map, trash or search) a node was chosen;
+ *   `detail.path`. Also for a followed tool card link, with the path after its moves.
  */
 @customElement('sm-explorer')
 export class SmExplorer extends LitElement {
@@ -109,6 +122,10 @@ export class SmExplorer extends LitElement {
         min-height: 0;
         padding: 6px;
       }
+      sm-trash {
+        flex: 1 1 auto;
+        min-height: 0;
+      }
       .search {
         flex: none;
         max-height: 45%;
@@ -147,10 +164,24 @@ export class SmExplorer extends LitElement {
   /** The client the latest load used: a new one means loading again. */
   private loadedWith: MemoryClient | undefined;
   private filtered: { entries: EntrySummary[]; filter: string; out: EntrySummary[] } | undefined;
+  /** Where the toast and follow listeners are (the root this element was connected in). */
+  private listeningOn: Node | undefined;
+
+  @query('sm-toast') private toast!: SmToast | null;
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.listeningOn = this.getRootNode();
+    this.listeningOn.addEventListener('sm-toast', this.handleToast);
+    this.listeningOn.addEventListener('sm-select-path', this.handleFollow);
+  }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     clearTimeout(this.filterTimer);
+    this.listeningOn?.removeEventListener('sm-toast', this.handleToast);
+    this.listeningOn?.removeEventListener('sm-select-path', this.handleFollow);
+    this.listeningOn = undefined;
   }
 
   protected override updated(changed: PropertyValues<this>): void {
@@ -221,6 +252,18 @@ export class SmExplorer extends LitElement {
                       .entries=${mapEntries}
                       .selectedPath=${this.selectedPath}
                     ></sm-memory-map>
+                  </div>
+                  <div
+                    role="tabpanel"
+                    id="panel-trash"
+                    aria-labelledby="tab-trash"
+                    ?hidden=${this.view !== 'trash'}
+                  >
+                    <sm-trash
+                      .memory=${this.memory}
+                      .filter=${this.filter}
+                      .active=${this.view === 'trash'}
+                    ></sm-trash>
                   </div>`
         }
       </div>
@@ -230,7 +273,8 @@ export class SmExplorer extends LitElement {
           .path=${entries ? searchScope(entries, this.selectedPath) : ''}
           .recencyBias=${this.recencyBias}
         ></sm-memory-search>
-      </div>`;
+      </div>
+      <sm-toast></sm-toast>`;
   }
 
   private renderSummary(total: number, shown: number) {
@@ -271,6 +315,37 @@ export class SmExplorer extends LitElement {
   private handleSelect(event: CustomEvent<SelectPathDetail>): void {
     // Let it bubble on to the app (entry detail); keep our own copy for the children.
     this.selectedPath = event.detail.path;
+  }
+
+  private readonly handleToast = (event: Event): void => {
+    const request = (event as CustomEvent<ToastRequest>).detail;
+    if (!request || typeof request.message !== 'string') return;
+    event.stopPropagation();
+    this.toast?.show(request);
+  };
+
+  /** A tool card's link: select where its path's entry is now (moves followed). */
+  private readonly handleFollow = (event: Event): void => {
+    const detail = (event as CustomEvent<Partial<FollowPathDetail>>).detail;
+    const memory = this.memory;
+    if (!detail?.followMoves || typeof detail.path !== 'string' || !memory) return;
+    // Answered below with the path it leads to; the app must not select the old one first.
+    event.stopPropagation();
+    void this.follow(memory, detail.path);
+  };
+
+  private async follow(memory: MemoryClient, path: string): Promise<void> {
+    let target = path;
+    try {
+      const where = path === '' ? undefined : await memory.resolvePath(path);
+      if (where?.status === 'SUCCESS' && where.moves.length) target = where.path;
+    } catch {
+      // The worker did not answer: show the path as it was.
+    }
+    emit(this, 'sm-select-path', { path: target });
+    if (target !== path) {
+      requestToast(this, { message: `“${path}” was moved to “${target}”; showing it there.` });
+    }
   }
 
   private handleTabKey(event: KeyboardEvent): void {

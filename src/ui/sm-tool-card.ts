@@ -2,7 +2,7 @@
 // went in one line, and the full arguments and result on demand.
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import { emit } from './events';
+import { emit, type SelectPathDetail } from './events';
 import { base, tokens } from './styles';
 
 type Outcome = 'pending' | 'ok' | 'missing' | 'error';
@@ -21,9 +21,18 @@ const asFields = (value: unknown): Fields =>
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /**
+ * A card's link asks to follow moves: the entry it names may have been moved since the call, and
+ * the link should lead to where it is now (the explorer resolves it; see `sm-explorer`).
+ */
+export interface FollowPathDetail extends SelectPathDetail {
+  followMoves: true;
+}
+
+/**
  * `<sm-tool-card>`: one tool call of the model, with its result once it is in.
  *
- * @fires sm-select-path - The path link was clicked (`{ path }`).
+ * @fires sm-select-path - The path link was clicked (`{ path, followMoves: true }`: where the
+ *   entry is now, if it was moved since).
  */
 @customElement('sm-tool-card')
 export class SmToolCard extends LitElement {
@@ -214,7 +223,8 @@ export class SmToolCard extends LitElement {
   }
 
   private handleSelect(path: string): void {
-    emit(this, 'sm-select-path', { path });
+    const detail: FollowPathDetail = { path, followMoves: true };
+    emit(this, 'sm-select-path', detail);
   }
 
   private stringArg(key: string): string | undefined {
