@@ -149,6 +149,8 @@ export class SmEntryDetail extends LitElement {
       :host {
         display: block;
         padding: 16px;
+        /* Room to scroll the last rows above an Undo toast (sm-toast, fixed at the bottom). */
+        padding-bottom: 72px;
         background: var(--sm-surface);
         line-height: 1.45;
         min-width: 0;

@@ -221,7 +221,11 @@ export class SmToast extends LitElement {
       next = `That did not work: ${e instanceof Error ? e.message : String(e)}`;
     }
     this.busy = false;
-    if (next) this.show({ message: next, restoreFocus: this.current?.restoreFocus });
+    const restore = this.current?.restoreFocus;
+    // Done: focus goes back to the page's content first, so the outcome's notice is not held
+    // open by a focus left on a button that no longer applies.
+    if (this.held.focus) restore?.();
+    if (next) this.show({ message: next, restoreFocus: restore });
     else this.close();
   }
 }

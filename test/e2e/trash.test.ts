@@ -213,10 +213,28 @@ describe('trash, undo and moves in Chromium', () => {
   });
 
   it('Empty trash asks first: focus starts on Cancel, Escape closes; confirming empties it', async () => {
+    // Markup in a deleted entry's path and content stays text in the Trash.
+    await page.evaluate(async () => {
+      const m = (document.querySelector('sm-app') as unknown as { memory: AppMemory }).memory;
+      await m.saveMemory('Work/<img src=x onerror="window.__xss=1">', '<b onclick=1>bold</b>', 0);
+    });
+    await open('Work/<img src=x onerror="window.__xss=1">');
+    await deleteOpened();
     await open('Work/Draft');
     await deleteOpened();
     await page.getByRole('tab', { name: 'Trash' }).click();
-    await expect.poll(() => items().count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => items().count(), { timeout: 10_000 }).toBe(2);
+    await expect
+      .poll(() => page.locator('sm-trash').getByText('<b onclick=1>bold</b>').count())
+      .toBe(1);
+    expect(
+      await page.evaluate(() => {
+        const root = document.querySelector('sm-app')!.shadowRoot!;
+        const trash = root.querySelector('sm-explorer')!.shadowRoot!.querySelector('sm-trash')!;
+        return trash.shadowRoot!.querySelectorAll('img, b, [onerror], [onclick]').length;
+      }),
+    ).toBe(0);
+    expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
     const trash = page.locator('sm-trash');
     await trash.getByRole('button', { name: 'Empty trash' }).click();
     const dialog = trash.getByRole('dialog');
@@ -233,13 +251,57 @@ describe('trash, undo and moves in Chromium', () => {
     await shot('trash-confirm-desktop');
     await page.keyboard.press('Escape');
     await expect.poll(() => dialog.isVisible()).toBe(false);
-    expect(await items().count()).toBe(1);
+    expect(await items().count()).toBe(2);
 
     await trash.getByRole('button', { name: 'Empty trash' }).click();
     await dialog.getByRole('button', { name: 'Empty trash' }).click();
     await expect.poll(() => items().count(), { timeout: 10_000 }).toBe(0);
     await expect
       .poll(() => trash.getByText(/The trash is empty/).count(), { timeout: 10_000 })
+      .toBe(1);
+  });
+
+  it('Undo after a move moves it back; Undo after restoring a version brings back the one it replaced', async () => {
+    await open('Notes/Idea');
+    await detail().getByRole('toolbar').getByRole('button', { name: 'Move' }).click();
+    await detail().getByRole('textbox', { name: 'New path' }).fill('Notes/Later');
+    await detail()
+      .getByRole('form', { name: 'Rename' })
+      .getByRole('button', { name: 'Move' })
+      .click();
+    await expect.poll(() => heading(), { timeout: 10_000 }).toMatch(/^Later/);
+    await notice().getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(() => heading(), { timeout: 10_000 }).toMatch(/^Idea/);
+    await expect
+      .poll(() => notice().getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/Moved back to “Notes\/Idea”/);
+    // Done with the notice: close it (it would stay its few seconds over the pane's last rows).
+    await notice().getByRole('button', { name: 'Close notice' }).click();
+    await expect
+      .poll(() => tree().getByRole('treeitem', { name: 'Later' }).count(), { timeout: 10_000 })
+      .toBe(0);
+
+    await page.evaluate(async () => {
+      const m = (document.querySelector('sm-app') as unknown as { memory: AppMemory }).memory;
+      await m.saveMemory('Notes/Idea', 'a better idea', 0);
+    });
+    await expect
+      .poll(() => detail().getByText('a better idea').count(), { timeout: 10_000 })
+      .toBe(1);
+    const history = detail().locator('section', { hasText: 'History' });
+    await history.getByRole('button', { name: /^Version 1\b/ }).click();
+    await history.getByRole('button', { name: 'Restore', exact: true }).click();
+    await expect
+      .poll(() => detail().getByText('a trash view for deleted memories').count(), {
+        timeout: 10_000,
+      })
+      .toBeGreaterThan(0);
+    await expect
+      .poll(() => notice().getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/Restored version 1 of “Notes\/Idea”/);
+    await notice().getByRole('button', { name: 'Undo' }).click();
+    await expect
+      .poll(() => detail().getByText('a better idea').count(), { timeout: 10_000 })
       .toBe(1);
   });
 
