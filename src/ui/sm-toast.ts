@@ -57,7 +57,7 @@ export class SmToast extends LitElement {
         right: 16px;
         bottom: 16px;
         width: max-content;
-        max-width: min(480px, calc(100vw - 24px));
+        max-width: min(400px, calc(100vw - 24px));
         pointer-events: none;
       }
       @media (max-width: 599px) {
