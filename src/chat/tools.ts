@@ -110,7 +110,7 @@ export const MEMORY_TOOLS: readonly MemoryTool[] = [
   },
 ];
 
-/** Tools offered only when enabled in settings (SPEC §4, beyond the five). */
+/** Tools offered only when enabled in settings (docs/design.md, "Offered when enabled"). */
 export const EXTRA_TOOLS: readonly MemoryTool[] = [
   {
     name: 'updateMemory',

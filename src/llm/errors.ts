@@ -1,5 +1,6 @@
 // Turns server replies and network failures into LlmErrors whose message is a plain sentence
-// with the fix (SPEC §6), recognising each server's error shapes and phrasings (PROTOCOLS.md).
+// with the fix (docs/design.md, "Connector and its errors"), recognising each server's error
+// shapes and phrasings (PROTOCOLS.md).
 
 import { MAX_ERROR_BODY_CHARS, MAX_JSON_DEPTH, MAX_TOOL_PARSE_CHARS, sizeInWords } from './limits';
 import { LlmError, type LlmErrorCode, type ServerKind } from './types';

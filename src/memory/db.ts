@@ -1,4 +1,5 @@
-// The Dexie schema (SPEC §2). Every past version stays declared; changes get a new version.
+// The Dexie schema (docs/design.md, "Data model"). Every past version stays declared; changes
+// get a new version.
 import Dexie, { type Table } from 'dexie';
 import { SHARD_SCHEMA, rebuildShards, type ChunkShard } from './shards';
 import type { Chunk, Conversation, HistoryRow, MemoryEntry, Message, SettingRow } from './types';

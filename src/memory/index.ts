@@ -1,4 +1,5 @@
-// The engine's public API (SPEC §9): openMemory, createEmbedder and BUNDLED_MODEL.
+// The engine's public API (docs/design.md, "Library API"): openMemory, createEmbedder and
+// BUNDLED_MODEL.
 import { createMemoryStore } from './memory-store';
 import type { MemoryApi, OpenMemoryOptions } from './types';
 

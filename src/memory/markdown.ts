@@ -1,5 +1,6 @@
-// Markdown export and import of memory entries (SPEC §7): a file a person can read, and that
-// imports back to exactly the same entries (paths, content, chunks, versions and dates).
+// Markdown export and import of memory entries (docs/design.md, "Markdown export and import"):
+// a file a person can read, and that imports back to exactly the same entries (paths, content,
+// chunks, versions and dates).
 //
 // Layout of a file:
 //
@@ -556,8 +557,9 @@ class Reader {
     const dates: Record<string, Date> = {};
     for (const field of ['created', 'modified', 'accessed'] as const) {
       const raw = meta[field];
-      // `accessed` is optional for hand-written comments (SPEC §7 lists only path, version,
-      // created and modified); it then defaults to `modified`.
+      // `accessed` is optional for hand-written comments (docs/design.md, "Markdown export and
+      // import": path, version, created and modified are required); it then defaults to
+      // `modified`.
       if (field === 'accessed' && raw === undefined) {
         if (dates.modified) dates.accessed = new Date(dates.modified.getTime());
         continue;

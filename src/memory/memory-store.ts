@@ -1,5 +1,6 @@
-// The memory tools (SPEC §4) over Dexie. Every method resolves to a result object; bad input
-// and failures come back as ToolError and write nothing. Multi-row writes are single transactions.
+// The memory tools (docs/design.md, "The tools") over Dexie. Every method resolves to a result
+// object; bad input and failures come back as ToolError and write nothing. Multi-row writes are
+// single transactions.
 import { createStoreContext } from './context';
 import { adminTools } from './tools/admin';
 import { backupTools } from './tools/backup';

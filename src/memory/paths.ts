@@ -1,4 +1,4 @@
-// Memory paths (SPEC §3): parsing, validation and segment-aware prefix ranges.
+// Memory paths (docs/design.md, "Paths"): parsing, validation and segment-aware prefix ranges.
 
 export const MAX_SEGMENT_CHARS = 128;
 export const MAX_DEPTH = 12;

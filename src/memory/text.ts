@@ -1,4 +1,5 @@
-// Sentence splitting and token estimates for the semantic index (SPEC §5).
+// Sentence splitting and token estimates for the semantic index (docs/design.md,
+// "Semantic index").
 
 /** Sentences longer than this many (estimated) tokens are split further. */
 export const MAX_CHUNK_TOKENS = 128;

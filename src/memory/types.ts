@@ -1,4 +1,5 @@
-// Row types of the database and result shapes of the memory tools (SPEC §2, §4).
+// Row types of the database and result shapes of the memory tools (docs/design.md, "Data model"
+// and "The tools").
 
 /** Any JSON value: what `saveMemory` accepts as content. */
 export type JsonValue =
@@ -436,7 +437,8 @@ export interface ListOptions {
 }
 
 /**
- * The memory engine: the five model tools plus the library extras (SPEC §4, §9).
+ * The memory engine: the five model tools plus the library extras (docs/design.md, "The tools"
+ * and "Library API").
  * Every method resolves to a result object; none rejects on bad input.
  * Arguments are `unknown` on purpose: they come from a model and are validated here.
  */

@@ -76,7 +76,7 @@ describe('memory worker in Chromium', () => {
   it('saves and reads an entry through the worker, offline and within the CSP', async () => {
     if (!browser) throw new Error('Chromium did not start');
     // The bundled model, chosen at build time: the hub is unreachable here, and this test
-    // must not even try it. (Never a URL parameter: SPEC §8.)
+    // must not even try it. (Never a URL parameter: docs/design.md, "Security".)
     const server = await buildAndServe('bundled');
     context = await browser.newContext({ serviceWorkers: 'block' });
     const seen: string[] = [];

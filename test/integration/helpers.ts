@@ -138,7 +138,10 @@ export function containsTypedArray(value: unknown, seen = new Set<unknown>()): b
   return Object.values(value).some((v) => containsTypedArray(v, seen));
 }
 
-/** Sentences of a text as `Intl.Segmenter` splits them (SPEC §5), trimmed, empty ones dropped. */
+/**
+ * Sentences of a text as `Intl.Segmenter` splits them (docs/design.md, "Semantic index"),
+ * trimmed, empty ones dropped.
+ */
 export function sentences(text: string): string[] {
   const seg = new Intl.Segmenter('en', { granularity: 'sentence' });
   return [...seg.segment(text)].map((s) => s.segment.trim()).filter((s) => s.length > 0);

@@ -1,5 +1,5 @@
-// Markdown export → import (SPEC §7): a fresh database gets identical entries; a bad file changes
-// nothing; importing into a non-empty database merges.
+// Markdown export → import (docs/design.md, "Markdown export and import"): a fresh database gets
+// identical entries; a bad file changes nothing; importing into a non-empty database merges.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ContextChunk, JsonValue, MemoryApi, MemoryEntry } from '../../src/memory/types';
 import {

@@ -1,5 +1,6 @@
-// Acceptance tests of the memory engine's behaviour (SPEC §1–§5, §9), written from the spec:
-// context snapshots, queries, recency, implicit headings, paths, history, move, patch, list.
+// Acceptance tests of the memory engine's behaviour, written from its contracts (docs/design.md:
+// "Paths", "Semantic index", "The tools", "Library API"): context snapshots, queries, recency,
+// implicit headings, paths, history, move, patch, list.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type {
   Chunk,

@@ -1,5 +1,6 @@
-// Every error code of SPEC §4, each produced by a test; after every error the database is
-// unchanged (all tables compared row by row), and no tool ever throws or rejects.
+// Every error code of the tools (docs/design.md, "Results and errors"), each produced by a test;
+// after every error the database is unchanged (all tables compared row by row), and no tool ever
+// throws or rejects.
 import Dexie from 'dexie';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/embeddings/types';

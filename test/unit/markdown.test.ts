@@ -1,4 +1,5 @@
-// Markdown export/import (SPEC §7): exact round trips, readable output, clear errors, no throws.
+// Markdown export/import (docs/design.md, "Markdown export and import"): exact round trips,
+// readable output, clear errors, no throws.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

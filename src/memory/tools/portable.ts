@@ -1,4 +1,5 @@
-// Markdown export and import (SPEC §7): import validates the whole file, then writes in one transaction.
+// Markdown export and import (docs/design.md, "Markdown export and import"): import validates
+// the whole file, then writes in one transaction.
 import type { StoreContext } from '../context';
 import { isToolError, nextVersion, short, toolError } from '../validate';
 import { descendantRange, headingOf, parentOf } from '../paths';
