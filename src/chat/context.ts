@@ -109,7 +109,7 @@ export interface AssembledPrompt {
   droppedMessages: number;
   /**
    * Optional parts cut for lack of space (TruncatedPart values). The usual caps (outline near
-   * 600 tokens, 3 recalled entries, long contents shortened) are not reported.
+   * 600 tokens, recalled entries within their 600 tokens, long contents shortened) are not reported.
    */
   truncated: string[];
 }

@@ -27,7 +27,7 @@ export interface ChunkShard {
   vectors: Float32Array;
   /**
    * The chunks' index terms, tokenised when the shard was written, so the word index loads with
-   * the vectors without tokenising (docs/search.md, "Cold load"). Absent in shards written
+   * the vectors without tokenising (docs/search.md, "The two signals"). Absent in shards written
    * before it, or by another tokeniser version: such shards are rebuilt from the rows on load.
    */
   words?: PackedWords;
