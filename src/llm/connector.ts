@@ -18,6 +18,35 @@ import {
 export const DEFAULT_ENDPOINT = 'http://localhost:5001';
 export const DEFAULT_CONTEXT_SIZE = 4096;
 
+/** Each server kind as people call it. */
+export const SERVER_LABELS: Readonly<Record<ServerKind, string>> = {
+  koboldcpp: 'KoboldCPP',
+  llamacpp: 'llama.cpp',
+  ollama: 'Ollama',
+  lmstudio: 'LM Studio',
+  openai: 'OpenAI-compatible server',
+};
+
+/** The model name KoboldCPP reports instead of the real one to a client without its password. */
+const KOBOLD_PROTECTED_MODEL = 'protected-model';
+
+/**
+ * Detection succeeded, but KoboldCPP has a password that was not sent (or is wrong): it answers
+ * detection without it and refuses generation with 401, so say so before the first chat.
+ */
+export function koboldPasswordMissing(info: ServerInfo): boolean {
+  return info.kind === 'koboldcpp' && info.model === KOBOLD_PROTECTED_MODEL;
+}
+
+/** The sentence, with the fix, for `koboldPasswordMissing`. */
+export function koboldPasswordError(info: ServerInfo): LlmError {
+  return new LlmError(
+    'UNAUTHORIZED',
+    `KoboldCPP at ${info.baseUrl} has a password, and the one in Settings is missing or wrong: enter it under API key / password.`,
+    { kind: 'koboldcpp' },
+  );
+}
+
 export interface ConnectorOptions {
   /** Base URL of the server (default http://localhost:5001, KoboldCPP). */
   endpoint?: string;

@@ -1,7 +1,9 @@
-// The Settings dialog: edits a copy of AppSettings, validates it, and hands it up on Save.
+// The Settings dialog: edits a copy of AppSettings, says in one line what each setting does,
+// validates it, tests the connection to the server, and hands the settings up on Save.
 import { LitElement, css, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
-import { DEFAULT_SETTINGS, type AppSettings } from '../app/settings';
+import { DEFAULT_SETTINGS, type AppSettings, type ConnectionLine } from '../app/settings';
+import type { ToolMode } from '../llm/types';
 import { emit } from './events';
 import { base, tokens } from './styles';
 
@@ -9,10 +11,29 @@ export interface SaveSettingsDetail {
   settings: AppSettings;
 }
 
+/** What Test connection found: a line per fact, or the sentence that says what is wrong. */
+export type ConnectionReport =
+  { ok: true; lines: ConnectionLine[] } | { ok: false; message: string };
+
+export interface TestConnectionDetail {
+  /** The server as typed in the dialog (not saved yet). */
+  endpoint: string;
+  apiKey: string;
+  /** The context size override as typed (0: the server's). */
+  contextSize: number;
+  toolMode: ToolMode;
+  /** Aborted when the dialog closes or a new test starts. */
+  signal: AbortSignal;
+  /** Set by the listener, synchronously: the report to show. */
+  reply?: Promise<ConnectionReport>;
+}
+
 declare module './events' {
   interface SmEvents {
     /** The user saved the Settings dialog. */
     'sm-save-settings': SaveSettingsDetail;
+    /** The user asked to test the connection to the server typed in the dialog. */
+    'sm-test-connection': TestConnectionDetail;
   }
 }
 
@@ -25,6 +46,9 @@ interface NumberRule {
   max: number;
   integer: boolean;
   step: string;
+  /** What the setting does, in one line of plain words. */
+  hint: string;
+  /** What to type instead, when the value is out of range. */
   message: string;
 }
 
@@ -34,35 +58,40 @@ const RULES: Record<NumberField, NumberRule> = {
     max: 2,
     integer: false,
     step: '0.05',
-    message: 'Use a number from 0 to 2.',
+    hint: 'How freely the model picks its words (0 = the same answer each time, 1 = varied, 2 = erratic).',
+    message: 'Use a number from 0 to 2 (0.7 suits most models).',
   },
   maxOutputTokens: {
     min: 1,
     max: 65536,
     integer: true,
     step: '1',
-    message: 'Use a whole number from 1 to 65536.',
+    hint: 'The longest answer the model may write, in tokens (a token is about ¾ of a word).',
+    message: 'Use a whole number from 1 to 65536 (512 suits chat).',
   },
   contextSize: {
     min: 0,
     max: 1_048_576,
     integer: true,
     step: '256',
-    message: 'Use 0 (the server’s size) or a whole number up to 1048576.',
+    hint: 'How much text the model reads at once, in tokens; 0 = what the server says.',
+    message: 'Use 0 (the server’s size) or a whole number from 512 to 1048576.',
   },
   recencyBias: {
     min: 0,
     max: 1,
     integer: false,
     step: '0.05',
-    message: 'Use a number from 0 (similarity only) to 1 (newest first).',
+    hint: 'How much newer memories are preferred over better matches (0 = best match only, 1 = newest first).',
+    message: 'Use a number from 0 (best match only) to 1 (newest first).',
   },
   contextTokens: {
     min: 0,
     max: 4000,
     integer: true,
     step: '50',
-    message: 'Use a whole number from 0 to 4000.',
+    hint: 'How much of the chat is kept with each new memory to say why it was saved, in tokens (0 = none).',
+    message: 'Use a whole number from 0 to 4000 (1000 keeps a few sentences).',
   },
 };
 
@@ -83,19 +112,25 @@ function toDraft(s: AppSettings): Draft {
   };
 }
 
+/** What is wrong with an endpoint as typed, or undefined when it is a usable http(s) address. */
+export function endpointProblem(endpoint: string): string | undefined {
+  try {
+    const url = new URL(endpoint.trim());
+    if (url.protocol === 'http:' || url.protocol === 'https:') return undefined;
+  } catch {
+    // not a URL at all
+  }
+  return 'Enter the server’s full address, starting with http:// or https:// (for example http://localhost:5001).';
+}
+
 /** Validates the draft: the settings, or a message per bad field. */
 export function validateSettings(
   draft: Draft,
 ): { ok: true; settings: AppSettings } | { ok: false; errors: Errors } {
   const errors: Errors = {};
   const endpoint = draft.endpoint.trim();
-  try {
-    const url = new URL(endpoint);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
-  } catch {
-    errors.endpoint =
-      'Enter the server’s full address, starting with http:// or https:// (for example http://localhost:5001).';
-  }
+  const problem = endpointProblem(endpoint);
+  if (problem) errors.endpoint = problem;
   const numbers = {} as Record<NumberField, number>;
   for (const field of Object.keys(RULES) as NumberField[]) {
     const rule = RULES[field];
@@ -122,15 +157,30 @@ export function validateSettings(
   return { ok: true, settings: { ...draft, ...numbers, endpoint } };
 }
 
+/** The element that has focus, looking into shadow roots. */
+function deepActiveElement(): HTMLElement | undefined {
+  let el: Element | null = document.activeElement;
+  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+  return el instanceof HTMLElement && el !== document.body ? el : undefined;
+}
+
+/** Test connection in progress or done, for the endpoint and key it was run with. */
+type TestState =
+  { state: 'testing'; endpoint: string } | ({ state: 'done'; endpoint: string } & ConnectionReport);
+
 /**
  * `<sm-settings>`: the Settings dialog (a modal `<dialog>`).
  *
  * The app opens it with `open()`; it edits a copy of `settings`, so Cancel (or Escape) leaves
- * everything as it was. Save validates every field (the message shows under the field) and, if
- * all are valid, emits the new settings and closes. While `reembed` is set, a progress bar shows
- * the re-embedding of memory after an embedding-model change.
+ * everything as it was, and focus goes back to where it was. Each setting has a one-line hint
+ * in plain words, and its range on the input. Save validates every field (the message shows
+ * under the field) and, if all are valid, emits the new settings and closes. Test connection
+ * asks the app (`sm-test-connection`) about the server typed in, and shows what answers, one
+ * line a fact, or the sentence with the fix. While `reembed` is set, a progress bar shows the
+ * re-embedding of memory after an embedding-model change.
  *
  * @fires sm-save-settings - Save with valid values; `detail.settings` is the complete AppSettings.
+ * @fires sm-test-connection - Test connection; the listener sets `detail.reply`.
  */
 @customElement('sm-settings')
 export class SmSettings extends LitElement {
@@ -187,7 +237,7 @@ export class SmSettings extends LitElement {
       }
       .grid {
         display: grid;
-        grid-template-columns: repeat(auto-fill, minmax(150px, 1fr));
+        grid-template-columns: repeat(auto-fill, minmax(200px, 1fr));
         gap: 10px 12px;
       }
       .field {
@@ -227,10 +277,10 @@ export class SmSettings extends LitElement {
         flex-basis: 100%;
         padding-left: 21px;
       }
-      /* Label, input and message rows line up across the columns, whatever wraps. */
+      /* Label, input, hint and message rows line up across the columns, whatever wraps. */
       .grid .field {
         display: grid;
-        grid-row: span 3;
+        grid-row: span 4;
         grid-template-rows: subgrid;
         row-gap: 3px;
       }
@@ -245,11 +295,45 @@ export class SmSettings extends LitElement {
         font-size: 0.8rem;
         color: var(--sm-danger);
       }
+      .field-error:empty {
+        display: none;
+      }
       [aria-invalid='true'] {
         border-color: var(--sm-danger);
       }
       progress {
         width: 100%;
+      }
+      .test {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: flex-start;
+        gap: 6px 10px;
+        margin: 0 0 10px;
+      }
+      .test > div {
+        flex: 1 1 14rem;
+        min-width: 0;
+        font-size: 0.85rem;
+      }
+      .test ul {
+        margin: 0;
+        padding: 0;
+        list-style: none;
+      }
+      .test li {
+        overflow-wrap: anywhere;
+      }
+      .test .label {
+        font-weight: 600;
+      }
+      .test-error {
+        margin: 0;
+        color: var(--sm-danger);
+      }
+      .test-ok::before {
+        content: '✓ ';
+        color: var(--sm-ok);
       }
       .foot [role='alert'] {
         margin-right: auto;
@@ -272,17 +356,35 @@ export class SmSettings extends LitElement {
   /** Re-embedding progress to show, while the memory is being re-embedded. */
   @property({ attribute: false }) reembed: { done: number; total: number } | undefined;
 
+  /** The embedding model in use, in words (shown under the choice), when known. */
+  @property({ attribute: false }) modelInUse: string | undefined;
+
   @state() private draft: Draft | undefined;
   @state() private errors: Errors = {};
+  @state() private test: TestState | undefined;
 
   @query('dialog') private dialog!: HTMLDialogElement;
 
-  /** Opens the dialog on a fresh copy of `settings` (the defaults if none were given). */
-  async open(): Promise<void> {
+  /** Where focus was when the dialog opened: it goes back there on close. */
+  private opener: HTMLElement | undefined;
+  private testController: AbortController | undefined;
+
+  /**
+   * Opens the dialog on a fresh copy of `settings` (the defaults if none were given);
+   * `focus: 'endpoint'` puts the cursor in the Endpoint URL field.
+   */
+  async open(options: { focus?: 'endpoint' } = {}): Promise<void> {
+    if (!this.dialog?.open) this.opener = deepActiveElement();
     this.draft = toDraft(this.settings ?? DEFAULT_SETTINGS);
     this.errors = {};
+    this.stopTest();
     await this.updateComplete;
     if (!this.dialog.open) this.dialog.showModal();
+    if (options.focus === 'endpoint') {
+      const input = this.renderRoot.querySelector<HTMLInputElement>('#endpoint');
+      input?.focus();
+      input?.select();
+    }
   }
 
   /** Closes the dialog without saving. */
@@ -293,6 +395,11 @@ export class SmSettings extends LitElement {
   /** Whether the dialog is showing. */
   get isOpen(): boolean {
     return this.dialog?.open ?? false;
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.stopTest();
   }
 
   override render() {
@@ -319,7 +426,7 @@ export class SmSettings extends LitElement {
                       aria-invalid=${this.errors.endpoint ? 'true' : 'false'}
                       aria-describedby="endpoint-hint endpoint-error"
                     />`,
-                    'KoboldCPP, llama.cpp, Ollama or any OpenAI-compatible server.',
+                    'The address of your model server: KoboldCPP, llama.cpp, Ollama, LM Studio or any OpenAI-compatible one.',
                   )}
                   ${this.field(
                     'apiKey',
@@ -332,8 +439,9 @@ export class SmSettings extends LitElement {
                       @input=${this.text('apiKey')}
                       aria-describedby="apiKey-hint"
                     />`,
-                    'Only if the server asks for one. Kept in this browser.',
+                    'Only if the server asks for one (a KoboldCPP password, an API key). Kept in this browser.',
                   )}
+                  ${this.renderTest()}
                   ${this.field(
                     'toolMode',
                     'Tool mode',
@@ -343,13 +451,17 @@ export class SmSettings extends LitElement {
                       @change=${this.handleToolMode}
                       aria-describedby="toolMode-hint"
                     >
-                      <option value="auto" ?selected=${d.toolMode === 'auto'}>Auto</option>
-                      <option value="native" ?selected=${d.toolMode === 'native'}>Native</option>
+                      <option value="auto" ?selected=${d.toolMode === 'auto'}>
+                        Auto (recommended)
+                      </option>
+                      <option value="native" ?selected=${d.toolMode === 'native'}>
+                        Native tool calls
+                      </option>
                       <option value="prompted" ?selected=${d.toolMode === 'prompted'}>
-                        Prompted
+                        Prompted tools
                       </option>
                     </select>`,
-                    'Native uses the server’s tool calls; prompted describes the tools in the prompt.',
+                    'How the model reaches its memory: native uses the server’s tool calls, prompted describes the tools in the prompt (any model); auto tries native first.',
                   )}
                 </fieldset>
                 <fieldset>
@@ -357,7 +469,7 @@ export class SmSettings extends LitElement {
                   <div class="grid">
                     ${this.numberField('temperature', 'Temperature')}
                     ${this.numberField('maxOutputTokens', 'Max output tokens')}
-                    ${this.numberField('contextSize', 'Context size (0 = from server)')}
+                    ${this.numberField('contextSize', 'Context size')}
                   </div>
                 </fieldset>
                 <fieldset>
@@ -365,7 +477,7 @@ export class SmSettings extends LitElement {
                   ${this.checkbox(
                     'autoRecall',
                     'Auto-recall',
-                    'Adds related memories to each prompt.',
+                    'Before each answer, adds the few memories most related to your message to the prompt.',
                   )}
                   <div class="grid">
                     ${this.numberField('recencyBias', 'Default recency bias')}
@@ -374,7 +486,7 @@ export class SmSettings extends LitElement {
                   ${this.checkbox(
                     'extraTools',
                     'Let the model edit and move entries',
-                    'Offers updateMemory and moveMemory as tools.',
+                    'Offers it updateMemory and moveMemory, besides saving, reading and deleting.',
                   )}
                   ${this.field(
                     'embeddingModel',
@@ -386,13 +498,14 @@ export class SmSettings extends LitElement {
                       aria-describedby="embeddingModel-hint"
                     >
                       <option value="default" ?selected=${d.embeddingModel === 'default'}>
-                        all-MiniLM-L6-v2 (download)
+                        all-MiniLM-L6-v2 (downloaded once)
                       </option>
                       <option value="bundled" ?selected=${d.embeddingModel === 'bundled'}>
                         Bundled offline model
                       </option>
                     </select>`,
-                    'Changing it re-embeds all memory in the background.',
+                    'Turns text into numbers for search by meaning; changing it re-embeds all memory in the background.' +
+                      (this.modelInUse ? ` In use now: ${this.modelInUse}.` : ''),
                   )}
                   ${this.reembed ? this.renderReembed(this.reembed) : nothing}
                 </fieldset>
@@ -408,7 +521,7 @@ export class SmSettings extends LitElement {
                       @input=${this.text('persona')}
                       aria-describedby="persona-hint"
                     ></textarea>`,
-                    'Who the assistant is; added before the memory instructions.',
+                    'Who the assistant is and how it talks; added before the memory instructions.',
                   )}
                 </fieldset>
               </div>
@@ -421,6 +534,38 @@ export class SmSettings extends LitElement {
           : nothing
       }
     </dialog>`;
+  }
+
+  private renderTest() {
+    const t = this.test;
+    // Only a result for the address now in the field (a new address hides the old result).
+    const current = t && this.draft && t.endpoint === this.draft.endpoint.trim() ? t : undefined;
+    let result: TemplateResult | typeof nothing = nothing;
+    if (current?.state === 'testing') {
+      result = html`<span class="hint">Asking ${current.endpoint}…</span>`;
+    } else if (current?.state === 'done' && current.ok) {
+      result = html`<ul class="test-result">
+        ${current.lines.map(
+          (line, i) =>
+            html`<li class=${i === 0 ? 'test-ok' : ''}>
+              <span class="label">${line.label}:</span> ${line.value}
+            </li>`,
+        )}
+      </ul>`;
+    } else if (current?.state === 'done') {
+      result = html`<p class="test-error">${current.message}</p>`;
+    }
+    return html`<div class="test">
+      <button
+        type="button"
+        @click=${this.handleTest}
+        ?disabled=${current?.state === 'testing'}
+        aria-describedby="test-result"
+      >
+        Test connection
+      </button>
+      <div id="test-result" role="status">${result}</div>
+    </div>`;
   }
 
   private renderReembed(p: { done: number; total: number }) {
@@ -475,8 +620,9 @@ export class SmSettings extends LitElement {
         .value=${this.draft?.[key] ?? ''}
         @input=${this.text(key)}
         aria-invalid=${error ? 'true' : 'false'}
-        aria-describedby="${key}-error"
+        aria-describedby="${key}-hint ${key}-error"
       />
+      <span class="hint" id="${key}-hint">${rule.hint}</span>
       <span class="field-error" id="${key}-error">${error ?? ''}</span>
     </div>`;
   }
@@ -488,6 +634,8 @@ export class SmSettings extends LitElement {
       const value = (e.target as HTMLInputElement | HTMLTextAreaElement).value;
       this.draft = { ...this.draft, [key]: value };
       if (this.errors[key]) this.errors = { ...this.errors, [key]: undefined };
+      // A result says nothing about another server or key.
+      if (key === 'endpoint' || key === 'apiKey') this.stopTest();
     };
   }
 
@@ -502,6 +650,7 @@ export class SmSettings extends LitElement {
     const value = (e.target as HTMLSelectElement).value;
     if (this.draft && (value === 'auto' || value === 'native' || value === 'prompted')) {
       this.draft = { ...this.draft, toolMode: value };
+      if (this.test?.state === 'done') this.stopTest();
     }
   }
 
@@ -510,6 +659,48 @@ export class SmSettings extends LitElement {
     if (this.draft && (value === 'default' || value === 'bundled')) {
       this.draft = { ...this.draft, embeddingModel: value };
     }
+  }
+
+  private stopTest(): void {
+    this.testController?.abort();
+    this.testController = undefined;
+    this.test = undefined;
+  }
+
+  private async handleTest(): Promise<void> {
+    const d = this.draft;
+    if (!d) return;
+    const problem = endpointProblem(d.endpoint);
+    if (problem) {
+      this.errors = { ...this.errors, endpoint: problem };
+      this.renderRoot.querySelector<HTMLElement>('#endpoint')?.focus();
+      return;
+    }
+    const contextSize = Number(d.contextSize.trim() || '0');
+    this.stopTest();
+    const controller = new AbortController();
+    this.testController = controller;
+    const endpoint = d.endpoint.trim();
+    this.test = { state: 'testing', endpoint };
+    const detail: TestConnectionDetail = {
+      endpoint,
+      apiKey: d.apiKey,
+      contextSize: Number.isInteger(contextSize) && contextSize >= MIN_CONTEXT ? contextSize : 0,
+      toolMode: d.toolMode,
+      signal: controller.signal,
+    };
+    emit(this, 'sm-test-connection', detail);
+    let report: ConnectionReport;
+    try {
+      report = detail.reply
+        ? await detail.reply
+        : { ok: false, message: 'Testing the connection is not available here.' };
+    } catch (e) {
+      report = { ok: false, message: e instanceof Error ? e.message : String(e) };
+    }
+    if (this.testController !== controller) return; // stopped, or a newer test runs
+    this.testController = undefined;
+    this.test = { state: 'done', endpoint, ...report };
   }
 
   private errorSummary(): string {
@@ -534,6 +725,11 @@ export class SmSettings extends LitElement {
 
   private handleClosed(): void {
     this.errors = {};
+    this.stopTest();
+    // Escape, Cancel and Save all give focus back to what opened the dialog.
+    const opener = this.opener;
+    this.opener = undefined;
+    if (opener?.isConnected) opener.focus();
   }
 }
 
@@ -543,5 +739,6 @@ declare global {
   }
   interface GlobalEventHandlersEventMap {
     'sm-save-settings': CustomEvent<SaveSettingsDetail>;
+    'sm-test-connection': CustomEvent<TestConnectionDetail>;
   }
 }
