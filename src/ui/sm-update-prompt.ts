@@ -9,7 +9,7 @@ import { base, tokens } from './styles';
 /**
  * `<sm-update-prompt>`: registers the app's service worker on first connection and shows a
  * small fixed banner, "A new version is available" with "Reload to update", while a new version
- * waits. Renders nothing otherwise. Put one in the app shell.
+ * waits (Escape inside it is "Later"). Renders nothing otherwise. Put one in the app shell.
  *
  * @cssproperty --sm-update-prompt-bottom - Distance from the bottom of the viewport (default
  *   16px; 12px on a phone): raise it to keep a composer or tab bar clear.
@@ -116,7 +116,7 @@ export class SmUpdatePrompt extends LitElement {
 
   private renderBanner() {
     return html`
-      <div class="banner">
+      <div class="banner" @keydown=${this.handleKeyDown}>
         <p>A new version is available.</p>
         <div class="actions">
           <button type="button" class="later" ?disabled=${this.updating} @click=${this.handleLater}>
@@ -133,6 +133,13 @@ export class SmUpdatePrompt extends LitElement {
         </div>
       </div>
     `;
+  }
+
+  /** Escape, with focus in the banner, is "Later". */
+  private handleKeyDown(e: KeyboardEvent): void {
+    if (e.key !== 'Escape' || this.updating) return;
+    e.preventDefault();
+    this.handleLater();
   }
 
   private handleLater(): void {
