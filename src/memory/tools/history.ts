@@ -12,7 +12,7 @@ import type {
   RestoreResult,
   ToolError,
 } from '../types';
-import { keptContext, repathed, withoutLineage } from './lineage';
+import { keptContext, repathed, snapshotsFor, withoutLineage } from './lineage';
 import { trashTools } from './trash';
 
 export function historyTools(ctx: StoreContext) {
@@ -103,6 +103,11 @@ export function historyTools(ctx: StoreContext) {
       const emb = await embed(before.map((r) => entryText(renamed(r.path), r.content)));
       if (isToolError(emb)) return emb;
       const vectors = new Map(before.map((r, i) => [r.id, emb.vectors[i]]));
+      const snaps = await snapshotsFor(before, emb.info, embed);
+      if (isToolError(snaps)) return snaps;
+      const snapshots = new Map(
+        before.map((r, i) => [r.id, { version: r.version, chunks: snaps[i] }]),
+      );
       const at = new Date(now());
       const outcome = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const taken =
@@ -130,8 +135,10 @@ export function historyTools(ctx: StoreContext) {
           const p = renamed(r.path);
           const { id: _id, ...rest } = withoutLineage(r);
           const vector = vectors.get(r.id);
+          const snap = snapshots.get(r.id);
           return {
             ...rest,
+            ...(vector && snap?.version === r.version ? { contextChunks: snap.chunks } : {}),
             path: p,
             heading: headingOf(p),
             parent_path: parentOf(p),
@@ -208,6 +215,8 @@ export function historyTools(ctx: StoreContext) {
       if (isToolError(path)) return path;
       const emb = await embed([entryText(path, hist.entry.content)]);
       if (isToolError(emb)) return emb;
+      const snapshots = await snapshotsFor([hist.entry], emb.info, embed);
+      if (isToolError(snapshots)) return snapshots;
       const at = new Date(now());
       const done = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const current = await db.structured_memory.where('path').equals(path).first();
@@ -223,6 +232,7 @@ export function historyTools(ctx: StoreContext) {
           ...withoutLineage(hist.entry),
           ...(movedFrom !== undefined && movedFrom !== path ? { movedFrom } : {}),
           ...keptContext(hist.entry),
+          contextChunks: snapshots[0],
           path,
           heading: headingOf(path),
           parent_path: parentOf(path),

@@ -1,7 +1,42 @@
 // What an entry carries across changes that are not a new save: the version its context snapshot
 // came from, and the path it was moved from. Shared by edits, moves, restores and the trash.
+import type { ModelInfo } from '../../embeddings/types';
 import { headingOf, parentOf } from '../paths';
-import type { HistoryRow, MemoryEntry } from '../types';
+import { isToolError, toolError } from '../validate';
+import type { ContextChunk, HistoryRow, MemoryEntry, ToolError } from '../types';
+
+type Embed = (texts: string[]) => Promise<{ info: ModelInfo; vectors: Float32Array[] } | ToolError>;
+
+/**
+ * The context snapshots of `rows` with vectors of the model `info`, row by row: as they are when
+ * the row's vectors are already that model's, else re-embedded in one call (a row kept across a
+ * model switch, or one from a backup without vectors). A row's `model` names every vector it
+ * holds, its snapshot's too: re-embedding finds stale rows by it, and search compares only
+ * vectors of one model.
+ */
+export async function snapshotsFor(
+  rows: readonly Pick<MemoryEntry, 'model' | 'contextChunks'>[],
+  info: Pick<ModelInfo, 'id' | 'dims'>,
+  embed: Embed,
+): Promise<ContextChunk[][] | ToolError> {
+  const stale = (r: (typeof rows)[number]) =>
+    r.contextChunks.some((c) => r.model !== info.id || c.embedding?.length !== info.dims);
+  const texts = rows.flatMap((r) => (stale(r) ? r.contextChunks.map((c) => c.text) : []));
+  if (!texts.length) return rows.map((r) => r.contextChunks);
+  const emb = await embed(texts);
+  if (isToolError(emb)) return emb;
+  if (emb.info.id !== info.id)
+    return toolError(
+      'MODEL_UNAVAILABLE',
+      'The embedding model changed during the write; try again',
+    );
+  let at = 0;
+  return rows.map((r) =>
+    stale(r)
+      ? r.contextChunks.map((c) => ({ ...c, embedding: emb.vectors[at++] }))
+      : r.contextChunks,
+  );
+}
 
 /**
  * `{ contextVersion }` for a row that keeps `from`'s context chunks in a new version: the version

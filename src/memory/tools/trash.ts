@@ -17,7 +17,7 @@ import type {
   TrashResult,
 } from '../types';
 import { intArg, isToolError, nextVersion, toolError } from '../validate';
-import { keptContext, withoutLineage } from './lineage';
+import { keptContext, snapshotsFor, withoutLineage } from './lineage';
 
 /** Most paths an item lists (its `entries` counts them all). */
 export const TRASH_PATHS_LISTED = 50;
@@ -174,6 +174,13 @@ export function trashTools(ctx: StoreContext) {
       const emb = await embed(plan.members.map((m) => entryText(m.path, m.entry.content)));
       if (isToolError(emb)) return emb;
       const vectors = new Map(plan.members.map((m, i) => [m.id!, emb.vectors[i]]));
+      const snaps = await snapshotsFor(
+        plan.members.map((m) => m.entry),
+        emb.info,
+        embed,
+      );
+      if (isToolError(snaps)) return snaps;
+      const snapshots = new Map(plan.members.map((m, i) => [m.id!, snaps[i]]));
       const at = new Date(now());
 
       const done = await db.transaction('rw', db.structured_memory, db.history, async () => {
@@ -195,6 +202,7 @@ export function trashTools(ctx: StoreContext) {
             ...withoutLineage(m.entry),
             ...(movedFrom !== undefined && movedFrom !== m.path ? { movedFrom } : {}),
             ...keptContext(m.entry),
+            contextChunks: snapshots.get(m.id!)!,
             path: m.path,
             heading: headingOf(m.path),
             parent_path: parentOf(m.path),

@@ -14,7 +14,7 @@ import {
 export { mergePatch };
 import { headingOf, parentOf } from '../paths';
 import type { JsonValue, MemoryEntry, NotFoundResult, SaveResult, ToolError } from '../types';
-import { keptContext } from './lineage';
+import { keptContext, snapshotsFor } from './lineage';
 
 const QUERY_CONTENT_CHARS = 200;
 
@@ -140,19 +140,22 @@ export function writeTools(ctx: StoreContext) {
       if (isToolError(merged)) return merged;
       const emb = await embed([entryText(path, merged.value)]);
       if (isToolError(emb)) return emb;
+      const snapshots = await snapshotsFor([current], emb.info, embed);
+      if (isToolError(snapshots)) return snapshots;
       const at = new Date(now());
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const fresh = await db.structured_memory.where('path').equals(path).first();
         if (!fresh) return null;
         // Merge onto the row as it is now, so a concurrent write is not lost.
-        const content =
-          fresh.version === current.version ? merged.value : mergePatch(fresh.content, patch.value);
+        const same = fresh.version === current.version;
+        const content = same ? merged.value : mergePatch(fresh.content, patch.value);
         const version = nextVersion(fresh.version, path);
         if (isToolError(version)) return version;
         await db.history.add(historyRow(fresh, 'update', at));
         const row: MemoryEntry = {
           ...fresh,
           content,
+          ...(same ? { contextChunks: snapshots[0] } : {}),
           embedding: emb.vectors[0],
           model: emb.info.id,
           modified: at,
@@ -184,6 +187,10 @@ export function writeTools(ctx: StoreContext) {
       if (isToolError(content)) return content;
       const emb = await embed([entryText(path, content.value)]);
       if (isToolError(emb)) return emb;
+      const current = await db.structured_memory.where('path').equals(path).first();
+      if (!current) return notFound(path);
+      const snapshots = await snapshotsFor([current], emb.info, embed);
+      if (isToolError(snapshots)) return snapshots;
       const at = new Date(now());
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const fresh = await db.structured_memory.where('path').equals(path).first();
@@ -194,6 +201,7 @@ export function writeTools(ctx: StoreContext) {
         const row: MemoryEntry = {
           ...fresh,
           ...keptContext(fresh),
+          ...(fresh.version === current.version ? { contextChunks: snapshots[0] } : {}),
           content: content.value,
           embedding: emb.vectors[0],
           model: emb.info.id,
