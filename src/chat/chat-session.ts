@@ -1,6 +1,9 @@
 // One chat turn, headless: store and index the user message, assemble the prompt within budget,
 // stream from the model, run its memory tool calls (up to 8 rounds), store and index the answer.
 // Tool calls go native (OpenAI `tools`) or prompted (`<tool_call>` text), chosen per server.
+// Aborting the turn's signal ends it at once from any step (detection, indexing, the stream, a
+// tool call): what arrived is stored, marked stopped, and work already handed to the memory
+// engine finishes there without the turn waiting for it.
 import type { Validator } from '@cfworker/json-schema';
 import type { Connector } from '../llm/connector';
 import { isAbort } from '../llm/connector';
@@ -85,6 +88,10 @@ export interface TurnResult {
   /** The final (or partial) answer. */
   text: string;
   rounds: number;
+  /**
+   * Why the turn failed (`error`), or, with an answer, what went wrong on the way that the user
+   * was told in a notice (e.g. a reply too long to search for tool calls).
+   */
   error?: LlmError;
 }
 
@@ -119,15 +126,19 @@ export interface ChatSession {
 
 const estimate = (text: string) => (text ? Math.ceil(text.length / 4) : 0);
 
+/** One turn in progress: its signal, its listeners, and the text shown so far this round. */
+interface Turn {
+  conversationId: number;
+  signal?: AbortSignal;
+  emit(event: SessionEvent): void;
+  /** The tokens shown in this round (what a stop keeps). */
+  streamed: string;
+}
+
 export function createChatSession(options: ChatSessionOptions): ChatSession {
   const { memory, connector } = options;
   const settings: ChatSettings = { ...DEFAULT_CHAT_SETTINGS, ...options.settings };
   const sessionEmit = options.onEvent ?? (() => undefined);
-  let turnEmit: ((event: SessionEvent) => void) | undefined;
-  const emit = (event: SessionEvent) => {
-    sessionEmit(event);
-    turnEmit?.(event);
-  };
   const wrap = options.wrapCallback ?? (<F>(fn: F) => fn);
   const countTokens = options.countTokens ?? estimate;
   const remembered = new Map<string, ToolMode>();
@@ -160,22 +171,31 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     return (await toolModes.get(modeKey(s))) === 'prompted' ? 'prompted' : 'native';
   }
 
+  /**
+   * Stores a message (always: a stop does not lose it) and, with `index`, waits for it to be
+   * indexed, unless the turn is stopped: then the engine finishes indexing on its own.
+   */
   async function store(
-    msg: Parameters<MemoryApi['addMessage']>[0],
+    turn: Turn,
+    msg: Omit<Parameters<MemoryApi['addMessage']>[0], 'conversationId'>,
     index: boolean,
   ): Promise<number | undefined> {
-    const r = await memory.addMessage(msg);
+    const r = await memory.addMessage({ conversationId: turn.conversationId, ...msg });
     if (r.status !== 'SUCCESS') {
-      emit({ type: 'notice', message: `Could not store a message: ${r.message}` });
+      turn.emit({ type: 'notice', message: `Could not store a message: ${r.message}` });
       return undefined;
     }
-    emit({ type: 'message', id: r.id, role: msg.role });
+    turn.emit({ type: 'message', id: r.id, role: msg.role });
     if (index && msg.text.trim()) {
-      await memory.recordTurn({
-        conversationId: msg.conversationId,
+      const indexed = memory.recordTurn({
+        conversationId: turn.conversationId,
         role: msg.role,
         text: msg.text,
         turnId: r.id,
+      });
+      // A stop ends the wait, not the indexing; a failure still fails the turn.
+      await unlessAborted(indexed, turn.signal).catch((e: unknown) => {
+        if (!isAbort(e)) throw e;
       });
     }
     return r.id;
@@ -187,29 +207,42 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     signal?: AbortSignal,
     onEvent?: (event: SessionEvent) => void,
   ): Promise<TurnResult> {
-    turnEmit = onEvent;
+    // This turn's listener hears this turn only, and nothing once send() has returned (work
+    // left to finish after a stop may still report to the session's listener).
+    let open = true;
+    const turn: Turn = {
+      conversationId,
+      signal,
+      streamed: '',
+      emit(event) {
+        sessionEmit(event);
+        if (open) onEvent?.(event);
+      },
+    };
     try {
-      return await runTurn(conversationId, text, signal);
+      return await runTurn(turn, text);
     } finally {
-      turnEmit = undefined;
+      open = false;
     }
   }
 
-  async function runTurn(
-    conversationId: number,
-    text: string,
-    signal?: AbortSignal,
-  ): Promise<TurnResult> {
+  async function runTurn(turn: Turn, text: string): Promise<TurnResult> {
+    const { conversationId, signal } = turn;
+    const emit = turn.emit;
+    /** Waits for `p`, or throws an AbortError as soon as the turn is stopped. */
+    const step = <T>(p: Promise<T> | T): Promise<T> => unlessAborted(Promise.resolve(p), signal);
     let rounds = 0;
+    let storedPartial = false;
     try {
-      const s = await server(signal);
-      const userId = await store({ conversationId, role: 'user', text }, true);
-      const recall = settings.autoRecall ? await recallFor(text) : [];
-      const outline = await memory.memoryOutline(2);
+      const s = await step(server(signal));
+      const userId = await store(turn, { role: 'user', text }, true);
+      const recall = settings.autoRecall ? await step(recallFor(text)) : [];
+      const outline = await step(memory.memoryOutline(2));
 
       for (;;) {
-        const mode = await toolMode();
-        const history = await memory.getMessages(conversationId);
+        turn.streamed = '';
+        const mode = await step(toolMode());
+        const history = await step(memory.getMessages(conversationId));
         // Tool descriptions cost context too: in prompted mode they join the instructions (and
         // are budgeted there); native tool schemas are added to the reserve.
         const prompt = assemblePrompt({
@@ -238,8 +271,11 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         let result: GenerationResult;
         let calls: ToolCall[];
         let visible: string;
+        let parseError: LlmError | undefined;
         try {
-          ({ result, calls, visible } = await generate(s, mode, prompt.messages, signal));
+          ({ result, calls, visible, parseError } = await step(
+            generate(turn, s, mode, prompt.messages),
+          ));
         } catch (e) {
           if (
             e instanceof LlmError &&
@@ -247,7 +283,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
             mode === 'native' &&
             settings.toolMode === 'auto'
           ) {
-            await toolModes.set(modeKey(s), 'prompted');
+            await step(toolModes.set(modeKey(s), 'prompted'));
             emit({
               type: 'notice',
               message: `${s.model || 'This model'} on ${s.kind} does not take native tool calls, so memory tools are now described in the prompt instead (remembered for this server and model).`,
@@ -258,20 +294,29 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         }
 
         if (result.aborted) {
-          await store(
-            { conversationId, role: 'assistant', text: visible, meta: { aborted: true } },
-            true,
-          );
+          storedPartial = true;
+          await store(turn, { role: 'assistant', text: visible, meta: { aborted: true } }, true);
           return { status: 'aborted', text: visible, rounds };
         }
         if (!calls.length) {
-          await store({ conversationId, role: 'assistant', text: visible }, true);
+          await store(turn, { role: 'assistant', text: visible }, true);
+          if (parseError) {
+            // Not a silent drop: the answer stands, and the user is told what was not done.
+            await store(
+              turn,
+              { role: 'assistant', text: '', meta: { notice: parseError.message } },
+              false,
+            );
+            emit({ type: 'notice', message: parseError.message });
+            return { status: 'answered', text: visible, rounds, error: parseError };
+          }
           return { status: 'answered', text: visible, rounds };
         }
         if (rounds >= MAX_TOOL_ROUNDS) {
           const message = `The model kept calling memory tools (${MAX_TOOL_ROUNDS} rounds) without answering, so this turn was stopped. Ask again, or rephrase the request.`;
           await store(
-            { conversationId, role: 'assistant', text: visible, meta: { notice: 'round-limit' } },
+            turn,
+            { role: 'assistant', text: visible, meta: { notice: 'round-limit' } },
             false,
           );
           emit({ type: 'notice', message });
@@ -279,50 +324,50 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         }
         rounds++;
         const outcomes: ToolOutcome[] = [];
-        for (const call of calls) {
-          emit({
-            type: 'tool-call',
-            round: rounds,
-            id: call.id,
-            name: call.function.name,
-            args: safeParse(call.function.arguments),
-          });
-          const outcome = await runToolCall(call, tools, memory, settings, validators);
-          outcomes.push(outcome);
-          emit({
-            type: 'tool-result',
-            round: rounds,
-            id: call.id,
-            name: outcome.name,
-            result: outcome.result,
-            refused: outcome.refused,
-          });
+        try {
+          for (const call of calls) {
+            emit({
+              type: 'tool-call',
+              round: rounds,
+              id: call.id,
+              name: call.function.name,
+              args: safeParse(call.function.arguments),
+            });
+            const outcome = await step(runToolCall(call, tools, memory, settings, validators));
+            outcomes.push(outcome);
+            emit({
+              type: 'tool-result',
+              round: rounds,
+              id: call.id,
+              name: outcome.name,
+              result: outcome.result,
+              refused: outcome.refused,
+            });
+          }
+        } catch (e) {
+          if (!isAbort(e) && !signal?.aborted) throw e;
+          // Stopped while a tool ran: keep the round with the calls that finished (a call still
+          // running finishes in the engine, unrecorded here).
+          storedPartial = true;
+          if (visible.trim() || outcomes.length) {
+            await storeRound(turn, visible, calls.slice(0, outcomes.length), outcomes, {
+              mode,
+              aborted: true,
+            });
+          }
+          return { status: 'aborted', text: visible, rounds };
         }
-        const records: ToolCallRecord[] = calls.map((c, i) => ({
-          id: c.id,
-          name: c.function.name,
-          arguments: outcomes[i].args,
-          result: outcomes[i].result,
-        }));
-        await store(
-          { conversationId, role: 'assistant', text: visible, toolCalls: records, meta: { mode } },
-          !!visible.trim(),
-        );
-        for (let i = 0; i < calls.length; i++) {
-          await store(
-            {
-              conversationId,
-              role: 'tool',
-              text: JSON.stringify(outcomes[i].result),
-              toolCallId: calls[i].id,
-              meta: { name: calls[i].function.name },
-            },
-            false,
-          );
-        }
+        await storeRound(turn, visible, calls, outcomes, { mode });
       }
     } catch (e) {
-      if (isAbort(e) || signal?.aborted) return { status: 'aborted', text: '', rounds };
+      if (isAbort(e) || signal?.aborted) {
+        // Stopped mid-step: what was shown of this round is kept, marked stopped.
+        const partial = turn.streamed.trim();
+        if (partial && !storedPartial) {
+          await store(turn, { role: 'assistant', text: partial, meta: { aborted: true } }, true);
+        }
+        return { status: 'aborted', text: storedPartial ? '' : partial, rounds };
+      }
       const error =
         e instanceof LlmError
           ? e
@@ -332,28 +377,69 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
             );
       const partial = error.detail.partial ?? '';
       if (partial.trim()) {
-        await store(
-          { conversationId, role: 'assistant', text: partial, meta: { error: error.code } },
-          true,
-        );
+        await store(turn, { role: 'assistant', text: partial, meta: { error: error.code } }, true);
       }
       emit({ type: 'notice', message: error.message });
       return { status: 'error', text: partial, rounds, error };
     }
   }
 
-  /** One model call in the chosen mode; prompted calls are parsed out of the text. */
+  /** A round with tool calls: the assistant message with its calls, then one message per result. */
+  async function storeRound(
+    turn: Turn,
+    visible: string,
+    calls: readonly ToolCall[],
+    outcomes: readonly ToolOutcome[],
+    meta: Record<string, unknown>,
+  ): Promise<void> {
+    const records: ToolCallRecord[] = calls.map((c, i) => ({
+      id: c.id,
+      name: c.function.name,
+      arguments: outcomes[i].args,
+      result: outcomes[i].result,
+    }));
+    await store(
+      turn,
+      { role: 'assistant', text: visible, toolCalls: records, meta },
+      !!visible.trim(),
+    );
+    for (let i = 0; i < calls.length; i++) {
+      await store(
+        turn,
+        {
+          role: 'tool',
+          text: JSON.stringify(outcomes[i].result),
+          toolCallId: calls[i].id,
+          meta: { name: calls[i].function.name },
+        },
+        false,
+      );
+    }
+  }
+
+  /**
+   * One model call in the chosen mode; prompted calls are parsed out of the text. `parseError`:
+   * the text could not be searched for calls (too long, say) and none was run.
+   */
   async function generate(
+    turn: Turn,
     s: ServerInfo,
     mode: 'native' | 'prompted',
     messages: ChatMessage[],
-    signal?: AbortSignal,
-  ): Promise<{ result: GenerationResult; calls: ToolCall[]; visible: string }> {
-    const onToken = tokenFilter(mode, (t) => emit({ type: 'token', text: t }));
+  ): Promise<{
+    result: GenerationResult;
+    calls: ToolCall[];
+    visible: string;
+    parseError?: LlmError;
+  }> {
+    const onToken = tokenFilter(mode, (t) => {
+      turn.streamed += t;
+      turn.emit({ type: 'token', text: t });
+    });
     const common = {
       maxTokens: settings.maxOutputTokens,
       temperature: settings.temperature,
-      signal,
+      signal: turn.signal,
       onToken,
     };
     let result: GenerationResult;
@@ -374,13 +460,23 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     // Either way, take calls in whichever form the model produced them: some models write
     // <tool_call> text even when native tools were offered, and some servers parse text calls
     // into native ones even when none were offered.
-    const parsed = parseToolCalls(result.text);
+    // Only text with a call's marks is searched: a long plain answer costs no parse (and a reply
+    // too long to search is reported only when it may have held a call).
+    const parsed = CALL_MARKS.test(result.text)
+      ? parseToolCalls(result.text)
+      : { calls: [], text: result.text.trim(), error: undefined };
     const known = parsed.calls.filter((c) => tools.some((t) => t.name === c.function.name));
     const textCalls = mode === 'prompted' ? parsed.calls : known;
     if (result.toolCalls.length)
       return { result, calls: result.toolCalls, visible: result.text.trim() };
     if (textCalls.length) return { result, calls: textCalls, visible: parsed.text.trim() };
-    return { result, calls: [], visible: (mode === 'prompted' ? parsed.text : result.text).trim() };
+    // The text shows a call but was not searched (too long) or could not be read: say so.
+    return {
+      result,
+      calls: [],
+      visible: (mode === 'prompted' ? parsed.text : result.text).trim(),
+      ...(parsed.error ? { parseError: parsed.error } : {}),
+    };
   }
 
   async function recallFor(text: string): Promise<RecallItem[]> {
@@ -463,6 +559,42 @@ export function koboldPrompt(messages: readonly ChatMessage[]): string {
 
 /** Kept exported from here for callers of the chat session; it lives with the connector. */
 export { tokenFilter };
+
+/**
+ * Text that may hold a tool call in a form parseToolCalls reads: a `<tool_call>` tag, Mistral's
+ * `[TOOL_CALLS]`, or JSON with an `arguments` / `parameters` key. Text without one has none.
+ */
+const CALL_MARKS = /<tool_call>|\[TOOL_CALLS\]|"(?:arguments|parameters)"\s*:/;
+
+function abortError(): DOMException {
+  return new DOMException('The turn was stopped.', 'AbortError');
+}
+
+/** Settles like `p`, or rejects with an AbortError once `signal` aborts (`p` goes on unheard). */
+function unlessAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(abortError());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => {
+      p.catch(() => undefined);
+      reject(abortError());
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    p.then(
+      (value) => {
+        signal.removeEventListener('abort', stop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', stop);
+        reject(error);
+      },
+    );
+  });
+}
 
 function safeParse(text: string): unknown {
   try {

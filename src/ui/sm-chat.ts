@@ -1,13 +1,16 @@
 // The chat panel: the server status line, the messages of one conversation (stored ones from the
 // database, plus the turn in progress as it streams), and the composer with Send and Stop.
-// Stored messages reload whenever the messages table changes, in this tab or another.
-import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
+// Stored messages reload whenever the messages table changes, in this tab or another. Tokens are
+// shown once per animation frame however fast they come, and the log follows the newest content
+// from a ResizeObserver (after layout), so a long reply never lays the page out once per token.
+import { LitElement, css, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 import type { ChatSession, SessionEvent } from '../chat/chat-session';
-import type { Message, ToolCallRecord } from '../memory/types';
+import type { Message } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { emit } from './events';
+import { renderMarkdownBlocks } from './markdown';
 import { MemoryWatch } from './memory-watch';
 import { base, tokens } from './styles';
 import './sm-message';
@@ -52,22 +55,34 @@ interface LiveTool {
 
 /** One model round of the turn in progress, until its stored message shows up. */
 interface LiveSegment {
+  /** Its key in the log, which the stored message takes over. */
+  key: string;
   text: string;
   tools: LiveTool[];
   /** Waiting for the first token (KoboldCPP's tool path is silent until it is done). */
   thinking: boolean;
   /** Id of the stored message this round became. */
   storedId?: number;
+  /** Stopped by the user before the session stored it. */
+  stopped?: boolean;
 }
 
 /** The turn in progress. */
 interface LiveTurn {
+  /** Key of the user's message in the log (the stored one takes it over); the turn's other keys start with it. */
+  key: string;
   conversationId: number;
   userText: string;
   /** Id of the stored user message, once stored. */
   userId?: number;
   segments: LiveSegment[];
   notices: string[];
+}
+
+/** One entry of the log, keyed so an element follows its message (see keyOf). */
+interface LogItem {
+  key: string;
+  view: TemplateResult;
 }
 
 interface Loaded {
@@ -90,6 +105,12 @@ const NOTICES: Record<string, string> = {
 
 /** How close to the bottom (px) still counts as "at the bottom" for auto-scroll. */
 const STICK_PX = 48;
+
+/**
+ * After Stop, how long the panel waits for the session to wind the turn up (store what arrived)
+ * before it ends the turn itself: Stop always gives the composer back.
+ */
+const STOP_GRACE_MS = 2000;
 
 /**
  * `<sm-chat>`: one conversation with the model.
@@ -356,6 +377,11 @@ export class SmChat extends LitElement {
   private pendingScroll?: number;
   private highlightTimer?: ReturnType<typeof setTimeout>;
   private resizeObserver?: ResizeObserver;
+  /** The animation frame that shows the tokens received since the last one. */
+  private tokenFrame?: number;
+  /** Log keys that stored messages took over from the live turn (see keyOf). */
+  private readonly liveKeys = new Map<number, string>();
+  private turnCount = 0;
 
   private readonly watch = new MemoryWatch<Loaded>(this, {
     tables: ['messages'],
@@ -394,9 +420,15 @@ export class SmChat extends LitElement {
     super.disconnectedCallback();
     this.resizeObserver?.disconnect();
     clearTimeout(this.highlightTimer);
+    if (this.tokenFrame !== undefined) cancelAnimationFrame(this.tokenFrame);
+    this.tokenFrame = undefined;
   }
 
   override firstUpdated(): void {
+    // Ready the markdown renderer (sanitiser, parser) while idle, so that the first frame of
+    // the first reply does not pay for it.
+    const idle = globalThis.requestIdleCallback ?? ((fn: () => void) => setTimeout(fn, 500));
+    idle(() => renderMarkdownBlocks(['*ready* `now`'], false));
     // Content grows after this element renders (markdown, tool cards), so follow sizes, not renders.
     if (this.list) this.resizeObserver?.observe(this.list);
     if (this.log) this.resizeObserver?.observe(this.log);
@@ -417,7 +449,8 @@ export class SmChat extends LitElement {
       void this.watch.reload();
     }
     if (this.pendingScroll !== undefined) this.scrollToMessage(this.pendingScroll);
-    this.followBottom();
+    // No followBottom() here: reading the scroll height now would lay the page out on every
+    // render; the ResizeObserver follows the content once per frame, after layout.
   }
 
   override render() {
@@ -538,14 +571,24 @@ export class SmChat extends LitElement {
         </p>
       </div>`;
     }
-    return html`
-      ${repeat(
-        shown,
-        (m) => m.id,
-        (m) => this.renderStored(m),
-      )}
-      ${live ? this.renderLive(live, ids) : nothing}
-    `;
+    const items: LogItem[] = shown.map((m) => ({
+      key: this.keyOf(m.id!),
+      view: this.renderStored(m),
+    }));
+    if (live) items.push(...this.renderLive(live, ids));
+    return repeat(
+      items,
+      (i) => i.key,
+      (i) => i.view,
+    );
+  }
+
+  /**
+   * A stored message's key in the log: the key it had while it streamed, if it did, so that its
+   * element, with the markdown it has rendered, stays (a long reply is not rendered again).
+   */
+  private keyOf(id: number): string {
+    return this.liveKeys.get(id) ?? `m${id}`;
   }
 
   private renderStored(m: Message) {
@@ -553,58 +596,49 @@ export class SmChat extends LitElement {
     const notice = typeof meta.notice === 'string' ? (NOTICES[meta.notice] ?? meta.notice) : '';
     const state: MessageState = meta.aborted ? 'stopped' : meta.error ? 'partial' : 'done';
     if (m.role === 'system') {
-      return html`<sm-message id="msg-${m.id}" kind="notice" .text=${m.text}></sm-message>`;
+      return entry(bubble({ id: m.id, kind: 'notice', text: m.text }), nothing);
     }
     const showBubble = m.role === 'user' || !!m.text.trim() || !!m.toolCalls?.length || !notice;
-    return html`
-      ${
-        showBubble
-          ? html`<sm-message
-              id="msg-${m.id}"
-              kind=${m.role === 'user' ? 'user' : 'assistant'}
-              .text=${m.text}
-              .state=${state}
-              .time=${m.time}
-              ?highlighted=${this.highlightId === m.id}
-            >
-              ${(m.toolCalls ?? []).map((c) => this.renderStoredTool(c))}
-            </sm-message>`
-          : nothing
-      }
-      ${
-        notice
-          ? html`<sm-message
-              id=${showBubble ? nothing : `msg-${m.id}`}
-              kind="notice"
-              .text=${notice}
-            ></sm-message>`
-          : nothing
-      }
-    `;
-  }
-
-  private renderStoredTool(c: ToolCallRecord) {
-    return html`<sm-tool-card
-      .name=${c.name}
-      .args=${c.arguments}
-      .result=${c.result}
-    ></sm-tool-card>`;
-  }
-
-  private renderLive(live: LiveTurn, stored: Set<number | undefined>) {
-    const userShown = live.userId !== undefined && stored.has(live.userId);
-    const segments = live.segments.filter(
-      (s) => s.storedId === undefined || !stored.has(s.storedId),
+    return entry(
+      showBubble
+        ? bubble({
+            id: m.id,
+            kind: m.role === 'user' ? 'user' : 'assistant',
+            text: m.text,
+            state,
+            time: m.time,
+            highlighted: this.highlightId === m.id,
+            tools: (m.toolCalls ?? []).map((c) => toolCard(c.name, c.arguments, c.result, false)),
+          })
+        : nothing,
+      notice
+        ? bubble({ id: showBubble ? undefined : m.id, kind: 'notice', text: notice })
+        : nothing,
     );
-    return html`
-      ${
-        userShown || !live.userText
-          ? nothing
-          : html`<sm-message kind="user" .text=${live.userText}></sm-message>`
+  }
+
+  /** The turn in progress, as log items (the parts already stored and loaded are left out). */
+  private renderLive(live: LiveTurn, stored: Set<number | undefined>) {
+    const items: LogItem[] = [];
+    const userShown = live.userId !== undefined && stored.has(live.userId);
+    if (!userShown && live.userText) {
+      items.push({
+        key: live.key,
+        view: entry(bubble({ kind: 'user', text: live.userText }), nothing),
+      });
+    }
+    for (const s of live.segments) {
+      if (s.storedId === undefined || !stored.has(s.storedId)) {
+        items.push({ key: s.key, view: entry(this.renderSegment(s), nothing) });
       }
-      ${segments.map((s) => this.renderSegment(s))}
-      ${live.notices.map((n) => html`<sm-message kind="notice" .text=${n}></sm-message>`)}
-    `;
+    }
+    live.notices.forEach((n, i) => {
+      items.push({
+        key: `${live.key}-n${i}`,
+        view: entry(bubble({ kind: 'notice', text: n }), nothing),
+      });
+    });
+    return items;
   }
 
   private renderSegment(s: LiveSegment) {
@@ -615,21 +649,13 @@ export class SmChat extends LitElement {
         Model is thinking…
       </div>`;
     }
-    return html`<sm-message
-      kind="assistant"
-      .text=${s.text}
-      .state=${streaming && !s.tools.length ? 'streaming' : 'done'}
-    >
-      ${s.tools.map(
-        (t) =>
-          html`<sm-tool-card
-            .name=${t.name}
-            .args=${t.args}
-            .result=${t.result}
-            ?refused=${t.refused}
-          ></sm-tool-card>`,
-      )}
-    </sm-message>`;
+    return bubble({
+      kind: 'assistant',
+      // As it will be stored (trimmed): the element goes on from what it rendered.
+      text: s.text.trimStart(),
+      state: s.stopped ? 'stopped' : streaming && !s.tools.length ? 'streaming' : 'done',
+      tools: s.tools.map((t) => toolCard(t.name, t.args, t.result, t.refused)),
+    });
   }
 
   private renderError() {
@@ -693,7 +719,7 @@ export class SmChat extends LitElement {
     this.lastScrollTop = log.scrollTop;
   }
 
-  /** Keeps the newest content in view while the user has not scrolled up. */
+  /** Keeps the newest content in view while the user has not scrolled up (from the ResizeObserver). */
   private followBottom(): void {
     const log = this.log;
     if (this.stick && log) log.scrollTop = log.scrollHeight;
@@ -707,10 +733,12 @@ export class SmChat extends LitElement {
     if (!session || conversationId === undefined || this.generating || !text) return;
     const controller = new AbortController();
     // Thinking from the start: the first token can take a while.
+    const key = `t${++this.turnCount}`;
     const live: LiveTurn = {
+      key,
       conversationId,
       userText: text,
-      segments: [{ text: '', tools: [], thinking: true }],
+      segments: [{ key: `${key}-0`, text: '', tools: [], thinking: true }],
       notices: [],
     };
     this.controller = controller;
@@ -720,48 +748,68 @@ export class SmChat extends LitElement {
     this.stick = true;
     let failure = '';
     let said = '';
+    let unfinished = false;
+    const turn = session.send(conversationId, text, controller.signal, (event) =>
+      this.handleSessionEvent(live, event),
+    );
     try {
-      const result = await session.send(conversationId, text, controller.signal, (event) =>
-        this.handleSessionEvent(live, event),
-      );
-      if (result.status === 'error') {
-        failure = result.error?.message || result.text || 'The model server reported an error.';
+      const result = await Promise.race([turn, stopGrace(controller.signal)]);
+      if (result === undefined) {
+        // Stopped, and the session has not wound up: the turn ends here all the same. What it
+        // stores later still shows (the messages reload); what arrived stays on screen now.
+        unfinished = true;
+        turn.catch(() => undefined);
+      } else {
+        if (result.status === 'error') {
+          failure = result.error?.message || result.text || 'The model server reported an error.';
+        }
+        if (result.status === 'round-limit') said = result.text;
       }
-      if (result.status === 'round-limit') said = result.text;
     } catch (e) {
       failure = `Something went wrong: ${errorMessage(e)}`;
     }
+    if (this.tokenFrame !== undefined) cancelAnimationFrame(this.tokenFrame);
+    this.tokenFrame = undefined;
     this.controller = undefined;
     this.requestUpdate();
-    // The error box says it, and a round-limit notice is stored with the message: once is enough.
-    live.notices = live.notices.filter((n) => n !== failure && n !== said);
     if (this.conversationId === conversationId) this.errorText = failure;
     await this.watch.reload();
+    // The error box says it, a round-limit notice is stored with the message, and so is a notice
+    // the session stored: once is enough.
+    const loaded =
+      this.watch.value?.conversationId === conversationId ? this.watch.value : undefined;
+    const stored = new Set(loaded?.messages.map((m) => m.meta?.notice));
+    live.notices = live.notices.filter((n) => n !== failure && n !== said && !stored.has(n));
     // Nothing was stored (the server could not be reached first): give the words back.
-    if (live.userId === undefined) {
+    if (live.userId === undefined && !unfinished) {
       live.userText = '';
       if (!this.draft) this.draft = text;
     }
-    // What was stored now shows as stored; tool calls that ran but were never stored stay.
-    live.segments = live.segments.filter((seg) => seg.storedId === undefined && seg.tools.length);
+    // What was stored now shows as stored; tool calls that ran but were never stored stay, and so
+    // does the text of a turn stopped before the session could store it.
+    live.segments = live.segments.filter(
+      (seg) => seg.storedId === undefined && (seg.tools.length || (unfinished && seg.text)),
+    );
+    if (unfinished) for (const seg of live.segments) seg.stopped = true;
     if (this.live === live && !live.segments.length && !live.notices.length) this.live = undefined;
     this.requestUpdate();
   }
 
   private handleSessionEvent(live: LiveTurn, event: SessionEvent): void {
+    const segment = (thinking: boolean): LiveSegment => {
+      const fresh = { key: `${live.key}-${live.segments.length}`, text: '', tools: [], thinking };
+      live.segments.push(fresh);
+      return fresh;
+    };
     /** The round in progress (a new one once the previous is stored). */
     const current = (): LiveSegment => {
       const last = live.segments.at(-1);
-      if (last && last.storedId === undefined) return last;
-      const fresh: LiveSegment = { text: '', tools: [], thinking: false };
-      live.segments.push(fresh);
-      return fresh;
+      return last && last.storedId === undefined ? last : segment(false);
     };
     switch (event.type) {
       case 'thinking': {
         const seg = current();
-        if (seg.text || seg.tools.length)
-          live.segments.push({ text: '', tools: [], thinking: true });
+        if (seg.text || seg.tools.length) segment(true);
         else seg.thinking = true;
         break;
       }
@@ -769,7 +817,12 @@ export class SmChat extends LitElement {
         const seg = current();
         seg.text += event.text;
         seg.thinking = false;
-        break;
+        // Shown with the next frame, with every other token that arrives before it.
+        this.tokenFrame ??= requestAnimationFrame(() => {
+          this.tokenFrame = undefined;
+          this.requestUpdate();
+        });
+        return;
       }
       case 'tool-call': {
         const seg = current();
@@ -798,14 +851,64 @@ export class SmChat extends LitElement {
         live.notices.push(event.message);
         break;
       case 'message':
-        if (event.role === 'user') live.userId = event.id;
-        else if (event.role === 'assistant') current().storedId = event.id;
+        if (event.role === 'user') {
+          live.userId = event.id;
+          this.liveKeys.set(event.id, live.key);
+        } else if (event.role === 'assistant') {
+          const seg = current();
+          seg.storedId = event.id;
+          this.liveKeys.set(event.id, seg.key);
+        }
         // Show the stored form as soon as it is there (the watch would, a little later).
         if (event.role !== 'tool') void this.watch.reload();
         break;
     }
     this.requestUpdate();
   }
+}
+
+/** Resolves (with nothing) STOP_GRACE_MS after `signal` aborts; never before. */
+function stopGrace(signal: AbortSignal): Promise<undefined> {
+  return new Promise((resolve) => {
+    const later = () => setTimeout(() => resolve(undefined), STOP_GRACE_MS);
+    if (signal.aborted) later();
+    else signal.addEventListener('abort', later, { once: true });
+  });
+}
+
+/** One item of the log. Every item has this outer template, so an item keeps its elements. */
+function entry(main: TemplateResult | typeof nothing, after: TemplateResult | typeof nothing) {
+  return html`${main}${after}`;
+}
+
+/** A message bubble: one template for stored and live messages alike, so the element is reused. */
+function bubble(m: {
+  id?: number;
+  kind: 'user' | 'assistant' | 'notice';
+  text: string;
+  state?: MessageState;
+  time?: Date;
+  highlighted?: boolean;
+  tools?: TemplateResult[];
+}) {
+  return html`<sm-message
+    id=${m.id === undefined ? nothing : `msg-${m.id}`}
+    kind=${m.kind}
+    .text=${m.text}
+    .state=${m.state ?? 'done'}
+    .time=${m.time}
+    ?highlighted=${!!m.highlighted}
+    >${m.tools ?? nothing}</sm-message
+  >`;
+}
+
+function toolCard(name: string, args: unknown, result: unknown, refused: boolean) {
+  return html`<sm-tool-card
+    .name=${name}
+    .args=${args}
+    .result=${result}
+    ?refused=${refused}
+  ></sm-tool-card>`;
 }
 
 function errorMessage(e: unknown): string {

@@ -1,10 +1,17 @@
 // One chat message: the user's words as text, the model's as sanitised markdown, or a notice.
-// Streaming-friendly: set `text` again on every token; the markdown is re-rendered only when
-// the text changes.
+// Streaming-friendly: set `text` again as it grows. The model's markdown is rendered block by
+// block (splitMarkdown): a block is rendered once, only the block still arriving is rendered
+// again, and a long text is put in over several frames, so no frame costs more than a bounded
+// amount whatever the length of the reply.
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
-import { customElement, property, state } from 'lit/decorators.js';
-import { unsafeHTML } from 'lit/directives/unsafe-html.js';
-import { renderMarkdown } from './markdown';
+import { customElement, property, query, state } from 'lit/decorators.js';
+import {
+  blockSource,
+  renderMarkdownBlocks,
+  splitMarkdown,
+  type MarkdownBlock,
+  type SplitPoint,
+} from './markdown';
 import { base, tokens } from './styles';
 
 export type MessageKind = 'user' | 'assistant' | 'notice';
@@ -83,10 +90,13 @@ export class SmMessage extends LitElement {
         clip-path: inset(50%);
         white-space: nowrap;
       }
-      .md > :first-child {
+      /* Finished blocks sit in .chunk boxes (see putBlocks), the block arriving after them. */
+      .md > :first-child,
+      .md > .chunk:first-child > :first-child {
         margin-top: 0;
       }
-      .md > :last-child {
+      .md > :last-child,
+      .md > .chunk:last-child > :last-child {
         margin-bottom: 0;
       }
       .md p,
@@ -160,7 +170,8 @@ export class SmMessage extends LitElement {
         border-top: 1px solid var(--sm-border);
       }
       .caret,
-      :host([state='streaming']) .md > :last-child::after {
+      :host([state='streaming']) .md > :last-child:not(.chunk)::after,
+      :host([state='streaming']) .md > .chunk:last-child > :last-child::after {
         content: '';
         display: inline-block;
         width: 0.5em;
@@ -197,7 +208,8 @@ export class SmMessage extends LitElement {
       }
       @media (prefers-reduced-motion: reduce) {
         .caret,
-        :host([state='streaming']) .md > :last-child::after {
+        :host([state='streaming']) .md > :last-child:not(.chunk)::after,
+        :host([state='streaming']) .md > .chunk:last-child > :last-child::after {
           animation: none;
         }
       }
@@ -221,13 +233,36 @@ export class SmMessage extends LitElement {
 
   @state() private hasTools = false;
 
-  /** The sanitised markdown of `text`; recomputed only when the text changes. */
-  private html = '';
+  @query('.md') private md?: HTMLElement;
 
-  override willUpdate(changed: PropertyValues<this>): void {
-    if ((changed.has('text') || changed.has('kind')) && this.kind === 'assistant') {
-      this.html = this.text.trim() ? renderMarkdown(this.text) : '';
-    }
+  /** What is in `.md`: the text it was split from, the blocks in place and those still to put in. */
+  private shown?: {
+    host: HTMLElement;
+    text: string;
+    next: SplitPoint;
+    final: boolean;
+    waiting: MarkdownBlock[];
+    /** The nodes of the block still arriving (replaced as it grows). */
+    tail: Node[];
+  };
+  private frame?: number;
+  /** Markdown put in per frame: it is laid out in that frame too, so it follows the frame time. */
+  private budget = BUDGET_CHARS.start;
+  private lastFrame = 0;
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    if (this.frame !== undefined) cancelAnimationFrame(this.frame);
+    this.frame = undefined;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    if (this.shown?.waiting.length) this.scheduleBlocks();
+  }
+
+  override updated(changed: PropertyValues<this>): void {
+    if (changed.has('text') || changed.has('kind') || changed.has('state')) this.syncMarkdown();
   }
 
   override render() {
@@ -257,16 +292,111 @@ export class SmMessage extends LitElement {
 
   private renderAssistant(title: string | undefined) {
     const streaming = this.state === 'streaming';
-    const empty = !this.html && !streaming;
+    const blank = !/\S/.test(this.text);
+    // `.md` has no bindings: its content is put in by syncMarkdown, block by block.
     return html`<div
-      class="bubble ${empty ? 'empty' : ''}"
+      class="bubble ${blank && !streaming ? 'empty' : ''}"
       title=${title ?? nothing}
       aria-busy=${streaming ? 'true' : 'false'}
     >
       <span class="who">Assistant: </span>
-      <div class="md">${unsafeHTML(this.html)}</div>
-      ${streaming && !this.html ? html`<span class="caret" aria-hidden="true"></span>` : nothing}
+      <div class="md"></div>
+      ${streaming && blank ? html`<span class="caret" aria-hidden="true"></span>` : nothing}
     </div>`;
+  }
+
+  /**
+   * Brings `.md` up to `text`. While the blocks already split off are unchanged (the text grew,
+   * or lost trailing space as it was stored), splitting goes on from where it stopped: new
+   * blocks are put in, the block still arriving is rendered again. Any other change starts
+   * afresh.
+   */
+  private syncMarkdown(): void {
+    const host = this.kind === 'assistant' ? this.md : undefined;
+    if (!host) {
+      this.shown = undefined;
+      return;
+    }
+    const text = this.text;
+    const final = this.state !== 'streaming';
+    let shown = this.shown;
+    // Done, stopped or cut off: the same finished text needs nothing more.
+    if (shown?.host === host && shown.final && final && shown.text === text) return;
+    if (
+      !shown ||
+      shown.host !== host ||
+      shown.final ||
+      !text.startsWith(shown.text.slice(0, shown.next.start))
+    ) {
+      host.replaceChildren();
+      shown = this.shown = { host, text, next: { start: 0 }, final, waiting: [], tail: [] };
+    }
+    shown.text = text;
+    shown.final = final;
+    const { blocks, rest } = splitMarkdown(text, shown.next, final);
+    shown.next = rest;
+    shown.waiting.push(...blocks);
+    // With blocks still waiting, the frame already asked for puts these in after them.
+    if (this.frame === undefined) this.putBlocks();
+  }
+
+  /**
+   * Puts waiting blocks in, up to the budget (what it puts in is laid out in the same frame),
+   * then the block still arriving; asks for a frame for the rest.
+   */
+  private putBlocks(): void {
+    const shown = this.shown;
+    if (!shown) return;
+    const { host, text } = shown;
+    for (const n of shown.tail) n.parentNode?.removeChild(n);
+    shown.tail = [];
+    let done = 0;
+    let chars = 0;
+    while (done < shown.waiting.length && (done === 0 || chars < this.budget)) {
+      const block = shown.waiting[done++];
+      chars += block.end - block.start;
+    }
+    if (done) {
+      const sources = shown.waiting.splice(0, done).map((b) => blockSource(text, b));
+      const nodes = renderMarkdownBlocks(sources, true);
+      // In boxes of CHUNK_NODES: a box of finished blocks is laid out once, so each frame's
+      // layout does not walk every block of a long reply.
+      while (nodes.firstChild) {
+        let chunk = host.lastElementChild;
+        if (!chunk || chunk.childNodes.length >= CHUNK_NODES) {
+          chunk = document.createElement('div');
+          chunk.className = 'chunk';
+          host.append(chunk);
+        }
+        const room = CHUNK_NODES - chunk.childNodes.length;
+        for (let i = 0; i < room && nodes.firstChild; i++) chunk.append(nodes.firstChild);
+      }
+    }
+    if (shown.waiting.length) {
+      this.scheduleBlocks();
+      return;
+    }
+    const open = { start: shown.next.start, end: text.length, fence: shown.next.fence };
+    if (!shown.final && open.end > open.start) {
+      const nodes = renderMarkdownBlocks([blockSource(text, open)], false);
+      shown.tail = [...nodes.childNodes];
+      host.append(nodes);
+    }
+  }
+
+  private scheduleBlocks(): void {
+    if (this.frame !== undefined || !this.isConnected) return;
+    this.frame = requestAnimationFrame((time) => {
+      this.frame = undefined;
+      // Frames one after the other that took long: put in less; quick ones: more.
+      const gap = time - this.lastFrame;
+      this.lastFrame = time;
+      if (gap < 100) {
+        if (gap > 40) this.budget = Math.max(BUDGET_CHARS.min, this.budget / 2);
+        else if (gap < 24) this.budget = Math.min(BUDGET_CHARS.max, this.budget * 1.25);
+      }
+      this.putBlocks();
+    });
   }
 
   private renderMark() {
@@ -277,6 +407,15 @@ export class SmMessage extends LitElement {
     return nothing;
   }
 }
+
+/**
+ * Markdown a message puts in per frame (at least one block), as it starts and its bounds: it is
+ * parsed, sanitised and laid out in that frame; the rest waits for the next.
+ */
+const BUDGET_CHARS = { start: 8 * 1024, min: 2 * 1024, max: 64 * 1024 };
+
+/** Top-level nodes of finished blocks per box (a plain div: margins collapse across it). */
+const CHUNK_NODES = 64;
 
 declare global {
   interface HTMLElementTagNameMap {

@@ -1,13 +1,17 @@
 // The headless chat session against fake servers that copy each server's wire quirks: memory
 // tool calls (native and prompted), context injection, abort, broken model output and errors.
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createChatSession,
+  toChatMessages,
   type ChatSettings,
   type SessionEvent,
   type ToolModeMemory,
 } from '../../src/chat/chat-session';
 import { createConnector, type ConnectorOptions } from '../../src/llm/connector';
+import { MAX_TOOL_PARSE_CHARS } from '../../src/llm/limits';
 import type { ChatMessage, ToolMode } from '../../src/llm/types';
 import {
   BUNDLED_MODEL,
@@ -23,6 +27,7 @@ import {
   type FakeServerOptions,
   type RecordedRequest,
 } from '../fixtures/fake-llm';
+import { startRunawayServer, type RunawayReply } from '../e2e/harness/chat.server';
 
 let embedder: Embedder;
 const open: { close(): Promise<void> }[] = [];
@@ -421,3 +426,196 @@ describe('turn events', () => {
     expect(turn.length).toBe(before);
   });
 });
+
+/** Conditions waited on get this long (a loaded machine is slow, and a pass returns at once). */
+const POLL = { timeout: 30_000, interval: 20 };
+
+describe('Stop ends the turn, whatever the stream or the memory is doing', () => {
+  /** A session against a llama.cpp-like server that misbehaves as told; `memory` wraps the real one. */
+  async function runaway(reply: RunawayReply, wrapMemory: (m: MemoryApi) => MemoryApi = (m) => m) {
+    const server = await startRunawayServer(() => reply);
+    const real = openMemory({ name: `chat-${crypto.randomUUID()}`, embedder });
+    open.push(server, real);
+    const memory = wrapMemory(real);
+    const conv = await real.createConversation('stop');
+    if (conv.status !== 'SUCCESS') throw new Error('no conversation');
+    const events: SessionEvent[] = [];
+    const session = createChatSession({
+      memory,
+      connector: createConnector({ endpoint: server.url, retry: { attempts: 1, baseDelayMs: 0 } }),
+      settings: { toolMode: 'native' },
+    });
+    const controller = new AbortController();
+    const turn = session.send(conv.id, 'Tell me everything.', controller.signal, (e) =>
+      events.push(e),
+    );
+    const tokens = () => events.flatMap((e) => (e.type === 'token' ? [e.text] : [])).join('');
+    return { server, memory: real, conversationId: conv.id, events, controller, turn, tokens };
+  }
+
+  it('while the headers never come', async () => {
+    const r = await runaway({ kind: 'stall-headers' });
+    await expect.poll(() => r.server.generations.length, POLL).toBe(1);
+    r.controller.abort();
+    expect(await r.turn).toMatchObject({ status: 'aborted', text: '' });
+    const messages = await r.memory.getMessages(r.conversationId);
+    expect(messages.map((m) => m.role)).toEqual(['user']);
+    await expect.poll(() => r.server.generations[0].clientClosed, POLL).toBe(true);
+  });
+
+  it('mid-stream, on a stream that never ends: what arrived is kept, marked stopped', async () => {
+    const r = await runaway({
+      kind: 'endless',
+      text: 'Once upon a time there was a window.',
+      everyMs: 2,
+    });
+    await expect.poll(() => r.tokens().length, POLL).toBeGreaterThan(60);
+    r.controller.abort();
+    const result = await r.turn;
+    const shown = r.tokens().trim();
+    expect(result).toMatchObject({ status: 'aborted', text: shown });
+    const last = (await r.memory.getMessages(r.conversationId)).at(-1)!;
+    expect(last).toMatchObject({ role: 'assistant', text: shown, meta: { aborted: true } });
+    await expect.poll(() => r.server.generations[0].clientClosed, POLL).toBe(true);
+  });
+
+  it('on a stream that stalls mid-answer', async () => {
+    const r = await runaway({ kind: 'stall-body', text: 'The answer is forty two, and' });
+    await expect.poll(() => r.tokens(), POLL).toBe('The answer is forty two, and');
+    r.controller.abort();
+    expect(await r.turn).toMatchObject({ status: 'aborted', text: 'The answer is forty two, and' });
+    const last = (await r.memory.getMessages(r.conversationId)).at(-1)!;
+    expect(last).toMatchObject({ text: 'The answer is forty two, and', meta: { aborted: true } });
+  });
+
+  it('mid tool call, whose arguments never end: nothing runs, nothing is written', async () => {
+    const r = await runaway({ kind: 'endless-tool', everyMs: 2 });
+    await expect.poll(() => r.server.written(), POLL).toBeGreaterThan(200);
+    r.controller.abort();
+    expect(await r.turn).toMatchObject({ status: 'aborted', text: '' });
+    expect(r.events.map((e) => e.type)).not.toContain('tool-call');
+    expect((await r.memory.getMessages(r.conversationId)).map((m) => m.role)).toEqual(['user']);
+    expect(await r.memory.listMemory('')).toMatchObject({ status: 'SUCCESS', totalEntries: 0 });
+  });
+
+  it('while the user message is being indexed (a model still loading, say)', async () => {
+    const r = await runaway({ kind: 'text', text: 'never asked for' }, (m) => ({
+      ...m,
+      recordTurn: () => new Promise<never>(() => undefined),
+    }));
+    await expect.poll(() => r.events.some((e) => e.type === 'message'), POLL).toBe(true);
+    r.controller.abort();
+    expect(await r.turn).toMatchObject({ status: 'aborted' });
+    expect(r.server.generations).toHaveLength(0);
+    expect((await r.memory.getMessages(r.conversationId)).map((m) => m.role)).toEqual(['user']);
+  });
+
+  it('while a memory tool runs: the calls that finished are kept with the stopped round', async () => {
+    const fake = await startFakeServer('llamacpp', {
+      firstEventDelayMs: 5,
+      tokenDelayMs: 1,
+      replies: [
+        {
+          text: 'Let me check.',
+          toolCalls: [
+            { name: 'listMemory', arguments: {} },
+            { name: 'saveMemory', arguments: { path: 'A/B', content: 'x' } },
+          ],
+        },
+      ],
+    });
+    const memory = openMemory({ name: `chat-${crypto.randomUUID()}`, embedder });
+    open.push(fake, memory);
+    const conv = await memory.createConversation('stop');
+    if (conv.status !== 'SUCCESS') throw new Error('no conversation');
+    const controller = new AbortController();
+    const session = createChatSession({
+      memory: { ...memory, saveMemory: () => new Promise<never>(() => undefined) },
+      connector: createConnector({ endpoint: fake.url }),
+      settings: { toolMode: 'native' },
+      onEvent: (e) => {
+        if (e.type === 'tool-call' && e.name === 'saveMemory') controller.abort();
+      },
+    });
+    const r = await session.send(conv.id, 'What is saved?', controller.signal);
+    expect(r).toMatchObject({ status: 'aborted', text: 'Let me check.' });
+    const messages = await memory.getMessages(conv.id);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(messages[1]).toMatchObject({ text: 'Let me check.', meta: { aborted: true } });
+    expect(messages[1].toolCalls?.map((c) => c.name)).toEqual(['listMemory']);
+  });
+
+  it('while detection, started before the turn, never answers', async () => {
+    const seen: IncomingMessage[] = [];
+    const silent = createServer((req) => void seen.push(req));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    open.push({
+      close: () =>
+        new Promise<void>((resolve) => {
+          silent.closeAllConnections();
+          silent.close(() => resolve());
+        }),
+    });
+    const memory = openMemory({ name: `chat-${crypto.randomUUID()}`, embedder });
+    open.push(memory);
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const session = createChatSession({ memory, connector: createConnector({ endpoint: url }) });
+    // The status line asks first, without a signal; the turn then waits on that same detection.
+    void session.server().catch(() => undefined);
+    const controller = new AbortController();
+    const turn = session.send(1, 'hello', controller.signal);
+    await expect.poll(() => seen.length, POLL).toBeGreaterThan(0);
+    controller.abort();
+    expect(await turn).toMatchObject({ status: 'aborted', text: '' });
+  });
+});
+
+describe('a reply too long to search for tool calls', () => {
+  /** A session whose answers are stored but not indexed (a megabyte would take long to embed). */
+  async function longReply(text: string, toolMode: 'native' | 'prompted') {
+    const s = await setup('llamacpp', { replies: [{ text, chunks: [text] }] }, { toolMode });
+    const memory: MemoryApi = {
+      ...s.memory,
+      recordTurn: async (t) => ({ status: 'SUCCESS', turnId: t.turnId ?? 0, chunks: 0 }),
+    };
+    const events: SessionEvent[] = [];
+    const session = createChatSession({
+      memory,
+      connector: createConnector({ endpoint: s.fake.url }),
+      settings: { toolMode, autoRecall: false },
+      onEvent: (e) => events.push(e),
+    });
+    const result = await session.send(s.conversationId, 'Go on and on.');
+    return { ...s, result, events, messages: await s.memory.getMessages(s.conversationId) };
+  }
+  const filler = 'and so on, '.repeat(Math.ceil(MAX_TOOL_PARSE_CHARS / 11) + 10);
+
+  it('prompted: the answer stands, and the turn says its tool calls were not run', async () => {
+    const call = '<tool_call>{"name": "saveMemory", "arguments": {"path": "A/B", "content": "x"}}';
+    const r = await longReply(`${filler}\n${call}`, 'prompted');
+    expect(r.result.status).toBe('answered');
+    expect(r.result.error?.code).toBe('MALFORMED_STREAM');
+    const sentence = r.result.error!.message;
+    expect(sentence).toMatch(/over 1 MB.*none of them was run.*lower the maximum reply length/);
+    expect(r.events).toContainEqual({ type: 'notice', message: sentence });
+    // Told on the turn, and kept with it: a notice message after the answer (left out of the
+    // prompt, like every notice).
+    expect(r.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'assistant']);
+    expect(r.messages[1].text.startsWith('and so on')).toBe(true);
+    expect(r.messages[2]).toMatchObject({ text: '', meta: { notice: sentence } });
+    expect(toChatMessagesRoles(r.messages)).toEqual(['user', 'assistant']);
+    expect(await r.memory.listMemory('')).toMatchObject({ totalEntries: 0 });
+  });
+
+  it('native: a long answer with nothing like a call in it raises no alarm', async () => {
+    const r = await longReply(filler, 'native');
+    expect(r.result).toMatchObject({ status: 'answered' });
+    expect(r.result.error).toBeUndefined();
+    expect(r.events.filter((e) => e.type === 'notice')).toEqual([]);
+    expect(r.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+});
+
+function toChatMessagesRoles(messages: Parameters<typeof toChatMessages>[0]): string[] {
+  return toChatMessages(messages).map((m) => m.role);
+}

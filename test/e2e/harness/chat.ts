@@ -3,9 +3,25 @@
 // (with a saveMemory call when the message says "remember", an error when it says "offline").
 // Scenarios: ?scenario=demo (default) | empty | none | offline, &status=connecting|error,
 // &list=1 shows the conversation list on narrow screens too.
-import type { ChatSession, SessionEvent, TurnResult } from '../../../src/chat/chat-session';
+// ?scenario=live&endpoint=<model server URL> is the real chat session and connector against a
+// model server (chat.server.ts in the streaming tests), over an in-page memory that stores
+// messages and indexes nothing; &maxTokens sets "Max output tokens" (default 512).
+import {
+  createChatSession,
+  type ChatSession,
+  type SessionEvent,
+  type TurnResult,
+} from '../../../src/chat/chat-session';
+import { createConnector } from '../../../src/llm/connector';
 import { LlmError } from '../../../src/llm/types';
-import type { Conversation, Message, Role, ToolCallRecord } from '../../../src/memory/types';
+import type {
+  Conversation,
+  MemoryApi,
+  Message,
+  Role,
+  ToolCallRecord,
+} from '../../../src/memory/types';
+import { notifyMemoryChange } from '../../../src/ui/memory-watch';
 import '../../../src/ui/sm-chat';
 import type { ChatStatus } from '../../../src/ui/sm-chat';
 import '../../../src/ui/sm-conversations';
@@ -269,7 +285,10 @@ function delay(ms: number, signal?: AbortSignal): Promise<void> {
 const ANSWER =
   "Here is what I know about **HaloWeave**:\n\n- It should support *multiple windows*\n- Tabs move between windows by drag and drop\n- State is shared with `BroadcastChannel`\n\nAnything else you'd like me to remember?";
 
-/** A scripted model: "remember" → a saveMemory round first; "offline" → the server is down; "slow" → slower tokens. */
+/**
+ * A scripted model: "remember" → a saveMemory round first; "offline" → the server is down;
+ * "slow" → slower tokens; "hang" → once stopped, the turn never winds up (the panel must end it).
+ */
 const fakeSession: ChatSession = {
   async server() {
     return {
@@ -344,6 +363,7 @@ const fakeSession: ChatSession = {
       say({ type: 'token', text: token });
       await delay(tokenMs, signal);
     }
+    if (signal?.aborted && /hang/i.test(text)) await new Promise<never>(() => undefined);
     if (signal?.aborted) {
       store('assistant', sent.trim(), { meta: { aborted: true } });
       return { status: 'aborted', text: sent, rounds };
@@ -352,6 +372,60 @@ const fakeSession: ChatSession = {
     return { status: 'answered', text: sent, rounds };
   },
 };
+
+if (scenario === 'live') {
+  conversations.splice(0, conversations.length, {
+    id: 1,
+    title: 'Live',
+    created: new Date(now),
+    modified: new Date(now),
+  });
+}
+
+/** The memory the live session writes to: messages only (stored at once), no index, no tools. */
+const liveMemory = {
+  async addMessage(m: Parameters<MemoryApi['addMessage']>[0]) {
+    const { conversationId, role, text, ...extra } = structuredClone(m);
+    const id = add(conversationId, role, text, { time: new Date(), ...extra });
+    notifyMemoryChange(['messages']);
+    return { status: 'SUCCESS' as const, id };
+  },
+  async recordTurn(turn: { turnId?: number }) {
+    return { status: 'SUCCESS' as const, turnId: turn.turnId ?? 0, chunks: 0 };
+  },
+  async recallMemory() {
+    return [];
+  },
+  async memoryOutline() {
+    return [];
+  },
+  async getMessages(conversationId: number) {
+    return structuredClone(messages.filter((m) => m.conversationId === conversationId));
+  },
+  setTokenCounter() {},
+} as unknown as MemoryApi;
+
+/** Each finished turn's result and when it ended (performance.now()), for scripted checks. */
+const turns: (TurnResult & { endedAt: number })[] = [];
+
+function liveSession(): ChatSession {
+  const session = createChatSession({
+    memory: liveMemory,
+    connector: createConnector({
+      endpoint: params.get('endpoint') ?? 'http://127.0.0.1:8080',
+      retry: { attempts: 1, baseDelayMs: 0 },
+    }),
+    settings: { toolMode: 'native', maxOutputTokens: Number(params.get('maxTokens') ?? 512) },
+  });
+  return {
+    ...session,
+    async send(...args) {
+      const result = await session.send(...args);
+      turns.push({ ...result, endedAt: performance.now() });
+      return result;
+    },
+  };
+}
 
 const list = document.querySelector('sm-conversations')!;
 const chat = document.querySelector('sm-chat')!;
@@ -376,9 +450,11 @@ const status: ChatStatus =
 
 list.conversations = scenario === 'none' ? [] : conversations;
 chat.memory = fakeMemory;
-chat.session = scenario === 'offline' ? undefined : fakeSession;
+chat.session =
+  scenario === 'offline' ? undefined : scenario === 'live' ? liveSession() : fakeSession;
 chat.status = status;
-const startId = scenario === 'none' ? undefined : scenario === 'empty' ? 1 : 3;
+const startId =
+  scenario === 'none' ? undefined : scenario === 'empty' || scenario === 'live' ? 1 : 3;
 chat.conversationId = startId;
 list.activeId = startId;
 
@@ -422,4 +498,28 @@ document.addEventListener('sm-delete-conversation', (e) => {
   list,
   events: () => (events.textContent ?? '').split('\n').filter(Boolean),
   renderMarkdown,
+  turns,
+  /**
+   * The text of the last block shown in the last assistant bubble, whitespace collapsed: cheap
+   * at any length (blocks go in in order, so once the reply's end shows, all of it does).
+   */
+  lastShown: () => {
+    const md = assistantBubbles().at(-1);
+    let last = md?.lastElementChild;
+    if (last?.classList.contains('chunk')) last = last.lastElementChild;
+    return (last?.textContent ?? '').replace(/\s+/g, ' ').trim();
+  },
+  /** What a reader sees in the assistant bubbles (innerText: lays the page out), whitespace collapsed. */
+  shownText: () =>
+    assistantBubbles()
+      .map((md) => md.innerText)
+      .join(' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
 };
+
+function assistantBubbles(): HTMLElement[] {
+  return [...(chat.shadowRoot?.querySelectorAll('sm-message[kind="assistant"]') ?? [])].flatMap(
+    (m) => [...(m.shadowRoot?.querySelectorAll<HTMLElement>('.md') ?? [])],
+  );
+}
