@@ -2,7 +2,7 @@
 // or all memory and lists the hits in the engine's order, each saying why it matched (the
 // query's words marked, its strength in words, the relevance and recency parts of its score),
 // with the hits below the relevance cut-off folded away until asked for.
-import { LitElement, css, html, nothing } from 'lit';
+import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { guard } from 'lit/directives/guard.js';
 import { queryTerms } from '../memory/lexical/tokenize';
@@ -50,6 +50,24 @@ function fixed(n: number | undefined): string {
 
 const STRENGTH_WORDS = { strong: 'Strong match', good: 'Good match', weak: 'Weak match' } as const;
 
+export interface SearchResultsDetail {
+  /** Whether results (or a "nothing matches" answer) are shown below the box. */
+  shown: boolean;
+}
+
+declare module './events' {
+  interface SmEvents {
+    /** The search showed results, or cleared them (the explorer gives them room). */
+    'sm-search-results': SearchResultsDetail;
+  }
+}
+
+declare global {
+  interface GlobalEventHandlersEventMap {
+    'sm-search-results': CustomEvent<SearchResultsDetail>;
+  }
+}
+
 interface Shown {
   /** The heading searched ('' = all memory). */
   scope: string;
@@ -62,10 +80,15 @@ interface Shown {
 }
 
 /**
- * `<sm-memory-search>`: a search box over the selected heading or all memory (one click
+ * `<sm-memory-search>`: a search box over all memory or the selected heading (one click
  * switches), and its hits with why each matched.
  *
+ * It searches all memory until "in <heading>" is chosen; then the scope follows the selected
+ * heading, and results on screen are searched again when it changes, so what is listed always
+ * matches the scope shown.
+ *
  * @fires sm-select-path - A result's path was chosen; `detail.path`.
+ * @fires sm-search-results - Results were shown or cleared; `detail.shown`.
  */
 @customElement('sm-memory-search')
 export class SmMemorySearch extends LitElement {
@@ -326,8 +349,8 @@ export class SmMemorySearch extends LitElement {
   @state() private busy = false;
   @state() private shown: Shown | undefined;
   @state() private message: { text: string; error: boolean } | undefined;
-  /** Search all memory rather than the selected heading. */
-  @state() private everywhere = false;
+  /** Search all memory rather than the selected heading (the default: no silent narrowing). */
+  @state() private everywhere = true;
   /** Show the hits below the relevance cut-off too. */
   @state() private showWeaker = false;
 
@@ -337,6 +360,22 @@ export class SmMemorySearch extends LitElement {
   /** The heading the next search runs on ('' = all memory). */
   private get scope(): string {
     return this.everywhere ? '' : this.path;
+  }
+
+  protected override updated(changed: PropertyValues): void {
+    if (changed.has('shown') && !!changed.get('shown') !== !!this.shown) {
+      emit(this, 'sm-search-results', { shown: !!this.shown });
+    }
+    // Searching under the selected heading, and it changed: the results follow it.
+    if (
+      changed.has('path') &&
+      changed.get('path') !== undefined &&
+      !this.everywhere &&
+      this.shown &&
+      this.shown.scope !== this.scope
+    ) {
+      void this.search(this.shown.query);
+    }
   }
 
   override render() {
@@ -349,21 +388,21 @@ export class SmMemorySearch extends LitElement {
               ? html`<div class="scopes" role="group" aria-label="Search in">
                   <button
                     type="button"
-                    class="heading"
-                    aria-pressed=${this.everywhere ? 'false' : 'true'}
-                    title="Search only under ${this.path}"
-                    @click=${() => this.setScope(false)}
-                  >
-                    in ${this.path}
-                  </button>
-                  <button
-                    type="button"
                     class="all"
                     aria-pressed=${this.everywhere ? 'true' : 'false'}
                     title="Search every memory"
                     @click=${() => this.setScope(true)}
                   >
                     all memory
+                  </button>
+                  <button
+                    type="button"
+                    class="heading"
+                    aria-pressed=${this.everywhere ? 'false' : 'true'}
+                    title="Search only under ${this.path}"
+                    @click=${() => this.setScope(false)}
+                  >
+                    in ${this.path}
                   </button>
                 </div>`
               : html`<span

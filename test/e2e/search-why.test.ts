@@ -331,6 +331,10 @@ describe('search shows why an entry matched (Chromium)', () => {
     await page.getByRole('treeitem', { name: 'HaloWeave' }).click();
     const heading = search.getByRole('button', { name: 'in Projects/HaloWeave' });
     const all = search.getByRole('button', { name: 'all memory' });
+    // Selecting a heading offers it as the scope; the search stays on all memory until asked.
+    await heading.waitFor();
+    expect(await all.getAttribute('aria-pressed')).toBe('true');
+    await heading.click();
     await expect.poll(() => heading.getAttribute('aria-pressed')).toBe('true');
     expect(await all.getAttribute('aria-pressed')).toBe('false');
 
