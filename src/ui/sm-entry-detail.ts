@@ -136,6 +136,11 @@ function sourceOf(chunk: ChunkView): OpenMessageDetail | undefined {
  * Delete, Move and Restore offer Undo in a toast (`sm-toast`, shown by the explorer). A moved
  * entry says where it came from; the old path says where it went, with a link.
  *
+ * In a flex column it takes the height left (the explorer above sets its own) and scrolls by
+ * itself, back to the top for each new path. The edit, move and delete forms close with Escape
+ * (focus back on the button that opened them); the delete confirmation starts on Cancel; the
+ * edit form's Save and Cancel stay in view at the foot of the pane while the content scrolls.
+ *
  * @fires sm-select-path - A breadcrumb segment or a child was chosen, or the entry was moved.
  * @fires sm-open-message - A context chunk's Source link; `conversationId` is -1 (see `sourceOf`).
  * @fires sm-toast - After a delete, move or restore: what happened, with Undo.
@@ -148,7 +153,12 @@ export class SmEntryDetail extends LitElement {
     css`
       :host {
         display: block;
-        padding: 16px;
+        /* The height left below the explorer, scrolled here: the explorer stays in view. */
+        flex: 1 1 0;
+        min-height: 0;
+        overflow: auto;
+        overscroll-behavior: contain;
+        padding: 12px 16px 16px;
         /* Room to scroll the last rows above an Undo toast (sm-toast, fixed at the bottom). */
         padding-bottom: 72px;
         background: var(--sm-surface);
@@ -166,7 +176,8 @@ export class SmEntryDetail extends LitElement {
         color: var(--sm-muted);
       }
       .crumbs li + li::before {
-        content: '/';
+        /* A separator to the eye only: screen readers have the list. */
+        content: '/' / '';
         padding: 0 2px;
         color: var(--sm-border);
       }
@@ -202,7 +213,7 @@ export class SmEntryDetail extends LitElement {
         outline: none;
       }
       h2 .kind {
-        margin-left: 8px;
+        margin-left: 2px;
         font-size: 0.8rem;
         font-weight: 400;
         color: var(--sm-muted);
@@ -395,10 +406,22 @@ export class SmEntryDetail extends LitElement {
         font-size: 0.85rem;
         resize: vertical;
       }
+      /* The label and the format on one line: room for the content box. */
+      .edit-head {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: baseline;
+        justify-content: space-between;
+        gap: 4px 16px;
+        margin-bottom: 4px;
+      }
+      .edit-head label[for] {
+        margin: 0;
+      }
       fieldset {
         display: flex;
         gap: 12px;
-        margin: 0 0 8px;
+        margin: 0;
         padding: 0;
         border: none;
         font-size: 0.875rem;
@@ -421,6 +444,21 @@ export class SmEntryDetail extends LitElement {
         flex-wrap: wrap;
         gap: 8px;
         margin-top: 10px;
+      }
+      /* Save and Cancel stay at the foot of the pane while a long content scrolls above them. */
+      form.edit .actions {
+        position: sticky;
+        /* Sticky insets count from inside the pane's padding (72px, for the toast): 8px from the
+           pane's foot. */
+        bottom: -64px;
+        z-index: 1;
+        margin: 10px -12px -12px;
+        padding: 10px 12px 12px;
+        border-radius: 0 0 var(--sm-radius) var(--sm-radius);
+        background: var(--sm-bg);
+      }
+      .panel textarea {
+        max-height: 60vh;
       }
       .warn {
         color: var(--sm-warn);
@@ -477,11 +515,46 @@ export class SmEntryDetail extends LitElement {
   @state() private status = '';
   /** Paths removed by the last delete here, offered as links to their history. */
   @state() private deleted: string[] = [];
+  /** The toolbar button that opened the form shown, to take the focus back when it closes. */
+  private opener: 'edit' | 'move' | 'delete' | undefined;
+  /** While editing: the pane's size changes refit the content box. */
+  private readonly resized = new ResizeObserver(() => {
+    if (this.mode === 'edit') this.fitEditor();
+  });
 
   private readonly watch = new MemoryWatch<Detail | undefined>(this, {
     tables: ['structured_memory', 'history'],
     load: () => this.load(),
   });
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.addEventListener('keydown', this.handleEscape);
+    this.resized.observe(this);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.removeEventListener('keydown', this.handleEscape);
+    this.resized.disconnect();
+  }
+
+  /**
+   * Caps the content box so the whole edit form, Save included, fits the pane's visible height
+   * (the box scrolls inside instead); Save also sticks to the pane's foot if even that is short.
+   */
+  private fitEditor(): void {
+    const area = this.renderRoot.querySelector<HTMLTextAreaElement>('form.edit textarea');
+    const form = area?.closest('form');
+    if (!area || !form) return;
+    area.style.removeProperty('max-height');
+    const pane = this.getBoundingClientRect();
+    const box = area.getBoundingClientRect();
+    const under = form.getBoundingClientRect().bottom - box.bottom;
+    // To 8px above the pane's foot, where the sticky Save would otherwise rest over the box.
+    const room = pane.top + this.clientTop + this.clientHeight - 8 - box.top - under;
+    area.style.maxHeight = `${Math.max(96, Math.floor(room))}px`;
+  }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('path') || changed.has('memory')) {
@@ -489,6 +562,19 @@ export class SmEntryDetail extends LitElement {
       void this.watch.reload();
     }
   }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    // A new path starts at its top, not where the last one was scrolled to.
+    if (changed.has('path')) this.scrollTop = 0;
+  }
+
+  /** Escape closes the edit, move or delete form, as Cancel does. */
+  private readonly handleEscape = (event: KeyboardEvent): void => {
+    if (event.key !== 'Escape' || this.mode === 'view' || event.defaultPrevented) return;
+    event.preventDefault();
+    event.stopPropagation();
+    this.handleCancel();
+  };
 
   private resetUi(): void {
     this.mode = 'view';
@@ -588,10 +674,15 @@ export class SmEntryDetail extends LitElement {
         : detail.kind === 'heading'
           ? 'heading'
           : 'nothing saved';
+    // Said as words, apart from the title: the text alone reads "PreferDarkentry · v1".
+    const spoken = `${title}, ${
+      detail.kind === 'entry' ? `entry, version ${detail.entry.metadata.version}` : kind
+    }`;
+    const heading = html`${title} <span class="kind">${kind}</span>`;
     return html`
       ${this.renderCrumbs(detail.path)}
       <header>
-        <h2 tabindex="-1">${title}<span class="kind">${kind}</span></h2>
+        <h2 tabindex="-1" aria-label=${spoken}>${heading}</h2>
         ${this.mode === 'view' ? this.renderToolbar(detail) : nothing}
       </header>
       <p class="status" role="status">${this.status}</p>
@@ -662,9 +753,13 @@ export class SmEntryDetail extends LitElement {
   private renderToolbar(detail: Exclude<Detail, { kind: 'error' }>) {
     if (detail.kind === 'missing' || detail.path === '') return nothing;
     return html`<div class="toolbar" role="toolbar" aria-label="Entry actions">
-      ${detail.kind === 'entry' ? html`<button @click=${this.handleEdit}>Edit</button>` : nothing}
-      <button @click=${this.handleMoveStart}>Move</button>
-      <button class="danger" @click=${this.handleDeleteStart}>Delete</button>
+      ${
+        detail.kind === 'entry'
+          ? html`<button data-opens="edit" @click=${this.handleEdit}>Edit</button>`
+          : nothing
+      }
+      <button data-opens="move" @click=${this.handleMoveStart}>Move</button>
+      <button data-opens="delete" class="danger" @click=${this.handleDeleteStart}>Delete</button>
     </div>`;
   }
 
@@ -882,29 +977,31 @@ ${contentText(v.content)
     const rows = Math.min(24, Math.max(6, this.draft.split('\n').length + 1));
     const changedElsewhere =
       this.editBase !== undefined && this.editBase.version !== detail.entry.metadata.version;
-    return html`<form class="panel" @submit=${this.handleSave} aria-label="Edit entry">
-      <fieldset>
-        <legend>Format:</legend>
-        <label
-          ><input
-            type="radio"
-            name="format"
-            value="json"
-            .checked=${this.format === 'json'}
-            @change=${() => this.handleFormat('json')}
-          />JSON</label
-        >
-        <label
-          ><input
-            type="radio"
-            name="format"
-            value="text"
-            .checked=${this.format === 'text'}
-            @change=${() => this.handleFormat('text')}
-          />Text</label
-        >
-      </fieldset>
-      <label for="content-input">Content</label>
+    return html`<form class="panel edit" @submit=${this.handleSave} aria-label="Edit entry">
+      <div class="edit-head">
+        <label for="content-input">Content</label>
+        <fieldset>
+          <legend>Format:</legend>
+          <label
+            ><input
+              type="radio"
+              name="format"
+              value="json"
+              .checked=${this.format === 'json'}
+              @change=${() => this.handleFormat('json')}
+            />JSON</label
+          >
+          <label
+            ><input
+              type="radio"
+              name="format"
+              value="text"
+              .checked=${this.format === 'text'}
+              @change=${() => this.handleFormat('text')}
+            />Text</label
+          >
+        </fieldset>
+      </div>
       <textarea
         id="content-input"
         spellcheck="false"
@@ -980,12 +1077,14 @@ ${contentText(v.content)
         <button class="danger" ?disabled=${this.busy} @click=${() => this.handleDelete(detail)}>
           Delete
         </button>
-        <button @click=${this.handleCancel}>Cancel</button>
+        <button class="cancel" @click=${this.handleCancel}>Cancel</button>
       </div>
     </div>`;
   }
 
   private setMode(mode: Mode): void {
+    const opener = this.opener;
+    this.opener = mode === 'view' ? undefined : mode;
     this.mode = mode;
     this.actionError = '';
     this.status = '';
@@ -996,9 +1095,23 @@ ${contentText(v.content)
           : mode === 'move'
             ? 'input[type=text]'
             : mode === 'delete'
-              ? '.panel button'
-              : '.toolbar button';
-      this.renderRoot.querySelector<HTMLElement>(focus)?.focus();
+              ? // The safe choice first: Enter or Space right away keeps everything.
+                '.panel button.cancel'
+              : opener
+                ? `.toolbar button[data-opens='${opener}']`
+                : '.toolbar button';
+      const form = mode === 'view' ? undefined : this.renderRoot.querySelector('.panel');
+      if (form) {
+        // The form in view from its top (this pane scrolls, the page does not), so Save, which
+        // sticks to the pane's foot, is in view too.
+        const top = form.getBoundingClientRect().top - this.getBoundingClientRect().top;
+        if (top < 0 || top > this.clientHeight - 96) this.scrollTop += top - 8;
+        if (mode === 'edit') this.fitEditor();
+      }
+      const el =
+        this.renderRoot.querySelector<HTMLElement>(focus) ??
+        this.renderRoot.querySelector<HTMLElement>('.toolbar button');
+      el?.focus({ preventScroll: form !== undefined });
     });
   }
 

@@ -1,7 +1,8 @@
 // The memory explorer panel: a path filter, the tree or the map of every entry, the trash, and a
-// semantic search scoped to the selected heading. Reloads by itself when memory changes in any
-// tab. It also hosts the memory panel's toast (Undo), and follows a tool card's link through
-// moves to where the entry is now.
+// search of all memory or of the selected heading. Reloads by itself when memory changes in any
+// tab. Two dividers, remembered per device, share its room: the tree or map against the search
+// results, and the explorer against the entry detail below it. It also hosts the memory panel's
+// toast (Undo), and follows a tool card's link through moves to where the entry is now.
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { EntrySummary } from '../memory/types';
@@ -12,16 +13,44 @@ import { base, tokens } from './styles';
 import './sm-memory-map';
 import './sm-memory-search';
 import './sm-memory-tree';
+import type { SearchResultsDetail } from './sm-memory-search';
 import type { FollowPathDetail } from './sm-tool-card';
 import { requestToast, type SmToast, type ToastRequest } from './sm-toast';
 import './sm-toast';
 import './sm-trash';
+import {
+  DEFAULT_SPLIT,
+  clampShare,
+  loadSplit,
+  saveSplit,
+  shareForKey,
+  type SplitSizes,
+} from './split-layout';
 import { searchScope } from './tree-model';
 
 type View = 'tree' | 'map' | 'trash';
+/** The two dividers: tree or map | search results, and explorer | entry detail. */
+type Divider = 'views' | 'explorer';
 
 /** Pause in typing before the filter applies. */
 const FILTER_DELAY_MS = 120;
+
+/** Least height (px) each side of a divider keeps. */
+const MIN = {
+  views: 84,
+  search: 110,
+  explorer: 170,
+  detail: 140,
+} as const;
+
+/** localStorage, where the page may use it (absent in a sandboxed frame or some private modes). */
+function deviceStorage(): Storage | undefined {
+  try {
+    return globalThis.localStorage;
+  } catch {
+    return undefined;
+  }
+}
 
 const VIEWS: readonly { id: View; label: string }[] = [
   { id: 'tree', label: 'Tree' },
@@ -34,6 +63,11 @@ const VIEWS: readonly { id: View; label: string }[] = [
  *
  * Fills the height it is given (a flex column): the tree, map or trash scrolls, the search sits
  * below. Selections made inside update `selectedPath` and bubble on as `sm-select-path`.
+ *
+ * Room: while search results are shown, a divider between the views and the results moves with
+ * the pointer or the arrow keys; while an element follows it in its parent (the app's entry
+ * detail), the explorer sets its own height to its share of the parent's and draws a divider at
+ * its foot. Both shares are remembered per device (`split-layout.ts`).
  *
  * Beside its own subtree it listens on the root it lives in (the app's shadow root, shared with
  * the entry detail and the chat): `sm-toast` requests show in its `<sm-toast>`, and an
@@ -92,11 +126,28 @@ export class SmExplorer extends LitElement {
         font-size: 0.75rem;
         color: var(--sm-muted);
       }
+      /* The plain count is in the app's header already: read here, not drawn, unless filtering. */
+      .summary.quiet {
+        position: absolute;
+        width: 1px;
+        height: 1px;
+        margin: 0;
+        overflow: hidden;
+        clip-path: inset(50%);
+        white-space: nowrap;
+      }
+      .split {
+        flex: 1 1 0;
+        min-height: 0;
+        display: flex;
+        flex-direction: column;
+        gap: 2px;
+      }
       .views {
         position: relative;
         /* Basis 0: the tree's content height must not squeeze the search below. */
         flex: 1 1 0;
-        min-height: 220px;
+        min-height: ${MIN.views}px;
         display: flex;
         flex-direction: column;
         border: 1px solid var(--sm-border);
@@ -128,9 +179,49 @@ export class SmExplorer extends LitElement {
       }
       .search {
         flex: none;
-        max-height: 45%;
         overflow: auto;
         overscroll-behavior: contain;
+      }
+      /* With results, the divider's share (custom properties set on the host) splits the room. */
+      .split.results .views {
+        flex-grow: var(--sm-views-share, ${DEFAULT_SPLIT.views});
+      }
+      .split.results .search {
+        flex: 1 1 0;
+        flex-grow: calc(1 - var(--sm-views-share, ${DEFAULT_SPLIT.views}));
+        min-height: ${MIN.search}px;
+      }
+      [role='separator'] {
+        flex: none;
+        position: relative;
+        height: 12px;
+        margin: 0 -4px;
+        border-radius: 4px;
+        cursor: row-resize;
+        touch-action: none;
+        user-select: none;
+      }
+      [role='separator']::before {
+        content: '';
+        position: absolute;
+        left: 50%;
+        top: 4px;
+        width: 40px;
+        height: 4px;
+        margin-left: -20px;
+        border-radius: 2px;
+        background: var(--sm-border);
+      }
+      [role='separator']:hover::before,
+      [role='separator'].dragging::before {
+        background: var(--sm-muted);
+      }
+      [role='separator']:focus-visible {
+        outline: 2px solid var(--sm-accent);
+        outline-offset: -2px;
+      }
+      [role='separator'].foot {
+        margin-bottom: -8px;
       }
       .status {
         margin: 0;
@@ -155,6 +246,14 @@ export class SmExplorer extends LitElement {
   /** The filter applied to the tree and map: `filterText`, once typing pauses. */
   @state() private filter = '';
   @state() private view: View = 'tree';
+  /** The divider shares (remembered per device). */
+  @state() private split: SplitSizes = loadSplit(deviceStorage());
+  /** Whether the search shows results (its divider appears). */
+  @state() private searchShown = false;
+  /** Whether an element follows this one in its parent (the entry detail) to share its height. */
+  @state() private below = false;
+  /** The divider being dragged, if any. */
+  @state() private dragging: Divider | undefined;
 
   private readonly index = new MemoryWatch<EntrySummary[] | undefined>(this, {
     tables: ['structured_memory'],
@@ -166,6 +265,16 @@ export class SmExplorer extends LitElement {
   private filtered: { entries: EntrySummary[]; filter: string; out: EntrySummary[] } | undefined;
   /** Where the toast and follow listeners are (the root this element was connected in). */
   private listeningOn: Node | undefined;
+  /** The parent's height, measured: the explorer's share of it is its height. */
+  private parentHeight = 0;
+  private readonly parentSize = new ResizeObserver((records) => {
+    const h = Math.round(records[records.length - 1].contentRect.height);
+    if (h !== this.parentHeight) {
+      this.parentHeight = h;
+      this.applyHeight();
+    }
+  });
+  private readonly siblings = new MutationObserver(() => this.checkBelow());
 
   @query('sm-toast') private toast!: SmToast | null;
 
@@ -174,6 +283,12 @@ export class SmExplorer extends LitElement {
     this.listeningOn = this.getRootNode();
     this.listeningOn.addEventListener('sm-toast', this.handleToast);
     this.listeningOn.addEventListener('sm-select-path', this.handleFollow);
+    const parent = this.parentElement;
+    if (parent) {
+      this.parentSize.observe(parent);
+      this.siblings.observe(parent, { childList: true });
+    }
+    this.checkBelow();
   }
 
   override disconnectedCallback(): void {
@@ -182,12 +297,40 @@ export class SmExplorer extends LitElement {
     this.listeningOn?.removeEventListener('sm-toast', this.handleToast);
     this.listeningOn?.removeEventListener('sm-select-path', this.handleFollow);
     this.listeningOn = undefined;
+    this.parentSize.disconnect();
+    this.siblings.disconnect();
   }
 
-  protected override updated(changed: PropertyValues<this>): void {
+  protected override updated(changed: PropertyValues): void {
     if (changed.has('memory') && this.memory && this.memory !== this.loadedWith) {
       void this.index.reload();
     }
+    if (changed.has('split')) {
+      // The host's own CSSOM style: the CSP forbids style attributes, not this.
+      this.style.setProperty('--sm-views-share', String(this.split.views));
+    }
+    if (changed.has('split') || changed.has('below')) this.applyHeight();
+  }
+
+  /** Notes whether something (the entry detail) now follows this element in its parent. */
+  private checkBelow(): void {
+    this.below = this.nextElementSibling !== null;
+  }
+
+  /**
+   * With the detail below, the explorer's height is its share of the parent's; without, the
+   * parent's own rules size it (it fills the column).
+   */
+  private applyHeight(): void {
+    if (!this.below || this.parentHeight <= 0) {
+      this.style.removeProperty('height');
+      this.style.removeProperty('min-height');
+      return;
+    }
+    const total = this.parentHeight;
+    const share = clampShare(this.split.explorer, total, MIN.explorer, MIN.detail);
+    this.style.height = `${Math.round(share * total)}px`;
+    this.style.minHeight = `${Math.min(MIN.explorer, total)}px`;
   }
 
   override render() {
@@ -221,70 +364,153 @@ export class SmExplorer extends LitElement {
         </div>
       </div>
       ${entries ? this.renderSummary(entries.length, mapEntries.length) : nothing}
-      <div class="views" @sm-select-path=${this.handleSelect}>
-        ${
-          this.index.error !== undefined && !entries
-            ? html`<p class="status error" role="alert">
-                The memory index could not be loaded: ${describe(this.index.error)}. Reload the page
-                to try again.
-              </p>`
-            : !entries
-              ? html`<p class="status">Loading memory…</p>`
-              : html`<div
-                    role="tabpanel"
-                    id="panel-tree"
-                    aria-labelledby="tab-tree"
-                    ?hidden=${this.view !== 'tree'}
-                  >
-                    <sm-memory-tree
-                      .entries=${entries}
-                      .selectedPath=${this.selectedPath}
-                      .filter=${this.filter}
-                    ></sm-memory-tree>
-                  </div>
-                  <div
-                    role="tabpanel"
-                    id="panel-map"
-                    aria-labelledby="tab-map"
-                    ?hidden=${this.view !== 'map'}
-                  >
-                    <sm-memory-map
-                      .entries=${mapEntries}
-                      .selectedPath=${this.selectedPath}
-                    ></sm-memory-map>
-                  </div>
-                  <div
-                    role="tabpanel"
-                    id="panel-trash"
-                    aria-labelledby="tab-trash"
-                    ?hidden=${this.view !== 'trash'}
-                  >
-                    <sm-trash
-                      .memory=${this.memory}
-                      .filter=${this.filter}
-                      .active=${this.view === 'trash'}
-                    ></sm-trash>
-                  </div>`
-        }
+      <div class="split ${this.searchShown ? 'results' : ''}">
+        <div class="views" @sm-select-path=${this.handleSelect}>
+          ${
+            this.index.error !== undefined && !entries
+              ? html`<p class="status error" role="alert">
+                  The memory index could not be loaded: ${describe(this.index.error)}. Reload the
+                  page to try again.
+                </p>`
+              : !entries
+                ? html`<p class="status">Loading memory…</p>`
+                : html`<div
+                      role="tabpanel"
+                      id="panel-tree"
+                      aria-labelledby="tab-tree"
+                      ?hidden=${this.view !== 'tree'}
+                    >
+                      <sm-memory-tree
+                        .entries=${entries}
+                        .selectedPath=${this.selectedPath}
+                        .filter=${this.filter}
+                      ></sm-memory-tree>
+                    </div>
+                    <div
+                      role="tabpanel"
+                      id="panel-map"
+                      aria-labelledby="tab-map"
+                      ?hidden=${this.view !== 'map'}
+                    >
+                      <sm-memory-map
+                        .entries=${mapEntries}
+                        .selectedPath=${this.selectedPath}
+                      ></sm-memory-map>
+                    </div>
+                    <div
+                      role="tabpanel"
+                      id="panel-trash"
+                      aria-labelledby="tab-trash"
+                      ?hidden=${this.view !== 'trash'}
+                    >
+                      <sm-trash
+                        .memory=${this.memory}
+                        .filter=${this.filter}
+                        .active=${this.view === 'trash'}
+                      ></sm-trash>
+                    </div>`
+          }
+        </div>
+        ${this.searchShown ? this.renderDivider('views') : nothing}
+        <div
+          class="search"
+          @sm-select-path=${this.handleSelect}
+          @sm-search-results=${this.handleSearchResults}
+        >
+          <sm-memory-search
+            .memory=${this.memory}
+            .path=${entries ? searchScope(entries, this.selectedPath) : ''}
+            .recencyBias=${this.recencyBias}
+          ></sm-memory-search>
+        </div>
       </div>
-      <div class="search" @sm-select-path=${this.handleSelect}>
-        <sm-memory-search
-          .memory=${this.memory}
-          .path=${entries ? searchScope(entries, this.selectedPath) : ''}
-          .recencyBias=${this.recencyBias}
-        ></sm-memory-search>
-      </div>
+      ${this.below ? this.renderDivider('explorer') : nothing}
       <sm-toast></sm-toast>`;
+  }
+
+  /** A divider (WAI-ARIA window splitter): drag it, or focus it and use the arrow keys. */
+  private renderDivider(which: Divider) {
+    const share = this.split[which];
+    const label =
+      which === 'views'
+        ? 'Resize the tree and the search results'
+        : 'Resize the explorer and the entry detail';
+    return html`<div
+      role="separator"
+      class="${which === 'explorer' ? 'foot' : ''} ${this.dragging === which ? 'dragging' : ''}"
+      data-divider=${which}
+      tabindex="0"
+      aria-orientation="horizontal"
+      aria-label=${label}
+      aria-valuemin="0"
+      aria-valuemax="100"
+      aria-valuenow=${Math.round(share * 100)}
+      title="Drag to resize; double-click for the default"
+      @pointerdown=${(e: PointerEvent) => this.handleDividerDown(e, which)}
+      @keydown=${(e: KeyboardEvent) => this.handleDividerKey(e, which)}
+      @dblclick=${() => this.setShare(which, DEFAULT_SPLIT[which], true)}
+    ></div>`;
+  }
+
+  /** The height (px) a divider shares, and each side's minimum. */
+  private room(which: Divider): { height: number; min: [number, number] } {
+    if (which === 'explorer') {
+      const height = this.parentHeight || this.parentElement?.clientHeight || 0;
+      return { height, min: [MIN.explorer, MIN.detail] };
+    }
+    const box = this.renderRoot.querySelector('.split')?.getBoundingClientRect();
+    // Less the divider itself and the gaps around it.
+    return { height: (box?.height ?? 0) - 16, min: [MIN.views, MIN.search] };
+  }
+
+  private setShare(which: Divider, share: number, remember: boolean): void {
+    const { height, min } = this.room(which);
+    const next = clampShare(share, height, min[0], min[1]);
+    if (next !== this.split[which]) this.split = { ...this.split, [which]: next };
+    if (remember) saveSplit(deviceStorage(), this.split);
+  }
+
+  private handleDividerKey(event: KeyboardEvent, which: Divider): void {
+    const next = shareForKey(event.key, this.split[which]);
+    if (next === undefined) return;
+    event.preventDefault();
+    this.setShare(which, next, true);
+  }
+
+  private handleDividerDown(event: PointerEvent, which: Divider): void {
+    if (event.button !== 0) return;
+    const handle = event.currentTarget as HTMLElement;
+    event.preventDefault();
+    handle.focus();
+    handle.setPointerCapture(event.pointerId);
+    this.dragging = which;
+    const { height } = this.room(which);
+    // Relative to where it was grabbed, so the divider does not jump to the pointer.
+    const from = { y: event.clientY, share: this.split[which] };
+    const move = (e: PointerEvent) => {
+      if (height > 0) this.setShare(which, from.share + (e.clientY - from.y) / height, false);
+    };
+    const end = () => {
+      handle.removeEventListener('pointermove', move);
+      handle.removeEventListener('pointerup', end);
+      handle.removeEventListener('pointercancel', end);
+      this.dragging = undefined;
+      saveSplit(deviceStorage(), this.split);
+    };
+    handle.addEventListener('pointermove', move);
+    handle.addEventListener('pointerup', end);
+    handle.addEventListener('pointercancel', end);
+  }
+
+  private handleSearchResults(event: CustomEvent<SearchResultsDetail>): void {
+    this.searchShown = event.detail.shown;
   }
 
   private renderSummary(total: number, shown: number) {
     const entries = `${total.toLocaleString()} ${total === 1 ? 'entry' : 'entries'}`;
-    return html`<p class="summary" aria-live="polite">
-      ${
-        this.filter.trim()
-          ? `${shown.toLocaleString()} of ${entries} match “${this.filter.trim()}”`
-          : entries
-      }
+    const filter = this.filter.trim();
+    return html`<p class="summary ${filter ? '' : 'quiet'}" aria-live="polite">
+      ${filter ? `${shown.toLocaleString()} of ${entries} match “${filter}”` : entries}
     </p>`;
   }
 
