@@ -1,11 +1,13 @@
 // The memory map: a treemap of the whole tree (d3-hierarchy), area by content and context,
-// colour by recency, drawn by Lit as SVG. Layout is memoised on the entries and the size.
+// colour by recency, drawn by Lit as SVG. Layout is memoised on the entries and the size. It
+// takes the keyboard too: Tab reaches it, arrow keys move between blocks, Enter opens one.
 import { hierarchy, treemap, treemapSquarify, type HierarchyRectangularNode } from 'd3-hierarchy';
 import { LitElement, css, html, nothing, svg, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { guard } from 'lit/directives/guard.js';
 import type { EntrySummary } from '../memory/types';
 import { emit } from './events';
+import { arrowDirection, nextInDirection } from './map-navigation';
 import { tokens } from './styles';
 import {
   buildTree,
@@ -250,10 +252,15 @@ function hasStrip(n: HierarchyRectangularNode<MapDatum>): boolean {
  *
  * Area is content size plus context chunks; colour is how recently an entry was modified
  * (darker = newer). Hover shows the full path and dates; a click selects. The host fills the
- * height it is given (at least 240 px). It is an image to assistive technology: the tree is the
- * accessible way through the same data.
+ * height it is given (at least 120 px).
  *
- * @fires sm-select-path - A node was clicked; `detail.path`.
+ * Keyboard: the map is one tab stop (`role="application"`, so a screen reader passes the arrow
+ * keys on; the drawing inside it is an image); the arrow keys move an outlined block to the nearest block that way (entries, and
+ * small headings drawn as one block), Home and End to the first and last, Enter or Space opens
+ * it. The caption shows the block, and a polite live region reads it out. The tree remains the
+ * structured way through the same data.
+ *
+ * @fires sm-select-path - A node was clicked, or opened with Enter; `detail.path`.
  */
 @customElement('sm-memory-map')
 export class SmMemoryMap extends LitElement {
@@ -267,15 +274,47 @@ export class SmMemoryMap extends LitElement {
         display: flex;
         flex-direction: column;
         gap: 6px;
-        min-height: 240px;
+        min-height: 120px;
       }
       .frame {
         position: relative;
         flex: 1 1 auto;
-        min-height: 200px;
+        min-height: 64px;
         border-radius: var(--sm-radius);
         overflow: hidden;
         background: var(--sm-surface);
+      }
+      .frame:focus {
+        outline: none;
+      }
+      .frame:focus-visible {
+        outline: 2px solid var(--sm-accent);
+        outline-offset: 1px;
+      }
+      /* The block the arrow keys are on: only while the map has the keyboard. */
+      .frame:not(:focus-visible) .active {
+        display: none;
+      }
+      .active {
+        fill: none;
+        pointer-events: none;
+        stroke: var(--sm-text);
+        stroke-width: 2;
+        stroke-dasharray: 5 3;
+      }
+      .active-halo {
+        fill: none;
+        pointer-events: none;
+        stroke: #ffffff;
+        stroke-width: 4;
+      }
+      .hidden {
+        position: absolute;
+        width: 1px;
+        height: 1px;
+        overflow: hidden;
+        clip-path: inset(50%);
+        white-space: nowrap;
       }
       .frame > svg {
         position: absolute;
@@ -379,6 +418,12 @@ export class SmMemoryMap extends LitElement {
   @state() private height = 0;
   /** Index of the cell under the pointer, or -1. */
   @state() private hover = -1;
+  /** Path of the block the arrow keys are on. */
+  @state() private active: string | undefined;
+  /** Whether the map has the keyboard focus. */
+  @state() private focused = false;
+  /** What the live region reads: the block the keys moved to. */
+  @state() private announcement = '';
 
   /** Time the last layout took, in ms (for benchmarks and the harness). */
   lastLayoutMs = 0;
@@ -391,6 +436,8 @@ export class SmMemoryMap extends LitElement {
   private tree: MemoryTree = buildTree([]);
   private layout: MapLayout = { cells: [], layers: [], rects: new Map(), hidden: 0 };
   private titles = new Map<string, string>();
+  /** Indices (in `layout.cells`) of the blocks the arrow keys visit; per layout. */
+  private navigable: { layout: MapLayout; cells: number[] } | undefined;
   /** Entries changed while hidden. */
   private stale = true;
   private resizeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -446,14 +493,25 @@ export class SmMemoryMap extends LitElement {
     const { cells, layers, rects } = this.layout;
     const selected = this.selectedPath !== undefined ? rects.get(this.selectedPath) : undefined;
     const hovered = cells[this.hover];
-    return html`<div class="frame">
+    const empty = (this.entries ?? []).length === 0;
+    const active = this.focused ? this.activeCell() : undefined;
+    return html`<div
+        class="frame"
+        role=${empty ? nothing : 'application'}
+        aria-label=${empty ? nothing : 'Memory map'}
+        aria-describedby=${empty ? nothing : 'map-keys'}
+        tabindex=${empty ? nothing : '0'}
+        @keydown=${this.handleKeyDown}
+        @focus=${this.handleFocus}
+        @blur=${this.handleBlur}
+      >
         ${
-          (this.entries ?? []).length === 0
+          empty
             ? html`<p class="empty">Nothing to map yet.</p>`
             : html`<svg
                 class="map"
                 role="img"
-                aria-label="Memory map"
+                aria-label="Memory map: a block per entry, its area its size, its colour its age"
                 viewBox="0 0 ${this.width} ${this.height}"
                 preserveAspectRatio="none"
                 @click=${this.handleClick}
@@ -466,10 +524,26 @@ export class SmMemoryMap extends LitElement {
                 ${guard([cells], () => cells.filter((c) => c.label).map((c) => this.renderLabel(c)))}
                 ${hovered ? this.renderHover(hovered) : nothing}
                 ${selected ? this.renderOutline(selected) : nothing}
+                ${active ? this.renderActive(active) : nothing}
               </svg>`
         }
       </div>
+      <span id="map-keys" class="hidden"
+        >Arrow keys move between blocks, Enter opens the block. The tree lists the same
+        memory.</span
+      >
+      <p class="hidden" aria-live="polite">${this.announcement}</p>
       ${this.renderCaption()} ${this.renderLegend()}`;
+  }
+
+  /** The outline of the block the arrow keys are on. */
+  private renderActive(c: MapCell) {
+    const x = c.x + 1.5;
+    const y = c.y + 1.5;
+    const w = Math.max(3, c.w - 3);
+    const h = Math.max(3, c.h - 3);
+    return svg`<rect class="active-halo active" x=${x} y=${y} width=${w} height=${h}></rect>
+      <rect class="active" data-path=${c.path} x=${x} y=${y} width=${w} height=${h}></rect>`;
   }
 
   private renderLabel(c: MapCell) {
@@ -504,20 +578,30 @@ export class SmMemoryMap extends LitElement {
       <rect class="outline" x=${x} y=${y} width=${w} height=${h} rx="2"></rect>`;
   }
 
-  /** One line about the hovered node, else the selected one: touch screens have no tooltips. */
+  /**
+   * One line about the hovered node, else the block the keys are on, else the selected one:
+   * touch screens have no tooltips.
+   */
   private renderCaption() {
     if ((this.entries ?? []).length === 0) return nothing;
     const node =
       this.layout.cells[this.hover]?.node ??
+      (this.focused ? this.activeCell()?.node : undefined) ??
       (this.selectedPath !== undefined ? this.tree.byPath.get(this.selectedPath) : undefined);
     if (!node || node === this.tree.root) {
-      return html`<p class="caption muted">Point at a block for its path; click to select it.</p>`;
+      return html`<p class="caption muted">
+        Point at a block for its path; click to select it. Arrow keys and Enter work too.
+      </p>`;
     }
+    return html`<p class="caption"><b>${node.path}</b> · ${this.about(node)}</p>`;
+  }
+
+  /** The node's age (an entry) or size and newest entry (a heading), in words. */
+  private about(node: MemoryNode): string {
     const now = Date.now();
-    const about = node.entry
+    return node.entry
       ? `modified ${describeAge(node.entry.modified, now)}`
       : `${node.descendants} ${node.descendants === 1 ? 'entry' : 'entries'}, newest ${describeAge(node.newest, now)}`;
-    return html`<p class="caption"><b>${node.path}</b> · ${about}</p>`;
   }
 
   private renderLegend() {
@@ -581,7 +665,91 @@ export class SmMemoryMap extends LitElement {
 
   private handleClick(event: MouseEvent): void {
     const cell = this.layout.cells[this.cellIndexAt(event)];
-    if (cell) emit(this, 'sm-select-path', { path: cell.path });
+    if (!cell) return;
+    this.active = cell.kind === 'heading' ? this.active : cell.path;
+    emit(this, 'sm-select-path', { path: cell.path });
+  }
+
+  /** Indices of the blocks the keys visit: entries and small headings drawn as one block. */
+  private navCells(): number[] {
+    if (this.navigable?.layout === this.layout) return this.navigable.cells;
+    const cells: number[] = [];
+    this.layout.cells.forEach((c, i) => {
+      if (c.kind !== 'heading') cells.push(i);
+    });
+    this.navigable = { layout: this.layout, cells };
+    return cells;
+  }
+
+  /**
+   * The block the keys are on: the one last moved to, else the selected node's (or the first
+   * block inside or around it), else the first block.
+   */
+  private activeCell(): MapCell | undefined {
+    const { cells, rects } = this.layout;
+    const nav = this.navCells();
+    if (nav.length === 0) return undefined;
+    for (const path of [this.active, this.selectedPath]) {
+      if (path === undefined) continue;
+      const own = nav.find((i) => cells[i].path === path);
+      if (own !== undefined) return cells[own];
+      const r = rects.get(path);
+      if (!r) continue;
+      // A heading: its first block; an entry too small to draw: the block that holds it.
+      const inside = nav.find((i) => {
+        const c = cells[i];
+        return c.x >= r.x && c.y >= r.y && c.x + c.w <= r.x + r.w && c.y + c.h <= r.y + r.h;
+      });
+      if (inside !== undefined) return cells[inside];
+      const around = cellAt(
+        nav.map((i) => cells[i]),
+        r.x + r.w / 2,
+        r.y + r.h / 2,
+      );
+      if (around >= 0) return cells[nav[around]];
+    }
+    return cells[nav[0]];
+  }
+
+  private moveActive(cell: MapCell | undefined): void {
+    if (!cell) return;
+    this.active = cell.path;
+    this.announcement = `${cell.path}, ${this.about(cell.node)}`;
+  }
+
+  private handleFocus(): void {
+    this.focused = true;
+    this.moveActive(this.activeCell());
+  }
+
+  private handleBlur(): void {
+    this.focused = false;
+  }
+
+  private handleKeyDown(event: KeyboardEvent): void {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const current = this.activeCell();
+    if (!current) return;
+    const nav = this.navCells();
+    const cells = this.layout.cells;
+    const direction = arrowDirection(event.key);
+    if (direction) {
+      const boxes = nav.map((i) => cells[i]);
+      const at = boxes.indexOf(current);
+      const next = nextInDirection(boxes, at, direction);
+      if (next >= 0) this.moveActive(boxes[next]);
+    } else if (event.key === 'Home') {
+      this.moveActive(cells[nav[0]]);
+    } else if (event.key === 'End') {
+      this.moveActive(cells[nav[nav.length - 1]]);
+    } else if (event.key === 'Enter' || event.key === ' ') {
+      this.active = current.path;
+      emit(this, 'sm-select-path', { path: current.path });
+    } else {
+      return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
   }
 }
 
