@@ -307,7 +307,12 @@ export class SmConversations extends LitElement {
   }
 
   private renderConfirm(id: number, title: string) {
-    return html`<div class="confirm" role="group" aria-label="Confirm deleting ${title}">
+    return html`<div
+      class="confirm"
+      role="group"
+      aria-label="Confirm deleting ${title}"
+      @keydown=${(e: KeyboardEvent) => this.handleConfirmKey(e, id)}
+    >
       <p>
         Delete “${title}” and its messages? Memories saved from it stay; its messages leave the
         search index.
@@ -321,7 +326,9 @@ export class SmConversations extends LitElement {
         >
           Confirm delete
         </button>
-        <button type="button" @click=${() => this.handleCancelDelete(id)}>Cancel</button>
+        <button type="button" id="cancel-${id}" @click=${() => this.handleCancelDelete(id)}>
+          Cancel
+        </button>
       </div>
     </div>`;
   }
@@ -372,7 +379,15 @@ export class SmConversations extends LitElement {
   private handleAskDelete(id: number): void {
     this.editingId = undefined;
     this.confirmingId = id;
-    this.focusAfter = `#confirm-${id}`;
+    // The safe choice first: Enter or Space right away keeps the chat.
+    this.focusAfter = `#cancel-${id}`;
+  }
+
+  /** Escape in the confirmation: as Cancel. */
+  private handleConfirmKey(event: KeyboardEvent, id: number): void {
+    if (event.key !== 'Escape') return;
+    event.preventDefault();
+    this.handleCancelDelete(id);
   }
 
   private handleCancelDelete(id: number): void {

@@ -81,6 +81,8 @@ export class SmDataMenu extends LitElement {
         top: calc(100% + 4px);
         left: 0;
         min-width: 230px;
+        width: max-content;
+        max-width: calc(100vw - 24px);
         margin: 0;
         padding: 4px;
         list-style: none;
@@ -93,23 +95,47 @@ export class SmDataMenu extends LitElement {
         left: auto;
         right: 0;
       }
+      /* A format's name is its button; the hint below it describes it (aria-describedby) and,
+         under the button's overlay, takes the click too. */
+      .menu li {
+        position: relative;
+        border-radius: 4px;
+      }
+      .menu li:hover,
+      .menu li:has(button:focus-visible) {
+        background: var(--sm-surface-2);
+      }
       .menu button {
         display: block;
         width: 100%;
         border: none;
         background: none;
-        padding: 6px 10px;
+        padding: 6px 10px 0;
         text-align: left;
       }
-      .menu button:hover,
+      .menu button::after {
+        content: '';
+        position: absolute;
+        inset: 0;
+      }
       .menu button:focus-visible {
-        background: var(--sm-surface-2);
         outline: none;
       }
-      .menu button .hint {
+      .menu .hint {
         display: block;
+        padding: 0 10px 6px;
         font-size: 0.78rem;
         color: var(--sm-muted);
+      }
+      /* Read, not shown: the colon between a choice's name and its hint (the button is named by
+         all its text, so what is said matches what is shown). */
+      .sr {
+        position: absolute;
+        width: 1px;
+        height: 1px;
+        overflow: hidden;
+        clip-path: inset(50%);
+        white-space: nowrap;
       }
       .caret {
         margin-left: 4px;
@@ -220,41 +246,31 @@ export class SmDataMenu extends LitElement {
                 aria-label="Export formats"
               >
                 <li>
-                  <button
-                    aria-label="Markdown"
-                    aria-describedby="hint-md"
-                    @click=${() => this.handleExport('markdown')}
-                  >
-                    Markdown<span class="hint" id="hint-md"
-                      >All memory, readable, re-importable</span
-                    >
+                  <button aria-describedby="hint-md" @click=${() => this.handleExport('markdown')}>
+                    Markdown
                   </button>
+                  <span class="hint" id="hint-md">All memory, readable, re-importable</span>
                 </li>
                 ${
                   subtree
                     ? html`<li>
                         <button
-                          aria-label="Markdown (selected subtree)"
                           aria-describedby="hint-subtree"
                           @click=${() => this.handleExport('subtree')}
                         >
-                          Markdown (selected subtree)<span class="hint" id="hint-subtree"
-                            >${subtree}</span
-                          >
+                          Markdown (selected subtree)
                         </button>
+                        <span class="hint" id="hint-subtree">${subtree}</span>
                       </li>`
                     : nothing
                 }
                 <li>
-                  <button
-                    aria-label="JSON"
-                    aria-describedby="hint-json"
-                    @click=${() => this.handleExport('json')}
-                  >
-                    JSON<span class="hint" id="hint-json"
-                      >Full backup: memory, history, conversations</span
-                    >
+                  <button aria-describedby="hint-json" @click=${() => this.handleExport('json')}>
+                    JSON
                   </button>
+                  <span class="hint" id="hint-json"
+                    >Full backup: memory, history, conversations</span
+                  >
                 </li>
               </ul>`
             : nothing
@@ -287,28 +303,19 @@ export class SmDataMenu extends LitElement {
         return html`<h2 id="data-title">Import a JSON backup</h2>
           <p>How should <span class="file">${s.file}</span> be imported?</p>
           <div class="choices">
-            <button
-              class="choice primary"
-              aria-label="Merge"
-              aria-describedby="hint-merge"
-              @click=${() => this.runImport(s.file, s.text, 'json')}
-            >
-              <span>Merge</span>
-              <span class="hint" id="hint-merge"
+            <button class="choice primary" @click=${() => this.runImport(s.file, s.text, 'json')}>
+              <span>Merge<span class="sr">:</span></span>
+              <span class="hint"
                 >Keep your current memory and add the backup to it. An entry at the same path is
                 updated; its old version stays in history.</span
               >
             </button>
             <button
               class="choice"
-              aria-label="Replace all"
-              aria-describedby="hint-replace"
-              @click=${() => (this.step = { kind: 'confirm-replace', file: s.file, text: s.text })}
+              @click=${() => this.showStep({ kind: 'confirm-replace', file: s.file, text: s.text })}
             >
-              <span>Replace all</span>
-              <span class="hint" id="hint-replace"
-                >Delete everything here first, then load the backup.</span
-              >
+              <span>Replace all<span class="sr">:</span></span>
+              <span class="hint">Delete everything here first, then load the backup.</span>
             </button>
           </div>
           <div class="actions"><button @click=${this.handleClose}>Cancel</button></div>`;
@@ -345,10 +352,16 @@ export class SmDataMenu extends LitElement {
   }
 
   private async showStep(step: Step): Promise<void> {
+    const wasOpen = this.dialog.open;
     this.step = step;
     await this.updateComplete;
     if (step.kind === 'closed') this.dialog.close();
-    else if (!this.dialog.open) this.dialog.showModal();
+    else if (!wasOpen) this.dialog.showModal();
+    else {
+      // The step's buttons replaced the ones that had focus: the first of the new ones takes
+      // it (Merge; Cancel before Replace all; Close), as when the dialog opened.
+      this.dialog.querySelector<HTMLButtonElement>('button')?.focus();
+    }
   }
 
   private handleToggleMenu(): void {
