@@ -1,0 +1,167 @@
+// What the explorer's end-to-end tests share: the production build with the bundled model (and
+// axe-core beside it, same origin, so the app's CSP stays as shipped), a memory to browse, and
+// small page helpers that see into shadow roots.
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { build } from 'vite';
+import { serveStatic, type StaticServer } from './static-server';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const DAY = 86_400_000;
+
+/** Served next to the app, so `page.addScriptTag({ url })` loads it under the app's own CSP. */
+export const AXE_FILE = 'axe.min.js';
+
+export interface SeedEntry {
+  path: string;
+  ageDays: number;
+  content: unknown;
+}
+
+const LONG_NOTE = Array.from(
+  { length: 40 },
+  (_, i) => `Line ${i + 1}: pack item ${i + 1}, check it twice.`,
+).join('\n');
+
+/** A small memory with a few headings, weak and strong matches for "oat milk", a long entry. */
+export const SEED: SeedEntry[] = [
+  {
+    path: 'User/Preferences/Coffee',
+    ageDays: 2,
+    content: 'Flat white, no sugar; oat milk on weekdays.',
+  },
+  {
+    path: 'User/Preferences/Tea',
+    ageDays: 200,
+    content: 'Green tea after lunch, never after 5 pm.',
+  },
+  {
+    path: 'User/Preferences/PreferDark',
+    ageDays: 3,
+    content: { theme: 'dark', editor: 'dark too', since: 2021, contrast: 'high' },
+  },
+  { path: 'User/Health/Allergies', ageDays: 400, content: ['peanuts', 'penicillin'] },
+  {
+    path: 'Projects/HaloWeave/Goals/Phase1',
+    ageDays: 1,
+    content: 'Ship the offline editor by June.',
+  },
+  {
+    path: 'Projects/HaloWeave/Goals/Phase2',
+    ageDays: 5,
+    content: 'Sync between devices, still offline first.',
+  },
+  {
+    path: 'Projects/HaloWeave/Decisions/Storage',
+    ageDays: 10,
+    content: { choice: 'IndexedDB via Dexie', why: 'offline first: works with no network' },
+  },
+  {
+    path: 'Projects/HaloWeave/People/Ana',
+    ageDays: 30,
+    content: 'Design lead; prefers async reviews; takes her coffee black.',
+  },
+  {
+    path: 'Recipes/Breakfast/Overnight oats',
+    ageDays: 60,
+    content: 'Oats, yoghurt, a splash of milk and chia; soak 8 hours in the fridge.',
+  },
+  { path: 'Recipes/Dinner/Risotto', ageDays: 15, content: 'Arborio rice, warm stock, parmesan.' },
+  {
+    path: 'Travel/Lisbon',
+    ageDays: 35,
+    content: 'Download the maps for offline use before the trip; hotel in Alfama.',
+  },
+  {
+    path: 'Notes/Shopping',
+    ageDays: 4,
+    content: 'Bread, apples, batteries, bin bags, light bulbs, stamps, and milk for the cat.',
+  },
+  { path: 'Notes/Packing', ageDays: 8, content: LONG_NOTE },
+];
+
+/** A JSON backup of `entries`, dated relative to `now` (the format of exportJson). */
+export function backup(entries: SeedEntry[], now: number): string {
+  return JSON.stringify({
+    format: 'structured-memory-backup',
+    version: 1,
+    exported: new Date(now).toISOString(),
+    entries: entries.map((e) => {
+      const at = new Date(now - e.ageDays * DAY).toISOString();
+      return {
+        path: e.path,
+        content: e.content,
+        contextChunks: [],
+        version: 1,
+        created: at,
+        modified: at,
+        accessed: at,
+      };
+    }),
+  });
+}
+
+/** Builds the app (bundled model) into a temporary folder with axe-core beside it, and serves it. */
+export async function buildAndServe(): Promise<{ server: StaticServer; dispose(): Promise<void> }> {
+  const outDir = await mkdtemp(join(tmpdir(), 'sm-explorer-'));
+  await build({
+    root: ROOT,
+    configFile: join(ROOT, 'vite.config.ts'),
+    logLevel: 'warn',
+    build: { outDir, emptyOutDir: true },
+    define: { 'import.meta.env.VITE_EMBEDDING_MODEL': JSON.stringify('bundled') },
+  });
+  await copyFile(join(ROOT, 'node_modules/axe-core/axe.min.js'), join(outDir, AXE_FILE));
+  const server = await serveStatic(outDir);
+  return {
+    server,
+    async dispose() {
+      await server.close();
+      await rm(outDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Calls a method of the worker's Comlink proxy, which the page keeps on <sm-app>. */
+export async function callWorker<T>(page: Page, method: string, ...args: unknown[]): Promise<T> {
+  await page.waitForFunction(
+    () => !!(document.querySelector('sm-app') as { memory?: unknown } | null)?.memory,
+  );
+  return page.evaluate(
+    async ([m, a]) => {
+      const app = document.querySelector('sm-app') as unknown as {
+        memory: Record<string, (...x: unknown[]) => Promise<unknown>>;
+      };
+      return app.memory[m as string](...(a as unknown[]));
+    },
+    [method, args] as const,
+  ) as Promise<T>;
+}
+
+/** Replaces the page's memory with SEED and waits for the tree to show it. */
+export async function seed(page: Page, entries: SeedEntry[] = SEED): Promise<void> {
+  const r = await callWorker<{ status: string }>(
+    page,
+    'importJson',
+    backup(entries, Date.now()),
+    'replace',
+  );
+  if (r.status !== 'SUCCESS') throw new Error(`import failed: ${JSON.stringify(r)}`);
+  await page.getByRole('treeitem', { name: 'Projects' }).waitFor({ timeout: 30_000 });
+}
+
+/** The focused element, looked for through shadow roots: tag, its text and its aria-label. */
+export function focused(page: Page): Promise<{ tag: string; text: string; label: string | null }> {
+  return page.evaluate(() => {
+    let el: Element | null = document.activeElement;
+    while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+    return {
+      tag: el?.localName ?? '',
+      text: (el?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      label: el?.getAttribute('aria-label') ?? null,
+    };
+  });
+}
