@@ -205,6 +205,10 @@ export class SmApp extends LitElement {
       nav.tabs {
         display: none;
       }
+      /* The tablist lays its buttons out in the nav's row. */
+      nav.tabs .tablist {
+        display: contents;
+      }
       @media (max-width: 999px) {
         nav.tabs {
           display: flex;
@@ -658,8 +662,9 @@ export class SmApp extends LitElement {
         ${label}
       </button>`;
     return html`
-      <a class="skip" href="#main" @click=${this.handleSkip}>Skip to main content</a>
       <header>
+        <!-- A button, not a link: the target is inside this shadow root, out of a link's reach. -->
+        <button class="skip" @click=${this.handleSkip}>Skip to main content</button>
         <h1>Structured Memory</h1>
         ${this.renderStats()}
         <div class="actions">
@@ -676,8 +681,11 @@ export class SmApp extends LitElement {
         </div>
       </header>
       ${this.renderBanners()}
-      <nav class="tabs" role="tablist" aria-label="Sections">
-        ${tabButton('chats', 'Chats')} ${tabButton('chat', 'Chat')} ${tabButton('memory', 'Memory')}
+      <nav class="tabs" aria-label="Sections">
+        <div class="tablist" role="tablist" aria-label="Sections">
+          ${tabButton('chats', 'Chats')} ${tabButton('chat', 'Chat')}
+          ${tabButton('memory', 'Memory')}
+        </div>
       </nav>
       <main id="main" tabindex="-1">
         <section class="panel" aria-label="Conversations" ?data-hidden=${this.tab !== 'chats'}>
