@@ -212,7 +212,7 @@ describe('the app in Chromium', () => {
       })
       .toBeGreaterThan(0);
     await page.getByRole('tab', { name: 'Map' }).click();
-    await page.getByRole('img', { name: 'Memory map' }).waitFor();
+    await page.getByRole('application', { name: 'Memory map' }).waitFor();
     await shot('map');
     expect(
       await page.evaluate(() => (window as unknown as { __xss?: number }).__xss),
