@@ -61,7 +61,12 @@ export function readTools(ctx: StoreContext) {
       const row = await db.structured_memory.where('path').equals(path).first();
       if (!row || row.id === undefined) return notFound(path);
       const accessed = new Date(now());
-      await db.structured_memory.update(row.id, { accessed });
+      // Not `update()`: Dexie's modify copies the row by assignment, which turns a `__proto__`
+      // key of the content into the copy's prototype, so the write would drop the key.
+      await db.transaction('rw', db.structured_memory, async () => {
+        const fresh = await db.structured_memory.get(row.id!);
+        if (fresh) await db.structured_memory.put({ ...fresh, accessed });
+      });
       return {
         status: 'SUCCESS' as const,
         path,
