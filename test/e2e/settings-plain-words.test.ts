@@ -314,6 +314,10 @@ describe('settings and the shell in plain words', () => {
           timeout: 30_000,
         })
         .toBe(1);
+      // The model's loading banner goes once the fallback model is ready: measure after it.
+      await expect
+        .poll(() => p.locator('sm-app .banner progress').count(), { timeout: 60_000 })
+        .toBe(0);
       await shot('phone-main', p);
       // Header, both banners and the tabs together leave most of the screen to the content.
       const top = await p.locator('sm-app main').evaluate((el) => el.getBoundingClientRect().top);
