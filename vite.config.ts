@@ -229,6 +229,20 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        extends: true,
+        test: {
+          // Hostile inputs from a seed (test/reliability/config.ts): a short run here, a long one
+          // with `npm run test:reliability`. Its Chromium cases build the app, like e2e.
+          name: 'reliability',
+          include: ['test/reliability/**/*.test.ts'],
+          environment: 'node',
+          setupFiles: ['test/setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });
