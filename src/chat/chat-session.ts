@@ -1,6 +1,9 @@
 // One chat turn, headless: store and index the user message, assemble the prompt within budget,
 // stream from the model, run its memory tool calls (up to 8 rounds), store and index the answer.
 // Tool calls go native (OpenAI `tools`) or prompted (`<tool_call>` text), chosen per server.
+// A call the model wrote but that cannot be read gets an error result, so it can try again.
+// Besides a new message: regenerate the last reply (another alternative of it), edit and resend
+// a user message, continue the last reply (docs/chat.md).
 // Aborting the turn's signal ends it at once from any step (detection, indexing, the stream, a
 // tool call): what arrived is stored, marked stopped, and work already handed to the memory
 // engine finishes there without the turn waiting for it.
@@ -13,6 +16,7 @@ import {
   PROMPTED_STOP,
   toPromptedMessages,
 } from '../llm/prompted-tools';
+import { makeCallId } from '../llm/tool-calls';
 import { tokenFilter } from '../llm/token-filter';
 import {
   LlmError,
@@ -22,6 +26,7 @@ import {
   type ToolCall,
   type ToolMode,
 } from '../llm/types';
+import { replyGroups, visibleMessages } from '../memory/replies';
 import type { MemoryApi, Message, ToolCallRecord } from '../memory/types';
 import { MAX_RECALL, assemblePrompt, type InjectedMemory, type RecallItem } from './context';
 import { MEMORY_INSTRUCTIONS } from './instructions';
@@ -81,7 +86,10 @@ export type SessionEvent =
       refused: boolean;
     }
   | { type: 'notice'; message: string }
-  | { type: 'message'; id: number; role: Message['role'] };
+  /** A message was stored (or, continuing a reply, updated). */
+  | { type: 'message'; id: number; role: Message['role'] }
+  /** A regeneration starts: its reply to `userId` is alternative `alt`. */
+  | { type: 'alternative'; userId: number; alt: number };
 
 export interface TurnResult {
   status: 'answered' | 'aborted' | 'round-limit' | 'error';
@@ -122,7 +130,41 @@ export interface ChatSession {
     signal?: AbortSignal,
     onEvent?: (event: SessionEvent) => void,
   ): Promise<TurnResult>;
+  /**
+   * Answers the last user message again, as another alternative of its reply: the earlier ones
+   * are kept, and this one is shown (and sent to the model) from its first stored message.
+   */
+  regenerate(
+    conversationId: number,
+    signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult>;
+  /**
+   * Edit and resend: gives a user message new text, deletes every message after it, and answers
+   * it again.
+   */
+  resend(
+    conversationId: number,
+    messageId: number,
+    text: string,
+    signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult>;
+  /**
+   * Asks the model to go on with the last reply (cut by the length limit or by Stop) and appends
+   * what it writes to that message. No tools run while continuing.
+   */
+  continueReply(
+    conversationId: number,
+    messageId: number,
+    signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult>;
 }
+
+/** Said to servers that cannot continue an assistant message from its text (docs/chat.md). */
+export const CONTINUE_INSTRUCTION =
+  'Continue your last reply exactly where it stopped. Do not repeat any of it and do not comment; write only what comes next.';
 
 const estimate = (text: string) => (text ? Math.ceil(text.length / 4) : 0);
 
@@ -133,7 +175,13 @@ interface Turn {
   emit(event: SessionEvent): void;
   /** The tokens shown in this round (what a stop keeps). */
   streamed: string;
+  /** A regeneration's alternative: every reply message it stores carries it. */
+  alt?: number;
+  /** Paths auto-recall put into this turn's prompts (stored with its assistant messages). */
+  recalled: Set<string>;
 }
+
+type NewMessage = Omit<Parameters<MemoryApi['addMessage']>[0], 'conversationId'>;
 
 export function createChatSession(options: ChatSessionOptions): ChatSession {
   const { memory, connector } = options;
@@ -171,63 +219,142 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     return (await toolModes.get(modeKey(s))) === 'prompted' ? 'prompted' : 'native';
   }
 
+  /** A message as this turn stores it: with its alternative and what auto-recall added. */
+  function withTurnMeta(turn: Turn, msg: NewMessage): NewMessage {
+    if (msg.role === 'user') return msg;
+    const meta: Record<string, unknown> = { ...msg.meta };
+    if (turn.alt !== undefined) meta.alt = turn.alt;
+    if (msg.role === 'assistant' && turn.recalled.size) meta.recalled = [...turn.recalled];
+    return Object.keys(meta).length ? { ...msg, meta } : msg;
+  }
+
   /**
-   * Stores a message (always: a stop does not lose it) and, with `index`, waits for it to be
-   * indexed, unless the turn is stopped: then the engine finishes indexing on its own.
+   * Stores messages in one write, all or none (always: a stop does not lose them) and, with
+   * `index`, waits for the first to be indexed, unless the turn is stopped: then the engine
+   * finishes indexing on its own. Undefined when they could not be stored (the user is told).
    */
-  async function store(
+  async function storeAll(
     turn: Turn,
-    msg: Omit<Parameters<MemoryApi['addMessage']>[0], 'conversationId'>,
+    msgs: NewMessage[],
     index: boolean,
-  ): Promise<number | undefined> {
-    const r = await memory.addMessage({ conversationId: turn.conversationId, ...msg });
+  ): Promise<number[] | undefined> {
+    const rows = msgs.map((m) => ({
+      conversationId: turn.conversationId,
+      ...withTurnMeta(turn, m),
+    }));
+    const r = rows.length === 1 ? await memory.addMessage(rows[0]) : await memory.addMessages(rows);
     if (r.status !== 'SUCCESS') {
       turn.emit({ type: 'notice', message: `Could not store a message: ${r.message}` });
       return undefined;
     }
-    turn.emit({ type: 'message', id: r.id, role: msg.role });
-    if (index && msg.text.trim()) {
-      const indexed = memory.recordTurn({
-        conversationId: turn.conversationId,
-        role: msg.role,
-        text: msg.text,
-        turnId: r.id,
-      });
-      // A stop ends the wait, not the indexing; a failure still fails the turn.
-      await unlessAborted(indexed, turn.signal).catch((e: unknown) => {
-        if (!isAbort(e)) throw e;
-      });
-    }
-    return r.id;
+    const ids = 'ids' in r ? r.ids : [r.id];
+    ids.forEach((id, i) => turn.emit({ type: 'message', id, role: rows[i].role }));
+    if (index && rows[0].text.trim()) await indexTurn(turn, rows[0].role, rows[0].text, ids[0]);
+    return ids;
   }
 
-  async function send(
-    conversationId: number,
+  async function store(turn: Turn, msg: NewMessage, index: boolean): Promise<number | undefined> {
+    return (await storeAll(turn, [msg], index))?.[0];
+  }
+
+  /** Indexes a stored message; a stop ends the wait, not the indexing; a failure fails the turn. */
+  async function indexTurn(
+    turn: Turn,
+    role: Message['role'],
     text: string,
-    signal?: AbortSignal,
-    onEvent?: (event: SessionEvent) => void,
+    turnId: number,
+  ): Promise<void> {
+    const indexed = memory.recordTurn({ conversationId: turn.conversationId, role, text, turnId });
+    await unlessAborted(indexed, turn.signal).catch((e: unknown) => {
+      if (!isAbort(e)) throw e;
+    });
+  }
+
+  /** Runs `body` as one turn: its listener hears this turn only, and nothing once it has returned. */
+  async function begin(
+    conversationId: number,
+    signal: AbortSignal | undefined,
+    onEvent: ((event: SessionEvent) => void) | undefined,
+    body: (turn: Turn) => Promise<TurnResult>,
   ): Promise<TurnResult> {
-    // This turn's listener hears this turn only, and nothing once send() has returned (work
-    // left to finish after a stop may still report to the session's listener).
+    // Work left to finish after a stop may still report to the session's listener.
     let open = true;
     const turn: Turn = {
       conversationId,
       signal,
       streamed: '',
+      recalled: new Set(),
       emit(event) {
         sessionEmit(event);
         if (open) onEvent?.(event);
       },
     };
     try {
-      return await runTurn(turn, text);
+      return await body(turn);
     } finally {
       open = false;
     }
   }
 
-  async function runTurn(turn: Turn, text: string): Promise<TurnResult> {
+  function send(
+    conversationId: number,
+    text: string,
+    signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult> {
+    return begin(conversationId, signal, onEvent, (turn) => runTurn(turn, { text }));
+  }
+
+  function regenerate(
+    conversationId: number,
+    signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult> {
+    return begin(conversationId, signal, onEvent, async (turn) => {
+      const last = replyGroups(await memory.getMessages(conversationId)).at(-1);
+      const user = last?.user;
+      if (!last || !user) return refuse(turn, 'There is no message of yours to answer again.');
+      if (last.alternatives.length) {
+        turn.alt = Math.max(...last.alternatives) + 1;
+        turn.emit({ type: 'alternative', userId: user.id!, alt: turn.alt });
+      }
+      return runTurn(turn, { text: user.text, userId: user.id });
+    });
+  }
+
+  function resend(
+    conversationId: number,
+    messageId: number,
+    text: string,
+    signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult> {
+    return begin(conversationId, signal, onEvent, async (turn) => {
+      const words = typeof text === 'string' ? text.trim() : '';
+      const r = await memory.editUserMessage(messageId, words);
+      if (r.status !== 'SUCCESS')
+        return refuse(turn, `The message could not be changed: ${r.message}`);
+      turn.emit({ type: 'message', id: messageId, role: 'user' });
+      return runTurn(turn, { text: words, userId: messageId, index: true });
+    });
+  }
+
+  /** A turn that cannot start: said in a notice, nothing stored. */
+  function refuse(turn: Turn, message: string): TurnResult {
+    turn.emit({ type: 'notice', message });
+    return { status: 'error', text: '', rounds: 0, error: new LlmError('BAD_REQUEST', message) };
+  }
+
+  /**
+   * The turn loop. Without `userId` the user's `text` is stored first; with it, that stored
+   * message is answered (indexed again first with `index`).
+   */
+  async function runTurn(
+    turn: Turn,
+    start: { text: string; userId?: number; index?: boolean },
+  ): Promise<TurnResult> {
     const { conversationId, signal } = turn;
+    const text = start.text;
     const emit = turn.emit;
     /** Waits for `p`, or throws an AbortError as soon as the turn is stopped. */
     const step = <T>(p: Promise<T> | T): Promise<T> => unlessAborted(Promise.resolve(p), signal);
@@ -235,14 +362,16 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     let storedPartial = false;
     try {
       const s = await step(server(signal));
-      const userId = await store(turn, { role: 'user', text }, true);
+      let userId = start.userId;
+      if (userId === undefined) userId = await store(turn, { role: 'user', text }, true);
+      else if (start.index && text.trim()) await indexTurn(turn, 'user', text, userId);
       const recall = settings.autoRecall ? await step(recallFor(text)) : [];
       const outline = await step(memory.memoryOutline(2));
 
       for (;;) {
         turn.streamed = '';
         const mode = await step(toolMode());
-        const history = await step(memory.getMessages(conversationId));
+        const history = visibleMessages(await step(memory.getMessages(conversationId)), turn.alt);
         // Tool descriptions cost context too: in prompted mode they join the instructions (and
         // are budgeted there); native tool schemas are added to the reserve.
         const prompt = assemblePrompt({
@@ -261,6 +390,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
           },
           countTokens,
         });
+        for (const path of prompt.recalled) turn.recalled.add(path);
         if (!prompt.messages.length) {
           throw new LlmError(
             'CONTEXT_OVERFLOW',
@@ -272,8 +402,9 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         let calls: ToolCall[];
         let visible: string;
         let parseError: LlmError | undefined;
+        let unreadable: Map<string, string>;
         try {
-          ({ result, calls, visible, parseError } = await step(
+          ({ result, calls, visible, parseError, unreadable } = await step(
             generate(turn, s, mode, prompt.messages),
           ));
         } catch (e) {
@@ -299,7 +430,8 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
           return { status: 'aborted', text: visible, rounds };
         }
         if (!calls.length) {
-          await store(turn, { role: 'assistant', text: visible }, true);
+          const cut = result.finishReason === 'length' ? { meta: { cut: 'length' } } : {};
+          await store(turn, { role: 'assistant', text: visible, ...cut }, true);
           if (parseError) {
             // Not a silent drop: the answer stands, and the user is told what was not done.
             await store(
@@ -333,7 +465,11 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
               name: call.function.name,
               args: safeParse(call.function.arguments),
             });
-            const outcome = await step(runToolCall(call, tools, memory, settings, validators));
+            const why = unreadable.get(call.id);
+            const outcome =
+              why !== undefined
+                ? unreadableOutcome(call, why, mode)
+                : await step(runToolCall(call, tools, memory, settings, validators));
             outcomes.push(outcome);
             emit({
               type: 'tool-result',
@@ -384,7 +520,10 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     }
   }
 
-  /** A round with tool calls: the assistant message with its calls, then one message per result. */
+  /**
+   * A round with tool calls: the assistant message with its calls and one message per result,
+   * in one write, so a result is never stored without the call it answers.
+   */
   async function storeRound(
     turn: Turn,
     visible: string,
@@ -398,23 +537,19 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
       arguments: outcomes[i].args,
       result: outcomes[i].result,
     }));
-    await store(
+    await storeAll(
       turn,
-      { role: 'assistant', text: visible, toolCalls: records, meta },
+      [
+        { role: 'assistant', text: visible, toolCalls: records, meta },
+        ...calls.map((call, i) => ({
+          role: 'tool' as const,
+          text: JSON.stringify(outcomes[i].result),
+          toolCallId: call.id,
+          meta: { name: call.function.name },
+        })),
+      ],
       !!visible.trim(),
     );
-    for (let i = 0; i < calls.length; i++) {
-      await store(
-        turn,
-        {
-          role: 'tool',
-          text: JSON.stringify(outcomes[i].result),
-          toolCallId: calls[i].id,
-          meta: { name: calls[i].function.name },
-        },
-        false,
-      );
-    }
   }
 
   /**
@@ -431,6 +566,8 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     calls: ToolCall[];
     visible: string;
     parseError?: LlmError;
+    /** Calls that could not be read (among `calls`), by id: why not. */
+    unreadable: Map<string, string>;
   }> {
     const onToken = tokenFilter(mode, (t) => {
       turn.streamed += t;
@@ -456,7 +593,8 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
             })
           : await connector.chat({ ...common, messages: prompted, stop: [...PROMPTED_STOP] });
     }
-    if (result.aborted) return { result, calls: [], visible: result.text };
+    const unreadable = new Map<string, string>();
+    if (result.aborted) return { result, calls: [], visible: result.text, unreadable };
     // Either way, take calls in whichever form the model produced them: some models write
     // <tool_call> text even when native tools were offered, and some servers parse text calls
     // into native ones even when none were offered.
@@ -464,19 +602,175 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     // too long to search is reported only when it may have held a call).
     const parsed = CALL_MARKS.test(result.text)
       ? parseToolCalls(result.text)
-      : { calls: [], text: result.text.trim(), error: undefined };
+      : { calls: [], text: result.text.trim(), invalid: [], error: undefined };
     const known = parsed.calls.filter((c) => tools.some((t) => t.name === c.function.name));
     const textCalls = mode === 'prompted' ? parsed.calls : known;
     if (result.toolCalls.length)
-      return { result, calls: result.toolCalls, visible: result.text.trim() };
-    if (textCalls.length) return { result, calls: textCalls, visible: parsed.text.trim() };
-    // The text shows a call but was not searched (too long) or could not be read: say so.
+      return { result, calls: result.toolCalls, visible: result.text.trim(), unreadable };
+    // A block marked as a call (`<tool_call>`, `[TOOL_CALLS]`) that cannot be read goes back to
+    // the model as a failed call, so it can write it again.
+    const broken = parsed.invalid.map((body) => {
+      const call: ToolCall = {
+        id: makeCallId(),
+        type: 'function',
+        function: { name: calledName(body), arguments: body },
+      };
+      unreadable.set(call.id, whyUnreadable(body));
+      return call;
+    });
+    if (textCalls.length || broken.length) {
+      return { result, calls: [...textCalls, ...broken], visible: parsed.text.trim(), unreadable };
+    }
+    // The text shows a call but was not searched (too long): say so.
     return {
       result,
       calls: [],
       visible: (mode === 'prompted' ? parsed.text : result.text).trim(),
+      unreadable,
       ...(parsed.error ? { parseError: parsed.error } : {}),
     };
+  }
+
+  function continueReply(
+    conversationId: number,
+    messageId: number,
+    signal?: AbortSignal,
+    onEvent?: (event: SessionEvent) => void,
+  ): Promise<TurnResult> {
+    return begin(conversationId, signal, onEvent, (turn) => runContinue(turn, messageId));
+  }
+
+  /** Continue: the reply so far as the assistant's start where the server takes one (docs/chat.md). */
+  async function runContinue(turn: Turn, messageId: number): Promise<TurnResult> {
+    const { conversationId, signal } = turn;
+    const step = <T>(p: Promise<T> | T): Promise<T> => unlessAborted(Promise.resolve(p), signal);
+    let base = '';
+    let joiner = '';
+    let target: Message | undefined;
+    try {
+      const s = await step(server(signal));
+      const shown = visibleMessages(await step(memory.getMessages(conversationId)));
+      target = shown.at(-1);
+      if (
+        !target ||
+        target.id !== messageId ||
+        target.role !== 'assistant' ||
+        target.toolCalls?.length ||
+        !target.text.trim()
+      ) {
+        return refuse(turn, 'Only the last reply, with words in it, can be continued.');
+      }
+      base = target.text;
+      const outline = await step(memory.memoryOutline(2));
+      const prompt = assemblePrompt({
+        persona: settings.persona,
+        outline,
+        recall: [],
+        injected: injectedBefore(shown, undefined),
+        history: toChatMessages(shown),
+        budget: {
+          contextSize: s.contextSize,
+          maxOutput: settings.maxOutputTokens,
+          reserve: settings.reserve + countTokens(CONTINUE_INSTRUCTION) + 8,
+        },
+        countTokens,
+      });
+      const messages = toPromptedMessages(prompt.messages);
+      const last = messages.at(-1);
+      if (last?.role !== 'assistant') {
+        throw new LlmError(
+          'CONTEXT_OVERFLOW',
+          `The reply is too long to continue within the context size (${s.contextSize} tokens). Lower "Max output tokens" or raise the context size in Settings.`,
+        );
+      }
+      // Servers that continue a prompt from the reply's own text: it goes on mid-word if need be.
+      // Others are asked to, and their words start a new one.
+      const prefix = s.kind === 'koboldcpp' || s.kind === 'llamacpp';
+      const onToken = tokenFilter('prompted', (t) => {
+        if (!turn.streamed && !prefix && !/\s$/.test(base) && /^[\p{L}\p{N}(]/u.test(t)) {
+          joiner = ' ';
+        }
+        const shown = turn.streamed ? t : joiner + t;
+        turn.streamed += t;
+        turn.emit({ type: 'token', text: shown });
+      });
+      const common = {
+        maxTokens: settings.maxOutputTokens,
+        temperature: settings.temperature,
+        signal,
+        onToken,
+      };
+      turn.emit({ type: 'thinking', round: 1 });
+      const result =
+        s.kind === 'koboldcpp'
+          ? await connector.generate({
+              ...common,
+              prompt: koboldPrompt(messages.slice(0, -1)) + base,
+              stop: ['{{[INPUT]}}'],
+            })
+          : await connector.chat({
+              ...common,
+              messages:
+                s.kind === 'llamacpp'
+                  ? messages
+                  : [...messages, { role: 'user', content: CONTINUE_INSTRUCTION }],
+            });
+      let more = result.text;
+      if (!result.aborted && CALL_MARKS.test(more)) more = parseToolCalls(more).text;
+      const meta: Record<string, unknown> = { ...target.meta };
+      delete meta.aborted;
+      delete meta.error;
+      delete meta.cut;
+      if (result.aborted) meta.aborted = true;
+      else if (result.finishReason === 'length') meta.cut = 'length';
+      const text = more.trim() ? (base + joiner + more).trimEnd() : base;
+      await saveContinued(turn, target, text, meta);
+      if (!result.aborted && !more.trim())
+        turn.emit({ type: 'notice', message: 'The model had nothing to add.' });
+      return { status: result.aborted ? 'aborted' : 'answered', text, rounds: 0 };
+    } catch (e) {
+      const partial = turn.streamed;
+      if (isAbort(e) || signal?.aborted) {
+        if (target && partial.trim()) {
+          const text = (base + joiner + partial).trimEnd();
+          await saveContinued(turn, target, text, { ...target.meta, aborted: true });
+          return { status: 'aborted', text, rounds: 0 };
+        }
+        return { status: 'aborted', text: base, rounds: 0 };
+      }
+      const error =
+        e instanceof LlmError
+          ? e
+          : new LlmError(
+              'SERVER_ERROR',
+              `Something went wrong: ${e instanceof Error ? e.message : String(e)}`,
+            );
+      const cutShort = error.detail.partial ?? partial;
+      if (target && cutShort.trim()) {
+        await saveContinued(turn, target, (base + joiner + cutShort).trimEnd(), {
+          ...target.meta,
+          error: error.code,
+        });
+      }
+      turn.emit({ type: 'notice', message: error.message });
+      return { status: 'error', text: cutShort, rounds: 0, error };
+    }
+  }
+
+  /** The continued reply, stored over the old one, and its new text indexed. */
+  async function saveContinued(
+    turn: Turn,
+    target: Message,
+    text: string,
+    meta: Record<string, unknown>,
+  ): Promise<void> {
+    const r = await memory.updateMessage(target.id, { text, meta });
+    if (r.status !== 'SUCCESS') {
+      turn.emit({ type: 'notice', message: `Could not store the continued reply: ${r.message}` });
+      return;
+    }
+    turn.emit({ type: 'message', id: target.id!, role: 'assistant' });
+    if (text !== target.text) await indexTurn(turn, 'assistant', text, target.id!);
   }
 
   async function recallFor(text: string): Promise<RecallItem[]> {
@@ -484,7 +778,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     return Array.isArray(hits) ? hits : [];
   }
 
-  return { server, toolMode, send };
+  return { server, toolMode, send, regenerate, resend, continueReply };
 }
 
 /** Stored messages → OpenAI-form history (notices left out). */
@@ -594,6 +888,48 @@ function unlessAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
       },
     );
   });
+}
+
+/** The tool an unreadable call names, if it names one; else a placeholder a server accepts. */
+function calledName(body: string): string {
+  const named =
+    /"name"\s*:\s*"([A-Za-z_][\w.-]{0,63})"/.exec(body) ??
+    /^\[TOOL_CALLS\]\s*([A-Za-z_][\w.-]{0,63})/.exec(body);
+  return named?.[1] ?? 'unreadable_tool_call';
+}
+
+/** Why a block marked as a tool call could not be read, for the model. */
+export function whyUnreadable(body: string): string {
+  const inner = body
+    .replace(/^\[TOOL_CALLS\]\s*/, '')
+    .replace(/^[A-Za-z_][\w.-]*\s*(?:\[CALL_ID\]\s*[\w-]+\s*)?\[ARGS\]\s*/, '')
+    .replace(/^```[\w-]*\s*|\s*```$/g, '')
+    .trim();
+  if (!inner) return 'it is empty';
+  try {
+    JSON.parse(inner);
+    return 'it is not a tool name with arguments';
+  } catch (e) {
+    return `its JSON is not valid (${e instanceof Error ? e.message : String(e)})`;
+  }
+}
+
+/** The failed result of a call that could not be read: nothing ran; the model is told why. */
+function unreadableOutcome(call: ToolCall, why: string, mode: 'native' | 'prompted'): ToolOutcome {
+  const how =
+    mode === 'prompted'
+      ? 'Write the call again as <tool_call>{"name": "<tool name>", "arguments": {…}}</tool_call> with valid JSON.'
+      : 'Call the tool again with valid JSON arguments.';
+  return {
+    name: call.function.name,
+    args: call.function.arguments,
+    refused: true,
+    result: {
+      status: 'ERROR',
+      code: 'INVALID_ARGUMENT',
+      message: `Your tool call could not be read: ${why}. Nothing was run. ${how}`,
+    },
+  };
 }
 
 function safeParse(text: string): unknown {

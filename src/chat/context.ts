@@ -112,6 +112,8 @@ export interface AssembledPrompt {
    * 600 tokens, recalled entries within their 600 tokens, long contents shortened) are not reported.
    */
   truncated: string[];
+  /** Paths of the auto-recalled entries that went into the system message. */
+  recalled: string[];
 }
 
 /** Tokens a message costs on top of its text (role markers, separators). */
@@ -207,7 +209,11 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
   const instructions = input.instructions ?? MEMORY_INSTRUCTIONS;
   const core = joinSections([persona, instructions.trim()]);
 
-  const finish = (messages: ChatMessage[], truncated: Set<TruncatedPart>): AssembledPrompt => {
+  const finish = (
+    messages: ChatMessage[],
+    truncated: Set<TruncatedPart>,
+    recalled: string[] = [],
+  ): AssembledPrompt => {
     const tokens = sum(messages.map(messageTokens));
     const kept = messages.filter((m) => m.role !== 'system' || input.history.includes(m));
     return {
@@ -216,6 +222,7 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
       budget,
       droppedMessages: input.history.length - kept.length,
       truncated: [...truncated],
+      recalled,
     };
   };
 
@@ -305,6 +312,7 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
   const seen = new Set<string>(injectedPaths);
   const byRelevance = input.recall.slice().sort((a, b) => (b.relevance || 0) - (a.relevance || 0));
   let recallTokens = 0;
+  const recalled: string[] = [];
   for (const item of byRelevance) {
     if (sections.recall.length === MAX_RECALL) break;
     if (seen.has(item.path)) continue;
@@ -315,8 +323,10 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
       truncated.add('recall');
       break;
     }
-    if (tryRender({ ...sections, recall: [...sections.recall, line] })) recallTokens += cost;
-    else truncated.add('recall');
+    if (tryRender({ ...sections, recall: [...sections.recall, line] })) {
+      recallTokens += cost;
+      recalled.push(item.path);
+    } else truncated.add('recall');
   }
 
   // 6. The outline, in what is left of its cap.
@@ -345,7 +355,7 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
   const system: ChatMessage = { role: 'system', content: renderSystem(sections) };
   const history = prior.slice(keepFrom).flatMap((u) => u.messages);
   const messages = [system, ...history, ...current.flatMap((u) => u.messages)];
-  const result = finish(messages, truncated);
+  const result = finish(messages, truncated, recalled);
   // Only a counter that answers differently for the same text can get here.
   if (result.tokens > budget) {
     return finish(...degrade(input, budget, current, messageTokens));

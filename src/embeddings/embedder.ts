@@ -1,11 +1,18 @@
-// Sentence embeddings through transformers.js feature extraction (mean pooling, L2-normalised),
-// with a fallback to the bundled offline model when the chosen hub model cannot be loaded.
-// Runs in Node (onnxruntime-node) and in a browser Web Worker (onnxruntime-web, bundled by Vite):
-// no top-level `node:` imports, and transformers.js itself is imported lazily so that modules
-// importing only the registry constants stay light.
-import type { DataType, DeviceType, ProgressInfo } from '@huggingface/transformers';
-import { BUNDLED_MODEL, DEFAULT_MODEL, MODELS, modelInfo } from './models';
-import type { Embedder, EmbedderProgress, ModelInfo } from './types';
+// Sentence embeddings, mean pooled and L2-normalised, with a fallback to the bundled offline model
+// when the chosen hub model cannot be loaded. The bundled static model runs in plain TypeScript
+// (./static-model.ts); transformer models run through transformers.js feature extraction, in Node
+// (onnxruntime-node) and in a browser Web Worker (onnxruntime-web, bundled by Vite). No top-level
+// `node:` imports, and transformers.js is imported only when a transformer model is loaded, so a
+// build whose model is the bundled one never fetches it or the ONNX runtime
+// (docs/decisions/0009-static-model-without-runtime.md).
+import type {
+  DataType,
+  DeviceType,
+  ProgressInfo,
+} from "@huggingface/transformers";
+import { BUNDLED_MODEL, DEFAULT_MODEL, MODELS, modelInfo } from "./models";
+import { loadStaticModel, type StaticModelFile } from "./static-model";
+import type { Embedder, EmbedderProgress, ModelInfo } from "./types";
 
 export interface CreateEmbedderOptions {
   /** Model id; default DEFAULT_MODEL (`Xenova/all-MiniLM-L6-v2`, from the Hugging Face hub). */
@@ -17,6 +24,11 @@ export interface CreateEmbedderOptions {
    * absolute path of `<repo>/public/models/`; in the browser `import.meta.env.BASE_URL + 'models/'`.
    */
   localModelPath?: string;
+  /**
+   * Where each file of the bundled model is, overriding `localModelPath` (the portable single
+   * file passes `blob:` URLs of the copies it carries inside).
+   */
+  bundledFiles?: Partial<Record<StaticModelFile, string>>;
   /**
    * Browser only: URL prefix (ending in `/`) where the app serves the ONNX runtime's
    * `ort-wasm-simd-threaded*.{mjs,wasm}` files. Default `import.meta.env.BASE_URL + 'ort/'`.
@@ -41,48 +53,52 @@ export interface CreateEmbedderOptions {
 
 /** Thrown (as the rejection of ready()/embed()) when no model could be loaded. */
 export class ModelUnavailableError extends Error {
-  readonly code = 'MODEL_UNAVAILABLE';
+  readonly code = "MODEL_UNAVAILABLE";
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'ModelUnavailableError';
+    this.name = "ModelUnavailableError";
   }
 }
 
-type Transformers = typeof import('@huggingface/transformers');
+type Transformers = typeof import("@huggingface/transformers");
 /** The callable part of a feature-extraction pipeline that we use. */
 interface Extractor {
   (
     texts: string[],
-    options: { pooling: 'mean'; normalize: boolean },
+    options: { pooling: "mean"; normalize: boolean },
   ): Promise<{ data: ArrayLike<number>; dims: number[]; dispose?: () => void }>;
   dispose(): Promise<void>;
 }
 interface Loaded {
   info: ModelInfo;
-  extractor: Extractor;
+  /** Vectors of non-blank texts, in order (a text with no known token may give NaN or zeros). */
+  embedBatch(texts: string[]): Promise<ArrayLike<number>[]>;
+  dispose(): Promise<void>;
 }
 
-const HF_HOST = 'https://huggingface.co/';
-const CDN_PREFIX = 'https://cdn.jsdelivr.net/';
+const HF_HOST = "https://huggingface.co/";
+const CDN_PREFIX = "https://cdn.jsdelivr.net/";
 
 function isNode(): boolean {
-  const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
-  return typeof proc !== 'undefined' && !!proc.versions?.node;
+  const proc = (globalThis as { process?: { versions?: { node?: string } } })
+    .process;
+  return typeof proc !== "undefined" && !!proc.versions?.node;
 }
 
 function baseUrl(): string {
   // import.meta.env exists under Vite and vitest, not under plain Node/tsx.
-  const base = (import.meta as { env?: { BASE_URL?: string } }).env?.BASE_URL ?? '/';
-  return base.endsWith('/') ? base : base + '/';
+  const base =
+    (import.meta as { env?: { BASE_URL?: string } }).env?.BASE_URL ?? "/";
+  return base.endsWith("/") ? base : base + "/";
 }
 
 /** Default folder of bundled models: `<repo>/public/models/` in Node, `BASE_URL/models/` in browsers. */
 export function defaultLocalModelPath(): string {
-  if (!isNode()) return baseUrl() + 'models/';
+  if (!isNode()) return baseUrl() + "models/";
   // Kept in a variable so that Vite does not try to turn it into a bundled asset URL.
-  const relative = '../../public/models/';
+  const relative = "../../public/models/";
   const url = new URL(relative, import.meta.url);
-  if (url.protocol !== 'file:') return url.href;
+  if (url.protocol !== "file:") return url.href;
   const path = decodeURIComponent(url.pathname);
   return /^\/[A-Za-z]:\//.test(path) ? path.slice(1) : path; // Windows drive letters
 }
@@ -95,8 +111,8 @@ export function defaultLocalModelPath(): string {
 let envLock: Promise<unknown> = Promise.resolve();
 
 async function withEnv<T>(
-  env: Transformers['env'],
-  makeSettings: (current: Transformers['env']) => EnvSettings,
+  env: Transformers["env"],
+  makeSettings: (current: Transformers["env"]) => EnvSettings,
   fn: () => Promise<T>,
 ): Promise<T> {
   const run = async (): Promise<T> => {
@@ -110,23 +126,17 @@ async function withEnv<T>(
     try {
       return await fn();
     } finally {
-      for (const key of Object.keys(saved) as EnvKey[]) target[key] = saved[key];
+      for (const key of Object.keys(saved) as EnvKey[])
+        target[key] = saved[key];
     }
   };
   const result = envLock.then(run, run);
   envLock = result.catch(() => undefined);
   return result;
 }
-type EnvKey =
-  | 'allowLocalModels'
-  | 'allowRemoteModels'
-  | 'localModelPath'
-  | 'remoteHost'
-  | 'useBrowserCache'
-  | 'useFSCache'
-  | 'fetch';
-type EnvSettings = Partial<Pick<Transformers['env'], EnvKey>>;
-type Fetch = Transformers['env']['fetch'];
+type EnvKey = "allowLocalModels" | "allowRemoteModels" | "remoteHost" | "fetch";
+type EnvSettings = Partial<Pick<Transformers["env"], EnvKey>>;
+type Fetch = Transformers["env"]["fetch"];
 
 /** A fetch that gives up if no response (headers) arrives within `ms`; the body is not limited. */
 function fetchWithTimeout(base: Fetch, ms: number): Fetch {
@@ -134,9 +144,14 @@ function fetchWithTimeout(base: Fetch, ms: number): Fetch {
     const controller = new AbortController();
     const outer = (init as { signal?: AbortSignal } | undefined)?.signal;
     if (outer?.aborted) controller.abort(outer.reason);
-    outer?.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
+    outer?.addEventListener("abort", () => controller.abort(outer.reason), {
+      once: true,
+    });
     const timer = setTimeout(
-      () => controller.abort(new Error(`no answer from ${String(input)} within ${ms} ms`)),
+      () =>
+        controller.abort(
+          new Error(`no answer from ${String(input)} within ${ms} ms`),
+        ),
       ms,
     );
     try {
@@ -148,25 +163,32 @@ function fetchWithTimeout(base: Fetch, ms: number): Fetch {
 }
 
 /** Browser: make onnxruntime-web load its .mjs/.wasm from the app, never from the CDN. */
-function configureWasm(env: Transformers['env'], prefix: string | undefined): void {
+function configureWasm(
+  env: Transformers["env"],
+  prefix: string | undefined,
+): void {
   if (isNode()) return;
   const wasm = env.backends.onnx.wasm;
   if (!wasm) return;
   const current = wasm.wasmPaths;
   const isDefault =
     current === undefined ||
-    (typeof current === 'object' && String(current.wasm ?? '').startsWith(CDN_PREFIX));
+    (typeof current === "object" &&
+      String(current.wasm ?? "").startsWith(CDN_PREFIX));
   if (prefix === undefined && !isDefault) return; // the app configured it itself
-  const base = prefix ?? baseUrl() + 'ort/';
+  const base = prefix ?? baseUrl() + "ort/";
   // Keep the file names transformers.js chose (asyncify build, or the plain one on old Safari).
   const fileOf = (u: unknown, fallback: string): string => {
-    const name = typeof u === 'string' || u instanceof URL ? String(u).split('/').pop() : '';
-    return name?.startsWith('ort-wasm') ? name : fallback; // not a blob: URL set after loading
+    const name =
+      typeof u === "string" || u instanceof URL
+        ? String(u).split("/").pop()
+        : "";
+    return name?.startsWith("ort-wasm") ? name : fallback; // not a blob: URL set after loading
   };
-  const paths = typeof current === 'object' ? current : {};
+  const paths = typeof current === "object" ? current : {};
   wasm.wasmPaths = {
-    mjs: base + fileOf(paths.mjs, 'ort-wasm-simd-threaded.asyncify.mjs'),
-    wasm: base + fileOf(paths.wasm, 'ort-wasm-simd-threaded.asyncify.wasm'),
+    mjs: base + fileOf(paths.mjs, "ort-wasm-simd-threaded.asyncify.mjs"),
+    wasm: base + fileOf(paths.wasm, "ort-wasm-simd-threaded.asyncify.wasm"),
   };
 }
 
@@ -193,50 +215,67 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
 
   let loading: Promise<Loaded> | null = null;
 
-  async function loadModel(id: string, dtype: DataType | undefined): Promise<Loaded> {
-    const transformers: Transformers = await import('@huggingface/transformers');
+  /** The bundled static model, without transformers.js or the ONNX runtime. */
+  async function loadBundled(id: string): Promise<Loaded> {
+    const folder = options.localModelPath ?? defaultLocalModelPath();
+    const prefix = folder.endsWith("/") ? folder : folder + "/";
+    const model = await loadStaticModel(
+      (file) => options.bundledFiles?.[file] ?? `${prefix}${id}/${file}`,
+      (file, fraction) => report({ status: "load", file, progress: fraction }),
+    );
+    const info = modelInfo(id);
+    if (info.dims !== model.dims) {
+      throw new Error(
+        `${id} has ${model.dims} dimensions where ${info.dims} were expected`,
+      );
+    }
+    return {
+      info,
+      embedBatch: (texts) => Promise.resolve(texts.map((t) => model.embed(t))),
+      dispose: () => Promise.resolve(),
+    };
+  }
+
+  async function loadModel(
+    id: string,
+    dtype: DataType | undefined,
+  ): Promise<Loaded> {
+    if (MODELS[id]?.bundled) return loadBundled(id);
+    const transformers: Transformers =
+      await import("@huggingface/transformers");
     const { env, pipeline } = transformers;
     configureWasm(env, options.wasmPaths);
     const known = MODELS[id];
-    const bundled = known?.bundled ?? false;
-    const settings = (current: Transformers['env']): EnvSettings =>
-      bundled
-        ? {
-            allowLocalModels: true,
-            allowRemoteModels: false,
-            localModelPath: options.localModelPath ?? defaultLocalModelPath(),
-            // Bundled files come with the app (and its service worker); a copy in transformers'
-            // own cache would go stale when the app ships a rebuilt model.
-            useBrowserCache: false,
-            useFSCache: false,
-          }
-        : {
-            allowLocalModels: false,
-            allowRemoteModels: true,
-            remoteHost: options.remoteHost ?? HF_HOST,
-            fetch: fetchWithTimeout(current.fetch, options.hubTimeoutMs ?? 15_000),
-          };
+    const settings = (current: Transformers["env"]): EnvSettings => ({
+      allowLocalModels: false,
+      allowRemoteModels: true,
+      remoteHost: options.remoteHost ?? HF_HOST,
+      fetch: fetchWithTimeout(current.fetch, options.hubTimeoutMs ?? 15_000),
+    });
     const progress_callback = (p: ProgressInfo): void => {
-      const verb = bundled ? 'load' : 'download';
       switch (p.status) {
-        case 'initiate':
-          report({ status: 'load', file: p.file, progress: 0 });
+        case "initiate":
+          report({ status: "load", file: p.file, progress: 0 });
           break;
-        case 'progress':
-          report({ status: verb, file: p.file, progress: p.progress / 100 });
+        case "progress":
+          report({
+            status: "download",
+            file: p.file,
+            progress: p.progress / 100,
+          });
           break;
-        case 'progress_total':
-          report({ status: verb, progress: p.progress / 100 });
+        case "progress_total":
+          report({ status: "download", progress: p.progress / 100 });
           break;
-        case 'done':
-          report({ status: 'load', file: p.file, progress: 1 });
+        case "done":
+          report({ status: "load", file: p.file, progress: 1 });
           break;
         default:
           break; // 'download' (start of a file) and 'ready' (we send our own)
       }
     };
     const extractor = (await withEnv(env, settings, () =>
-      pipeline('feature-extraction', id, {
+      pipeline("feature-extraction", id, {
         dtype: dtype ?? known?.dtype,
         device: options.device,
         progress_callback,
@@ -245,11 +284,32 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
     const info = modelInfo(id);
     if (!info.dims) {
       // Unknown hub model: learn the vector length from one call.
-      const probe = await extractor(['dimension probe'], { pooling: 'mean', normalize: true });
+      const probe = await extractor(["dimension probe"], {
+        pooling: "mean",
+        normalize: true,
+      });
       info.dims = probe.dims.at(-1) ?? 0;
       probe.dispose?.();
     }
-    return { info, extractor };
+    return {
+      info,
+      async embedBatch(texts) {
+        const tensor = await extractor(texts, {
+          pooling: "mean",
+          normalize: true,
+        });
+        const data = tensor.data as Float32Array;
+        const dims = tensor.dims[1];
+        // slice, not subarray: a view would keep (and, in IndexedDB or postMessage,
+        // serialise) the whole batch buffer behind every vector.
+        const rows = texts.map((_, row) =>
+          data.slice(row * dims, (row + 1) * dims),
+        );
+        tensor.dispose?.();
+        return rows;
+      },
+      dispose: () => extractor.dispose(),
+    };
   }
 
   async function load(): Promise<Loaded> {
@@ -264,7 +324,7 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
         );
       }
       report({
-        status: 'fallback',
+        status: "fallback",
         message:
           `Embedding model ${requested} could not be loaded (${errorMessage(err)}); ` +
           `using the bundled offline model ${BUNDLED_MODEL}.`,
@@ -279,7 +339,11 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
         );
       }
     }
-    report({ status: 'ready', progress: 1, message: `Embedding model: ${loaded.info.id}` });
+    report({
+      status: "ready",
+      progress: 1,
+      message: `Embedding model: ${loaded.info.id}`,
+    });
     return loaded;
   }
 
@@ -300,33 +364,28 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
       return { ...(await ensureLoaded()).info };
     },
 
-    async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    async embed(
+      texts: readonly string[],
+      signal?: AbortSignal,
+    ): Promise<Float32Array[]> {
       if (texts.length === 0) return [];
       signal?.throwIfAborted();
-      const { info, extractor } = await ensureLoaded();
+      const { info, embedBatch } = await ensureLoaded();
       const out = new Array<Float32Array>(texts.length);
       const todo: number[] = [];
       texts.forEach((t, i) => {
-        if (t.trim() === '') out[i] = new Float32Array(info.dims);
+        if (t.trim() === "") out[i] = new Float32Array(info.dims);
         else todo.push(i);
       });
       for (let start = 0; start < todo.length; start += batchSize) {
         signal?.throwIfAborted();
         const batch = todo.slice(start, start + batchSize);
-        const tensor = await extractor(
-          batch.map((i) => texts[i]),
-          { pooling: 'mean', normalize: true },
-        );
-        const data = tensor.data as Float32Array;
-        const dims = tensor.dims[1];
+        const rows = await embedBatch(batch.map((i) => texts[i]));
         batch.forEach((textIndex, row) => {
-          // slice, not subarray: a view would keep (and, in IndexedDB or postMessage,
-          // serialise) the whole batch buffer behind every vector.
-          const v = data.slice(row * dims, (row + 1) * dims);
+          const v = rows[row] as Float32Array;
           if (Number.isNaN(v[0])) v.fill(0); // no known token: 0/0 in normalisation
           out[textIndex] = v;
         });
-        tensor.dispose?.();
       }
       return out;
     },
@@ -336,8 +395,7 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
       loading = null;
       if (!current) return;
       try {
-        const { extractor } = await current;
-        await extractor.dispose();
+        await (await current).dispose();
       } catch {
         // nothing loaded, nothing to release
       }

@@ -46,6 +46,8 @@ export interface Conversation {
   title: string;
   created: Date;
   modified: Date;
+  /** Renamed by the user: the first message no longer names it (docs/chat.md). */
+  named?: boolean;
 }
 
 export interface ToolCallRecord {
@@ -99,6 +101,11 @@ export interface HistoryRow {
    * rows of one delete list and restore together (docs/trash.md).
    */
   deleteRoot?: string;
+  /**
+   * Set on a version that lost a sync conflict (docs/sync.md): the device it came from. The
+   * version that won is the live entry; this one stays restorable.
+   */
+  conflictFrom?: string;
 }
 
 export interface SettingRow {
@@ -270,6 +277,8 @@ export interface HistoryResult {
     modified: Date;
     /** With reason 'move': where the entry went. */
     movedTo?: string;
+    /** A version that lost a sync conflict: the device it came from (docs/sync.md). */
+    conflictFrom?: string;
   }[];
 }
 
@@ -530,10 +539,24 @@ export interface MemoryApi {
     toolCallId?: string;
     meta?: Record<string, unknown>;
   }): Promise<{ status: 'SUCCESS'; id: number } | ToolError>;
+  /** Stores messages of one conversation in one transaction, all or none. */
+  addMessages(
+    messages: Parameters<MemoryApi['addMessage']>[0][],
+  ): Promise<{ status: 'SUCCESS'; ids: number[] } | ToolError>;
+  /** New text also takes the old text's sentences out of the index (recordTurn the new text). */
   updateMessage(
     id: unknown,
     patch: { text?: string; meta?: Record<string, unknown>; toolCalls?: ToolCallRecord[] },
   ): Promise<{ status: 'SUCCESS' } | ToolError>;
+  /** Edit and resend: new text for a user message; every message after it is deleted (docs/chat.md). */
+  editUserMessage(
+    id: unknown,
+    text: unknown,
+  ): Promise<{ status: 'SUCCESS'; removed: number } | ToolError>;
+  /** Deletes a message (an assistant's with its tool results) and its index sentences (docs/chat.md). */
+  deleteMessage(id: unknown): Promise<{ status: 'SUCCESS'; deleted: number } | ToolError>;
+  /** Shows another alternative of the reply to a user message (docs/chat.md). */
+  selectAlternative(id: unknown, alternative: unknown): Promise<{ status: 'SUCCESS' } | ToolError>;
   /** Oldest first. */
   getMessages(conversationId: number): Promise<Message[]>;
   /** One entry without vectors, for the app (does not count as an access). */

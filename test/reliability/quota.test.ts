@@ -282,10 +282,8 @@ describe('reliability: the storage quota runs out at each write step', () => {
                   if (r.status !== 'SUCCESS') expect(r.code, label).toBe('STORAGE_FULL');
                 }
                 seen.add(`turn: ${result.status}`);
-                // Known bug, pinned by the case below: when the assistant message that carries
-                // the tool calls cannot be stored, its tool messages still are. Counted, not
-                // failed on, so the rest of this property keeps guarding.
-                if (chatProblems(after).length) seen.add('KNOWN BUG: orphan tool messages');
+                // A tool result is never stored without the message with its call.
+                expect(chatProblems(after), label).toEqual([]);
               } finally {
                 await dispose(mem, name);
               }
@@ -298,31 +296,28 @@ describe('reliability: the storage quota runs out at each write step', () => {
       testTimeout(CHAT_RUNS),
     );
 
-    // Found by the property above. Needs chat-session.ts to store a round's tool messages only
-    // once its assistant message (with the calls) is stored; flip to `it` then.
-    it.fails(
-      'when the message with the tool calls cannot be stored, no tool message is',
-      async () => {
-        const { mem, name } = await seeded();
-        try {
-          // The quota has room for small rows but not for the message carrying the calls.
-          const full: MemoryApi = {
-            ...mem,
-            addMessage: (m) =>
-              m.toolCalls?.length
-                ? Promise.resolve({
-                    status: 'ERROR',
-                    code: 'STORAGE_FULL',
-                    message: 'Browser storage is full; nothing was written.',
-                  })
-                : mem.addMessage(m),
-          };
-          await within(turn(full), 'chat turn');
-          expect(chatProblems(await snapshotDb(name))).toEqual([]);
-        } finally {
-          await dispose(mem, name);
-        }
-      },
-    );
+    // Found by the property above: a round (the message with the calls and their results) is
+    // now stored in one write, all or none.
+    it('when the message with the tool calls cannot be stored, no tool message is', async () => {
+      const { mem, name } = await seeded();
+      try {
+        // The quota has room for small rows but not for the message carrying the calls.
+        const noRoom = {
+          status: 'ERROR',
+          code: 'STORAGE_FULL',
+          message: 'Browser storage is full; nothing was written.',
+        } as const;
+        const full: MemoryApi = {
+          ...mem,
+          addMessage: (m) => (m.toolCalls?.length ? Promise.resolve(noRoom) : mem.addMessage(m)),
+          addMessages: (ms) =>
+            ms.some((m) => m.toolCalls?.length) ? Promise.resolve(noRoom) : mem.addMessages(ms),
+        };
+        await within(turn(full), 'chat turn');
+        expect(chatProblems(await snapshotDb(name))).toEqual([]);
+      } finally {
+        await dispose(mem, name);
+      }
+    });
   });
 });

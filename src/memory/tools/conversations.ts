@@ -1,6 +1,7 @@
 // Conversations and their messages (turns). Messages are stored here; recordTurn indexes them.
 import type { StoreContext } from '../context';
 import { removeFromShards } from '../shards';
+import { DEFAULT_TITLE, altOf, replyGroups, titleFromMessage } from '../replies';
 import type { Conversation, Message, Role, ToolError } from '../types';
 import { ROLES, intArg, isToolError, short, toolError, validateMessageParts } from '../validate';
 
@@ -13,8 +14,102 @@ export interface NewMessage {
   meta?: Record<string, unknown>;
 }
 
+type Parts = Pick<Message, 'toolCalls' | 'toolCallId' | 'meta'>;
+
 export function conversationTools(ctx: StoreContext) {
   const { db, now, guard, noteChunkWrite } = ctx;
+
+  /** Checks one new message; its parts as they will be stored, or why not. */
+  function checkMessage(msg: NewMessage): { conversationId: number; parts: Parts } | ToolError {
+    if (!msg || typeof msg !== 'object')
+      return toolError('INVALID_ARGUMENT', 'addMessage needs a message object');
+    const conversationId = intArg(
+      msg.conversationId,
+      'conversationId',
+      -1,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    );
+    if (isToolError(conversationId)) return conversationId;
+    if (!ROLES.includes(msg.role))
+      return toolError('INVALID_ARGUMENT', `role must be one of ${ROLES.join(', ')}`);
+    if (typeof msg.text !== 'string') return toolError('INVALID_ARGUMENT', 'text must be a string');
+    // Checked before the transaction: a value IndexedDB cannot clone would otherwise fail
+    // inside it, as an internal error.
+    const parts = validateMessageParts(msg);
+    if (isToolError(parts)) return parts;
+    return { conversationId, parts: parts as Parts };
+  }
+
+  /**
+   * Inside a transaction: stores messages of one conversation (creating it if needed), names
+   * the chat from its first user message while it has the default title, and shows the
+   * alternative a reply message belongs to (docs/chat.md).
+   */
+  async function insert(
+    conversationId: number,
+    rows: { msg: NewMessage; parts: Parts }[],
+    at: Date,
+  ): Promise<number[]> {
+    const conv = await db.conversations.get(conversationId);
+    const changes: Partial<Conversation> = { modified: at };
+    if (!conv?.named && (conv?.title ?? DEFAULT_TITLE) === DEFAULT_TITLE) {
+      const firstUser =
+        (await db.messages
+          .where('conversationId')
+          .equals(conversationId)
+          .filter((m) => m.role === 'user')
+          .first()) ?? rows.find((r) => r.msg.role === 'user')?.msg;
+      const title = firstUser ? titleFromMessage(firstUser.text) : '';
+      if (title) changes.title = title;
+    }
+    if (conv) await db.conversations.update(conversationId, changes);
+    else
+      await db.conversations.put({
+        id: conversationId,
+        title: DEFAULT_TITLE,
+        created: at,
+        ...changes,
+        modified: at,
+      });
+    const ids: number[] = [];
+    for (const { msg, parts } of rows) {
+      ids.push(
+        await db.messages.add({
+          conversationId,
+          role: msg.role,
+          text: msg.text,
+          time: at,
+          ...parts,
+        }),
+      );
+    }
+    // A reply message of a given alternative makes that alternative the one shown, in the
+    // same write: a regeneration shows (and sends) its own reply from its first stored message.
+    const alt = rows.find((r) => r.msg.role !== 'user' && r.parts.meta?.alt !== undefined);
+    if (alt) {
+      const user = await db.messages
+        .where('conversationId')
+        .equals(conversationId)
+        .reverse()
+        .filter((m) => m.role === 'user')
+        .first();
+      const wanted = altOf(alt.parts);
+      if (user && altOf(user) !== wanted) {
+        await db.messages.update(user.id!, { meta: { ...user.meta, alt: wanted } });
+      }
+    }
+    return ids;
+  }
+
+  /** Inside a transaction: removes these messages' sentences from the semantic index. */
+  async function dropChunks(turnIds: number[]): Promise<void> {
+    if (!turnIds.length) return;
+    const chunkIds = await db.chunks.where('turnId').anyOf(turnIds).primaryKeys();
+    await db.chunks.bulkDelete(chunkIds);
+    await removeFromShards(db.shards, chunkIds);
+    noteChunkWrite(chunkIds);
+  }
 
   async function createConversation(
     title?: unknown,
@@ -22,7 +117,7 @@ export function conversationTools(ctx: StoreContext) {
     return guard(async () => {
       const at = new Date(now());
       const name =
-        typeof title === 'string' && title.trim() ? title.trim().slice(0, 200) : 'New chat';
+        typeof title === 'string' && title.trim() ? title.trim().slice(0, 200) : DEFAULT_TITLE;
       const id = await db.conversations.add({ title: name, created: at, modified: at });
       return { status: 'SUCCESS' as const, id };
     });
@@ -43,7 +138,11 @@ export function conversationTools(ctx: StoreContext) {
       if (typeof title !== 'string' || !title.trim()) {
         return toolError('INVALID_ARGUMENT', `title must be non-empty text, got ${short(title)}`);
       }
-      const n = await db.conversations.update(id, { title: title.trim().slice(0, 200) });
+      // Named by the user: the first message no longer names it.
+      const n = await db.conversations.update(id, {
+        title: title.trim().slice(0, 200),
+        named: true,
+      });
       return n ? { status: 'SUCCESS' as const } : toolError('NOT_FOUND', `No conversation ${id}`);
     });
   }
@@ -76,47 +175,48 @@ export function conversationTools(ctx: StoreContext) {
     msg: NewMessage,
   ): Promise<{ status: 'SUCCESS'; id: number } | ToolError> {
     return guard(async () => {
-      if (!msg || typeof msg !== 'object')
-        return toolError('INVALID_ARGUMENT', 'addMessage needs a message object');
-      const conversationId = intArg(
-        msg.conversationId,
-        'conversationId',
-        -1,
-        0,
-        Number.MAX_SAFE_INTEGER,
-      );
-      if (isToolError(conversationId)) return conversationId;
-      if (!ROLES.includes(msg.role))
-        return toolError('INVALID_ARGUMENT', `role must be one of ${ROLES.join(', ')}`);
-      if (typeof msg.text !== 'string')
-        return toolError('INVALID_ARGUMENT', 'text must be a string');
-      // Checked before the transaction: a value IndexedDB cannot clone would otherwise fail
-      // inside it, as an internal error.
-      const parts = validateMessageParts(msg);
-      if (isToolError(parts)) return parts;
+      const checked = checkMessage(msg);
+      if (isToolError(checked)) return checked;
       const at = new Date(now());
-      const id = await db.transaction('rw', db.conversations, db.messages, async () => {
-        const conv = await db.conversations.get(conversationId);
-        if (conv) await db.conversations.update(conversationId, { modified: at });
-        else
-          await db.conversations.put({
-            id: conversationId,
-            title: 'New chat',
-            created: at,
-            modified: at,
-          });
-        return db.messages.add({
-          conversationId,
-          role: msg.role,
-          text: msg.text,
-          time: at,
-          ...(parts as Pick<Message, 'toolCalls' | 'toolCallId' | 'meta'>),
-        });
-      });
+      const [id] = await db.transaction('rw', db.conversations, db.messages, () =>
+        insert(checked.conversationId, [{ msg, parts: checked.parts }], at),
+      );
       return { status: 'SUCCESS' as const, id };
     });
   }
 
+  /**
+   * Stores messages of one conversation in one transaction, all or none (a round's assistant
+   * message with its tool calls and the tool results that answer them).
+   */
+  async function addMessages(
+    msgs: NewMessage[],
+  ): Promise<{ status: 'SUCCESS'; ids: number[] } | ToolError> {
+    return guard(async () => {
+      if (!Array.isArray(msgs) || !msgs.length)
+        return toolError('INVALID_ARGUMENT', 'addMessages needs a non-empty list of messages');
+      const rows: { msg: NewMessage; parts: Parts }[] = [];
+      let conversationId: number | undefined;
+      for (const msg of msgs) {
+        const checked = checkMessage(msg);
+        if (isToolError(checked)) return checked;
+        if (conversationId !== undefined && checked.conversationId !== conversationId)
+          return toolError('INVALID_ARGUMENT', 'addMessages stores messages of one conversation');
+        conversationId = checked.conversationId;
+        rows.push({ msg, parts: checked.parts });
+      }
+      const at = new Date(now());
+      const ids = await db.transaction('rw', db.conversations, db.messages, () =>
+        insert(conversationId!, rows, at),
+      );
+      return { status: 'SUCCESS' as const, ids };
+    });
+  }
+
+  /**
+   * Changes a message. New text takes the old text's sentences out of the semantic index in the
+   * same transaction (index the new text with recordTurn).
+   */
   async function updateMessage(
     idIn: unknown,
     patch: { text?: string; meta?: Record<string, unknown>; toolCalls?: Message['toolCalls'] },
@@ -129,10 +229,122 @@ export function conversationTools(ctx: StoreContext) {
       const parts = validateMessageParts({ meta: patch?.meta, toolCalls: patch?.toolCalls });
       if (isToolError(parts)) return parts;
       Object.assign(changes, parts as Pick<Message, 'toolCalls' | 'meta'>);
-      const n = await db.messages.update(id, changes);
-      return n || !Object.keys(changes).length
-        ? { status: 'SUCCESS' as const }
-        : toolError('NOT_FOUND', `No message ${id}`);
+      if (!Object.keys(changes).length) return { status: 'SUCCESS' as const };
+      const found = await db.transaction('rw', [db.messages, db.chunks, db.shards], async () => {
+        const m = await db.messages.get(id);
+        if (!m) return false;
+        if (changes.text !== undefined && changes.text !== m.text) await dropChunks([id]);
+        await db.messages.update(id, changes);
+        return true;
+      });
+      return found ? { status: 'SUCCESS' as const } : toolError('NOT_FOUND', `No message ${id}`);
+    });
+  }
+
+  /**
+   * Edit and resend: gives a user message new text and deletes every message after it in its
+   * conversation (later turns and every alternative of its reply) with their index sentences,
+   * in one transaction. Index the new text with recordTurn.
+   */
+  async function editUserMessage(
+    idIn: unknown,
+    text: unknown,
+  ): Promise<{ status: 'SUCCESS'; removed: number } | ToolError> {
+    return guard(async () => {
+      const id = intArg(idIn, 'messageId', -1, 1, Number.MAX_SAFE_INTEGER);
+      if (isToolError(id)) return id;
+      if (typeof text !== 'string' || !text.trim())
+        return toolError('INVALID_ARGUMENT', `text must be non-empty text, got ${short(text)}`);
+      return db.transaction(
+        'rw',
+        [db.conversations, db.messages, db.chunks, db.shards],
+        async () => {
+          const m = await db.messages.get(id);
+          if (!m) return toolError('NOT_FOUND', `No message ${id}`);
+          if (m.role !== 'user')
+            return toolError('INVALID_ARGUMENT', `Message ${id} is not the user's`);
+          const later = await db.messages
+            .where('conversationId')
+            .equals(m.conversationId)
+            .filter((x) => x.id! > id)
+            .primaryKeys();
+          await dropChunks([id, ...later]);
+          await db.messages.bulkDelete(later);
+          const meta = { ...m.meta };
+          delete meta.alt;
+          await db.messages.update(id, { text, meta, time: new Date(now()) });
+          await db.conversations.update(m.conversationId, { modified: new Date(now()) });
+          return { status: 'SUCCESS' as const, removed: later.length };
+        },
+      );
+    });
+  }
+
+  /**
+   * Deletes a message with its index sentences, in one transaction. An assistant message takes
+   * the tool results of its calls along. A user message takes the alternatives of its reply that
+   * are not shown; the shown one stays, as part of the reply before it.
+   */
+  async function deleteMessage(
+    idIn: unknown,
+  ): Promise<{ status: 'SUCCESS'; deleted: number } | ToolError> {
+    return guard(async () => {
+      const id = intArg(idIn, 'messageId', -1, 1, Number.MAX_SAFE_INTEGER);
+      if (isToolError(id)) return id;
+      return db.transaction('rw', [db.messages, db.chunks, db.shards], async () => {
+        const m = await db.messages.get(id);
+        if (!m) return toolError('NOT_FOUND', `No message ${id}`);
+        const all = await db.messages.where('conversationId').equals(m.conversationId).toArray();
+        const gone = [id];
+        if (m.role === 'assistant' && m.toolCalls?.length) {
+          const calls = new Set(m.toolCalls.map((c) => c.id));
+          for (const x of all)
+            if (x.role === 'tool' && x.id! > id && calls.has(x.toolCallId ?? '')) gone.push(x.id!);
+        }
+        if (m.role === 'user') {
+          const groups = replyGroups(all);
+          const at = groups.findIndex((g) => g.user?.id === id);
+          const group = groups[at];
+          const before = groups[at - 1];
+          // The reply shown joins the reply before: it takes that one's shown alternative.
+          const joins = before?.user ? before.shown : 0;
+          for (const x of group?.members ?? []) {
+            if (altOf(x) !== group.shown) gone.push(x.id!);
+            else if (altOf(x) !== joins) {
+              const meta = { ...x.meta };
+              if (joins) meta.alt = joins;
+              else delete meta.alt;
+              await db.messages.update(x.id!, { meta });
+            }
+          }
+        }
+        await dropChunks(gone);
+        await db.messages.bulkDelete(gone);
+        return { status: 'SUCCESS' as const, deleted: gone.length };
+      });
+    });
+  }
+
+  /** Shows another alternative of the reply to a user message (and sends it to the model). */
+  async function selectAlternative(
+    idIn: unknown,
+    altIn: unknown,
+  ): Promise<{ status: 'SUCCESS' } | ToolError> {
+    return guard(async () => {
+      const id = intArg(idIn, 'messageId', -1, 1, Number.MAX_SAFE_INTEGER);
+      if (isToolError(id)) return id;
+      const alt = intArg(altIn, 'alternative', -1, 0, Number.MAX_SAFE_INTEGER);
+      if (isToolError(alt)) return alt;
+      return db.transaction('rw', db.messages, async () => {
+        const m = await db.messages.get(id);
+        if (!m || m.role !== 'user') return toolError('NOT_FOUND', `No user message ${id}`);
+        const all = await db.messages.where('conversationId').equals(m.conversationId).toArray();
+        const group = replyGroups(all).find((g) => g.user?.id === id);
+        if (!group?.alternatives.includes(alt))
+          return toolError('NOT_FOUND', `The reply to message ${id} has no alternative ${alt}`);
+        await db.messages.update(id, { meta: { ...m.meta, alt } });
+        return { status: 'SUCCESS' as const };
+      });
     });
   }
 
@@ -148,7 +360,11 @@ export function conversationTools(ctx: StoreContext) {
     renameConversation,
     deleteConversation,
     addMessage,
+    addMessages,
     updateMessage,
+    editUserMessage,
+    deleteMessage,
+    selectAlternative,
     getMessages,
   };
 }

@@ -371,6 +371,10 @@ const fakeSession: ChatSession = {
     store('assistant', sent.trim());
     return { status: 'answered', text: sent, rounds };
   },
+  // Chat controls are tested against the real session (test/e2e/chat-controls.test.ts).
+  regenerate: () => Promise.resolve({ status: 'error', text: '', rounds: 0 }),
+  resend: () => Promise.resolve({ status: 'error', text: '', rounds: 0 }),
+  continueReply: () => Promise.resolve({ status: 'error', text: '', rounds: 0 }),
 };
 
 if (scenario === 'live') {
