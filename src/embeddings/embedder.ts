@@ -5,14 +5,10 @@
 // `node:` imports, and transformers.js is imported only when a transformer model is loaded, so a
 // build whose model is the bundled one never fetches it or the ONNX runtime
 // (docs/decisions/0009-static-model-without-runtime.md).
-import type {
-  DataType,
-  DeviceType,
-  ProgressInfo,
-} from "@huggingface/transformers";
-import { BUNDLED_MODEL, DEFAULT_MODEL, MODELS, modelInfo } from "./models";
-import { loadStaticModel, type StaticModelFile } from "./static-model";
-import type { Embedder, EmbedderProgress, ModelInfo } from "./types";
+import type { DataType, DeviceType, ProgressInfo } from '@huggingface/transformers';
+import { BUNDLED_MODEL, DEFAULT_MODEL, MODELS, modelInfo } from './models';
+import { loadStaticModel, type StaticModelFile } from './static-model';
+import type { Embedder, EmbedderProgress, ModelInfo } from './types';
 
 export interface CreateEmbedderOptions {
   /** Model id; default DEFAULT_MODEL (`Xenova/all-MiniLM-L6-v2`, from the Hugging Face hub). */
@@ -53,19 +49,19 @@ export interface CreateEmbedderOptions {
 
 /** Thrown (as the rejection of ready()/embed()) when no model could be loaded. */
 export class ModelUnavailableError extends Error {
-  readonly code = "MODEL_UNAVAILABLE";
+  readonly code = 'MODEL_UNAVAILABLE';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = "ModelUnavailableError";
+    this.name = 'ModelUnavailableError';
   }
 }
 
-type Transformers = typeof import("@huggingface/transformers");
+type Transformers = typeof import('@huggingface/transformers');
 /** The callable part of a feature-extraction pipeline that we use. */
 interface Extractor {
   (
     texts: string[],
-    options: { pooling: "mean"; normalize: boolean },
+    options: { pooling: 'mean'; normalize: boolean },
   ): Promise<{ data: ArrayLike<number>; dims: number[]; dispose?: () => void }>;
   dispose(): Promise<void>;
 }
@@ -76,29 +72,27 @@ interface Loaded {
   dispose(): Promise<void>;
 }
 
-const HF_HOST = "https://huggingface.co/";
-const CDN_PREFIX = "https://cdn.jsdelivr.net/";
+const HF_HOST = 'https://huggingface.co/';
+const CDN_PREFIX = 'https://cdn.jsdelivr.net/';
 
 function isNode(): boolean {
-  const proc = (globalThis as { process?: { versions?: { node?: string } } })
-    .process;
-  return typeof proc !== "undefined" && !!proc.versions?.node;
+  const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
+  return typeof proc !== 'undefined' && !!proc.versions?.node;
 }
 
 function baseUrl(): string {
   // import.meta.env exists under Vite and vitest, not under plain Node/tsx.
-  const base =
-    (import.meta as { env?: { BASE_URL?: string } }).env?.BASE_URL ?? "/";
-  return base.endsWith("/") ? base : base + "/";
+  const base = (import.meta as { env?: { BASE_URL?: string } }).env?.BASE_URL ?? '/';
+  return base.endsWith('/') ? base : base + '/';
 }
 
 /** Default folder of bundled models: `<repo>/public/models/` in Node, `BASE_URL/models/` in browsers. */
 export function defaultLocalModelPath(): string {
-  if (!isNode()) return baseUrl() + "models/";
+  if (!isNode()) return baseUrl() + 'models/';
   // Kept in a variable so that Vite does not try to turn it into a bundled asset URL.
-  const relative = "../../public/models/";
+  const relative = '../../public/models/';
   const url = new URL(relative, import.meta.url);
-  if (url.protocol !== "file:") return url.href;
+  if (url.protocol !== 'file:') return url.href;
   const path = decodeURIComponent(url.pathname);
   return /^\/[A-Za-z]:\//.test(path) ? path.slice(1) : path; // Windows drive letters
 }
@@ -111,8 +105,8 @@ export function defaultLocalModelPath(): string {
 let envLock: Promise<unknown> = Promise.resolve();
 
 async function withEnv<T>(
-  env: Transformers["env"],
-  makeSettings: (current: Transformers["env"]) => EnvSettings,
+  env: Transformers['env'],
+  makeSettings: (current: Transformers['env']) => EnvSettings,
   fn: () => Promise<T>,
 ): Promise<T> {
   const run = async (): Promise<T> => {
@@ -126,17 +120,16 @@ async function withEnv<T>(
     try {
       return await fn();
     } finally {
-      for (const key of Object.keys(saved) as EnvKey[])
-        target[key] = saved[key];
+      for (const key of Object.keys(saved) as EnvKey[]) target[key] = saved[key];
     }
   };
   const result = envLock.then(run, run);
   envLock = result.catch(() => undefined);
   return result;
 }
-type EnvKey = "allowLocalModels" | "allowRemoteModels" | "remoteHost" | "fetch";
-type EnvSettings = Partial<Pick<Transformers["env"], EnvKey>>;
-type Fetch = Transformers["env"]["fetch"];
+type EnvKey = 'allowLocalModels' | 'allowRemoteModels' | 'remoteHost' | 'fetch';
+type EnvSettings = Partial<Pick<Transformers['env'], EnvKey>>;
+type Fetch = Transformers['env']['fetch'];
 
 /** A fetch that gives up if no response (headers) arrives within `ms`; the body is not limited. */
 function fetchWithTimeout(base: Fetch, ms: number): Fetch {
@@ -144,14 +137,9 @@ function fetchWithTimeout(base: Fetch, ms: number): Fetch {
     const controller = new AbortController();
     const outer = (init as { signal?: AbortSignal } | undefined)?.signal;
     if (outer?.aborted) controller.abort(outer.reason);
-    outer?.addEventListener("abort", () => controller.abort(outer.reason), {
-      once: true,
-    });
+    outer?.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
     const timer = setTimeout(
-      () =>
-        controller.abort(
-          new Error(`no answer from ${String(input)} within ${ms} ms`),
-        ),
+      () => controller.abort(new Error(`no answer from ${String(input)} within ${ms} ms`)),
       ms,
     );
     try {
@@ -163,32 +151,25 @@ function fetchWithTimeout(base: Fetch, ms: number): Fetch {
 }
 
 /** Browser: make onnxruntime-web load its .mjs/.wasm from the app, never from the CDN. */
-function configureWasm(
-  env: Transformers["env"],
-  prefix: string | undefined,
-): void {
+function configureWasm(env: Transformers['env'], prefix: string | undefined): void {
   if (isNode()) return;
   const wasm = env.backends.onnx.wasm;
   if (!wasm) return;
   const current = wasm.wasmPaths;
   const isDefault =
     current === undefined ||
-    (typeof current === "object" &&
-      String(current.wasm ?? "").startsWith(CDN_PREFIX));
+    (typeof current === 'object' && String(current.wasm ?? '').startsWith(CDN_PREFIX));
   if (prefix === undefined && !isDefault) return; // the app configured it itself
-  const base = prefix ?? baseUrl() + "ort/";
+  const base = prefix ?? baseUrl() + 'ort/';
   // Keep the file names transformers.js chose (asyncify build, or the plain one on old Safari).
   const fileOf = (u: unknown, fallback: string): string => {
-    const name =
-      typeof u === "string" || u instanceof URL
-        ? String(u).split("/").pop()
-        : "";
-    return name?.startsWith("ort-wasm") ? name : fallback; // not a blob: URL set after loading
+    const name = typeof u === 'string' || u instanceof URL ? String(u).split('/').pop() : '';
+    return name?.startsWith('ort-wasm') ? name : fallback; // not a blob: URL set after loading
   };
-  const paths = typeof current === "object" ? current : {};
+  const paths = typeof current === 'object' ? current : {};
   wasm.wasmPaths = {
-    mjs: base + fileOf(paths.mjs, "ort-wasm-simd-threaded.asyncify.mjs"),
-    wasm: base + fileOf(paths.wasm, "ort-wasm-simd-threaded.asyncify.wasm"),
+    mjs: base + fileOf(paths.mjs, 'ort-wasm-simd-threaded.asyncify.mjs'),
+    wasm: base + fileOf(paths.wasm, 'ort-wasm-simd-threaded.asyncify.wasm'),
   };
 }
 
@@ -218,16 +199,14 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
   /** The bundled static model, without transformers.js or the ONNX runtime. */
   async function loadBundled(id: string): Promise<Loaded> {
     const folder = options.localModelPath ?? defaultLocalModelPath();
-    const prefix = folder.endsWith("/") ? folder : folder + "/";
+    const prefix = folder.endsWith('/') ? folder : folder + '/';
     const model = await loadStaticModel(
       (file) => options.bundledFiles?.[file] ?? `${prefix}${id}/${file}`,
-      (file, fraction) => report({ status: "load", file, progress: fraction }),
+      (file, fraction) => report({ status: 'load', file, progress: fraction }),
     );
     const info = modelInfo(id);
     if (info.dims !== model.dims) {
-      throw new Error(
-        `${id} has ${model.dims} dimensions where ${info.dims} were expected`,
-      );
+      throw new Error(`${id} has ${model.dims} dimensions where ${info.dims} were expected`);
     }
     return {
       info,
@@ -236,17 +215,13 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
     };
   }
 
-  async function loadModel(
-    id: string,
-    dtype: DataType | undefined,
-  ): Promise<Loaded> {
+  async function loadModel(id: string, dtype: DataType | undefined): Promise<Loaded> {
     if (MODELS[id]?.bundled) return loadBundled(id);
-    const transformers: Transformers =
-      await import("@huggingface/transformers");
+    const transformers: Transformers = await import('@huggingface/transformers');
     const { env, pipeline } = transformers;
     configureWasm(env, options.wasmPaths);
     const known = MODELS[id];
-    const settings = (current: Transformers["env"]): EnvSettings => ({
+    const settings = (current: Transformers['env']): EnvSettings => ({
       allowLocalModels: false,
       allowRemoteModels: true,
       remoteHost: options.remoteHost ?? HF_HOST,
@@ -254,28 +229,24 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
     });
     const progress_callback = (p: ProgressInfo): void => {
       switch (p.status) {
-        case "initiate":
-          report({ status: "load", file: p.file, progress: 0 });
+        case 'initiate':
+          report({ status: 'load', file: p.file, progress: 0 });
           break;
-        case "progress":
-          report({
-            status: "download",
-            file: p.file,
-            progress: p.progress / 100,
-          });
+        case 'progress':
+          report({ status: 'download', file: p.file, progress: p.progress / 100 });
           break;
-        case "progress_total":
-          report({ status: "download", progress: p.progress / 100 });
+        case 'progress_total':
+          report({ status: 'download', progress: p.progress / 100 });
           break;
-        case "done":
-          report({ status: "load", file: p.file, progress: 1 });
+        case 'done':
+          report({ status: 'load', file: p.file, progress: 1 });
           break;
         default:
           break; // 'download' (start of a file) and 'ready' (we send our own)
       }
     };
     const extractor = (await withEnv(env, settings, () =>
-      pipeline("feature-extraction", id, {
+      pipeline('feature-extraction', id, {
         dtype: dtype ?? known?.dtype,
         device: options.device,
         progress_callback,
@@ -284,27 +255,19 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
     const info = modelInfo(id);
     if (!info.dims) {
       // Unknown hub model: learn the vector length from one call.
-      const probe = await extractor(["dimension probe"], {
-        pooling: "mean",
-        normalize: true,
-      });
+      const probe = await extractor(['dimension probe'], { pooling: 'mean', normalize: true });
       info.dims = probe.dims.at(-1) ?? 0;
       probe.dispose?.();
     }
     return {
       info,
       async embedBatch(texts) {
-        const tensor = await extractor(texts, {
-          pooling: "mean",
-          normalize: true,
-        });
+        const tensor = await extractor(texts, { pooling: 'mean', normalize: true });
         const data = tensor.data as Float32Array;
         const dims = tensor.dims[1];
         // slice, not subarray: a view would keep (and, in IndexedDB or postMessage,
         // serialise) the whole batch buffer behind every vector.
-        const rows = texts.map((_, row) =>
-          data.slice(row * dims, (row + 1) * dims),
-        );
+        const rows = texts.map((_, row) => data.slice(row * dims, (row + 1) * dims));
         tensor.dispose?.();
         return rows;
       },
@@ -324,7 +287,7 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
         );
       }
       report({
-        status: "fallback",
+        status: 'fallback',
         message:
           `Embedding model ${requested} could not be loaded (${errorMessage(err)}); ` +
           `using the bundled offline model ${BUNDLED_MODEL}.`,
@@ -339,11 +302,7 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
         );
       }
     }
-    report({
-      status: "ready",
-      progress: 1,
-      message: `Embedding model: ${loaded.info.id}`,
-    });
+    report({ status: 'ready', progress: 1, message: `Embedding model: ${loaded.info.id}` });
     return loaded;
   }
 
@@ -364,17 +323,14 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
       return { ...(await ensureLoaded()).info };
     },
 
-    async embed(
-      texts: readonly string[],
-      signal?: AbortSignal,
-    ): Promise<Float32Array[]> {
+    async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
       if (texts.length === 0) return [];
       signal?.throwIfAborted();
       const { info, embedBatch } = await ensureLoaded();
       const out = new Array<Float32Array>(texts.length);
       const todo: number[] = [];
       texts.forEach((t, i) => {
-        if (t.trim() === "") out[i] = new Float32Array(info.dims);
+        if (t.trim() === '') out[i] = new Float32Array(info.dims);
         else todo.push(i);
       });
       for (let start = 0; start < todo.length; start += batchSize) {

@@ -1,0 +1,133 @@
+// End to end: with the bundled model, the production build in headless Chromium saves and finds
+// a memory without ever requesting the ONNX runtime (no *.wasm, nothing under ort/, no chunk of
+// the build that holds transformers.js or onnxruntime-web). Service workers are blocked here: the
+// precache is the PWA test's subject, this one is what the page and its worker fetch.
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium';
+import { serveStatic, type StaticServer } from './static-server';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BUNDLED_MODEL = 'structured-memory/glove-100d-sif';
+
+/** Calls a method of the worker's Comlink proxy, which the page keeps on <sm-app>. */
+async function callWorker(page: Page, method: string, ...args: unknown[]): Promise<unknown> {
+  await page.waitForFunction(
+    () => !!(document.querySelector('sm-app') as { memory?: unknown } | null)?.memory,
+  );
+  return page.evaluate(
+    async ([m, a]) => {
+      const app = document.querySelector('sm-app') as unknown as {
+        memory: Record<string, (...x: unknown[]) => Promise<unknown>>;
+      };
+      return app.memory[m as string](...(a as unknown[]));
+    },
+    [method, args] as const,
+  );
+}
+
+/** Every file under `dir`, as paths relative to it with a leading `/`. */
+async function listFiles(dir: string, prefix = '/'): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.isDirectory())
+      out.push(...(await listFiles(join(dir, entry.name), `${prefix}${entry.name}/`)));
+    else out.push(prefix + entry.name);
+  }
+  return out;
+}
+
+describe('bundled model in Chromium: no ONNX runtime', () => {
+  let outDir = '';
+  let server: StaticServer | undefined;
+  let browser: Browser | undefined;
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'sm-static-'));
+    await build({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'warn',
+      build: { outDir, emptyOutDir: true },
+      define: { 'import.meta.env.VITE_EMBEDDING_MODEL': JSON.stringify('bundled') },
+    });
+    server = await serveStatic(outDir);
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (outDir) await rm(outDir, { recursive: true, force: true });
+  });
+
+  it('saves and finds a memory; the runtime is never requested', async () => {
+    if (!browser || !server) throw new Error('setup failed');
+    // The build still carries the runtime for transformer models: find the files that hold it.
+    const files = await listFiles(outDir);
+    const runtimeFiles: string[] = [];
+    for (const file of files) {
+      if (file.endsWith('.wasm') || file.startsWith('/ort/')) runtimeFiles.push(file);
+      else if (/\.m?js$/.test(file)) {
+        const code = await readFile(join(outDir, file), 'utf8');
+        // The runtime's own code names itself; the app's loader only names the binary's files.
+        if (code.includes('onnxruntime')) runtimeFiles.push(file);
+      }
+    }
+    expect(runtimeFiles.some((f) => f.endsWith('.wasm'))).toBe(true);
+    expect(runtimeFiles.some((f) => /^\/assets\/.*\.js$/.test(f))).toBe(true); // the lazy chunk
+
+    const context = await browser.newContext({ serviceWorkers: 'block' });
+    const page = await context.newPage();
+    await page.goto(server.url);
+    expect(await callWorker(page, 'modelInfo')).toMatchObject({ id: BUNDLED_MODEL, bundled: true });
+    const save = (path: string, text: string) => callWorker(page, 'saveMemory', path, text);
+    expect(
+      await save('Home/Pets', 'Our dog Biscuit is a golden retriever who loves the beach.'),
+    ).toMatchObject({ status: 'SUCCESS', version: 1 });
+    expect(
+      await save('Home/Taxes', 'The quarterly VAT return is filed by the accountant in March.'),
+    ).toMatchObject({ status: 'SUCCESS', version: 1 });
+    // A search in other words than the entry's finds it by meaning (no word in common).
+    const found = (await callWorker(
+      page,
+      'queryMemoryHeading',
+      'Home',
+      'puppy at the seaside',
+    )) as {
+      status: string;
+      signals: string;
+      children: { path: string; similarity?: number }[];
+    };
+    expect(found).toMatchObject({ status: 'SUCCESS', signals: 'both' });
+    expect(found.children[0].path).toBe('Home/Pets');
+    expect(found.children[0].similarity).toBeGreaterThan(0.3);
+
+    const paths = server.requests.map((r) => r.url.split('?')[0]);
+    expect(paths).toContain(`/models/${BUNDLED_MODEL}/onnx/model.onnx`);
+    expect(paths).toContain(`/models/${BUNDLED_MODEL}/tokenizer.json`);
+    const runtimeRequests = paths.filter(
+      (p) => /\.wasm$/.test(p) || /(^|\/)ort[-/]/.test(p) || runtimeFiles.includes(p),
+    );
+    expect(runtimeRequests).toEqual([]);
+
+    let bytes = 0;
+    for (const p of new Set(paths)) {
+      const info = await stat(
+        join(outDir, decodeURIComponent(p === '/' ? '/index.html' : p)),
+      ).catch(() => undefined);
+      if (info?.isFile()) bytes += info.size;
+    }
+    console.info(
+      `static-model e2e: ${new Set(paths).size} files, ${(bytes / 1e6).toFixed(2)} MB uncompressed; ` +
+        `runtime files in the build: ${runtimeFiles.join(', ')}`,
+    );
+    await page.screenshot({ path: '/tmp/sm-static-model.png' });
+    await context.close();
+  });
+});
