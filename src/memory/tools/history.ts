@@ -187,6 +187,7 @@ export function historyTools(ctx: StoreContext) {
           content: r.entry.content,
           modified: r.entry.modified,
           ...(r.movedTo !== undefined ? { movedTo: r.movedTo } : {}),
+          ...(r.conflictFrom !== undefined ? { conflictFrom: r.conflictFrom } : {}),
         })),
       };
     });

@@ -1,0 +1,1058 @@
+// Sync of the memory database with a CouchDB server (docs/sync.md). A local PouchDB database (the
+// mirror) holds the synced documents; PouchDB's replication moves them to and from the server.
+// Each cycle: pull → reconcile (local changes into the mirror, conflicts decided, the mirror's
+// winners into Dexie) → push. Dexie stays the app's store; vectors never travel.
+import Dexie, { type ObservabilitySet, type Table } from 'dexie';
+import { DEFAULT_DB_NAME, MemoryDB, isQuotaError } from '../memory/db';
+import type { HistoryRow, MemoryEntry } from '../memory/types';
+import {
+  APP_SETTINGS_KEY,
+  KIND_ORDER,
+  bodyHash,
+  bodyProblems,
+  changedAt,
+  convBody,
+  entryBody,
+  entryId,
+  entryRow,
+  historyBody,
+  historyId,
+  kindOf,
+  msgBody,
+  settingBody,
+  settingId,
+  stableJson,
+  type DocKind,
+  type EntryBody,
+  type SyncBody,
+  type Unstamped,
+} from './docs';
+import {
+  isEncryptionMeta,
+  newEncryption,
+  openEncryption,
+  type EncryptionMeta,
+  type SyncKey,
+} from './crypto';
+import { SyncError, classify, syncError, type SyncErrorInfo } from './errors';
+import type { PouchDatabase, PouchDoc, PouchFactory, Replication } from './pouch';
+
+/** The server's record of how this database is encrypted (or that it is not). */
+export const META_ID = 'structured-memory-sync';
+const META_FORMAT = 1;
+const PAGE = 500;
+const LIVE_DEBOUNCE_MS = 150;
+const MAX_BACKOFF_MS = 60_000;
+const SYNCED_TABLES = ['structured_memory', 'history', 'conversations', 'messages', 'settings'];
+
+export interface SyncConfig {
+  /** The CouchDB server, e.g. http://127.0.0.1:5984 */
+  url: string;
+  database: string;
+  username: string;
+  password: string;
+  encrypt: boolean;
+  passphrase: string;
+  /** Keep in sync: live replication with retry. */
+  live: boolean;
+}
+
+export type SyncState = 'off' | 'syncing' | 'idle' | 'live' | 'retrying' | 'error';
+
+export interface SyncStatus {
+  state: SyncState;
+  /** When a sync last finished (ms), this session or earlier. */
+  lastSync: number | null;
+  /** Local changes not yet on the server. */
+  waiting: number;
+  error: SyncErrorInfo | null;
+  /** Documents written here from the server, this session. */
+  received: number;
+  /** Documents from the server that failed the checks and were not written, this session. */
+  skipped: number;
+  /** Why the latest one was skipped. */
+  skippedWhy?: string;
+  /** Conflicts decided this session. */
+  conflicts: number;
+}
+
+export interface ArrivedMessage {
+  conversationId: number;
+  turnId: number;
+  role: MemoryEntry['contextChunks'][number]['role'];
+  text: string;
+}
+
+export interface SyncOptions {
+  Pouch: PouchFactory;
+  /** The memory database (default the app's). */
+  memoryName?: string;
+  /** Where the settings and the sync's own bookkeeping live (default `<memoryName>-sync`). */
+  stateName?: string;
+  now?: () => number;
+  /** Names this device in conflict records ("Chrome on Linux"). */
+  device?: string;
+  /** Told after rows arrived: entries to embed, messages to index. */
+  onArrived?: (arrived: { entries: number; messages: ArrivedMessage[] }) => void | Promise<void>;
+  /** For the CORS check: resolves true when the URL answers a no-CORS request. */
+  probe?: (url: string) => Promise<boolean>;
+  /** The page's origin, for the CORS sentence. */
+  origin?: string;
+  /** PBKDF2 rounds for a new encrypted database (tests lower it). */
+  kdfIterations?: number;
+}
+
+/** The sync's record of one document: what the mirror and Dexie agreed on last. */
+interface DocState {
+  /** Logical id (entry:/history:/conv:/msg:/setting:…). */
+  id: string;
+  /** The id in the mirror and on the server (the logical id, or its HMAC when encrypted). */
+  mid: string;
+  kind: DocKind;
+  /** The Dexie key: an entry's path, a setting's key, else the row id. */
+  local: string | number;
+  rev: string;
+  /** bodyHash of the synced body; '' when deleted. */
+  hash: string;
+}
+
+interface KeyValue {
+  key: string;
+  value: unknown;
+}
+
+class SyncStateDB extends Dexie {
+  config!: Table<KeyValue, string>;
+  docs!: Table<DocState, string>;
+  constructor(name: string) {
+    super(name);
+    this.version(1).stores({ config: '&key', docs: '&id, mid, [kind+local]' });
+  }
+}
+
+interface Connection {
+  remote: PouchDatabase;
+  mirror: PouchDatabase;
+  key: SyncKey | null;
+}
+
+interface Decoded {
+  id: string;
+  rev: string;
+  deleted: boolean;
+  u: number;
+  body?: SyncBody;
+  /** A resolution tombstone: not a change of its own. */
+  resolution?: boolean;
+}
+
+const localKey = (kind: DocKind, local: string | number) => `${kind}\u0000${String(local)}`;
+const baseId = (id: string) => id.split(':').slice(0, 2).join(':');
+const randomRev = () =>
+  [...crypto.getRandomValues(new Uint8Array(16))]
+    .map((b) => b.toString(16).padStart(2, '0'))
+    .join('');
+const revGen = (rev: string) => Number.parseInt(rev, 10);
+const revHash = (rev: string) => rev.slice(rev.indexOf('-') + 1);
+
+export type SyncEngine = ReturnType<typeof createSync>;
+
+export function createSync(options: SyncOptions) {
+  const memoryName = options.memoryName ?? DEFAULT_DB_NAME;
+  const now = options.now ?? Date.now;
+  const device = options.device ?? 'another device';
+  const mdb = new MemoryDB(memoryName);
+  const sdb = new SyncStateDB(options.stateName ?? `${memoryName}-sync`);
+
+  const status: SyncStatus = {
+    state: 'off',
+    lastSync: null,
+    waiting: 0,
+    error: null,
+    received: 0,
+    skipped: 0,
+    conflicts: 0,
+  };
+  const listeners = new Set<(s: SyncStatus) => void>();
+  const emit = () => {
+    const copy = { ...status };
+    for (const l of listeners) {
+      Promise.resolve()
+        .then(() => l(copy))
+        .catch(() => listeners.delete(l));
+    }
+  };
+  const setStatus = (patch: Partial<SyncStatus>) => {
+    Object.assign(status, patch);
+    emit();
+  };
+
+  let conn: Connection | null = null;
+  let connFor = '';
+  let live: { pull: Replication; push: Replication; stop: () => void } | null = null;
+  let closed = false;
+  // One reconcile at a time; a request while one runs queues one more.
+  let running: Promise<void> = Promise.resolve();
+
+  async function getConfig(): Promise<SyncConfig | undefined> {
+    return (await sdb.config.get('config'))?.value as SyncConfig | undefined;
+  }
+
+  /** Saves the settings (on this device only) and starts or stops live sync to match. */
+  async function configure(config: SyncConfig): Promise<SyncStatus> {
+    const clean: SyncConfig = {
+      url: String(config.url ?? '')
+        .trim()
+        .replace(/\/+$/, ''),
+      database: String(config.database ?? '').trim(),
+      username: String(config.username ?? ''),
+      password: String(config.password ?? ''),
+      encrypt: !!config.encrypt,
+      passphrase: String(config.passphrase ?? ''),
+      live: !!config.live,
+    };
+    await sdb.config.put({ key: 'config', value: clean });
+    stopLive();
+    conn = null;
+    connFor = '';
+    if (clean.live) return startLive();
+    setStatus({ state: 'off', error: null });
+    return { ...status };
+  }
+
+  // ---- connecting ------------------------------------------------------------------------------
+
+  function checkConfig(c: SyncConfig | undefined): SyncConfig {
+    if (!c || !c.url || !c.database)
+      throw syncError('NOT_CONFIGURED', 'Sync is not set up on this device.');
+    let url: URL;
+    try {
+      url = new URL(c.url);
+    } catch {
+      throw syncError('INVALID_URL', `"${c.url}" is not a web address.`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw syncError('INVALID_URL', `"${c.url}" is not an http or https address.`);
+    if (!/^[a-z][a-z0-9_$()+/-]*$/.test(c.database))
+      throw syncError(
+        'INVALID_URL',
+        `"${c.database}" is not a CouchDB database name.`,
+        'Use lower-case letters, digits and _$()+-/, starting with a letter (e.g. memory).',
+      );
+    if (c.encrypt && !c.passphrase)
+      throw syncError(
+        'NEEDS_PASSPHRASE',
+        'Encryption is on but there is no passphrase.',
+        'Enter the passphrase, or turn encryption off.',
+      );
+    return c;
+  }
+
+  async function fail(e: unknown, url: string): Promise<SyncError> {
+    let cors = false;
+    const first = classify(e, options.origin ?? '');
+    if (first.code === 'UNREACHABLE' && options.probe) {
+      cors = await options.probe(url).catch(() => false);
+    }
+    const err = cors ? classify(e, options.origin ?? '', true) : first;
+    if (isQuotaError(e))
+      return syncError('STORAGE_FULL', 'Browser storage is full; the sync stopped.');
+    return err;
+  }
+
+  async function connect(): Promise<Connection> {
+    const config = checkConfig(await getConfig());
+    const remoteUrl = `${config.url}/${encodeURIComponent(config.database)}`;
+    const who = `${remoteUrl}\u0000${config.username}\u0000${config.encrypt}\u0000${config.passphrase}`;
+    if (conn && connFor === who) return conn;
+    const remote = options.Pouch(remoteUrl, {
+      ...(config.username
+        ? { auth: { username: config.username, password: config.password } }
+        : {}),
+    });
+    let meta: PouchDoc | null;
+    try {
+      meta = await remote.get(META_ID).catch((e: { status?: number }) => {
+        if (e?.status === 404) return null;
+        throw e;
+      });
+    } catch (e) {
+      throw await fail(e, config.url);
+    }
+    let key: SyncKey | null = null;
+    let salt = 'plain';
+    const encryption = meta?.encryption;
+    if (meta && encryption !== null && encryption !== undefined) {
+      if (!isEncryptionMeta(encryption))
+        throw syncError(
+          'SERVER_ERROR',
+          'The database’s encryption record is damaged.',
+          'Use a new database name; this one cannot be read.',
+        );
+      if (!config.encrypt) throw syncError('NEEDS_PASSPHRASE', 'This database is encrypted.');
+      key = await openEncryption(config.passphrase, encryption);
+      if (!key) throw syncError('WRONG_PASSPHRASE', 'The passphrase does not open this database.');
+      salt = encryption.salt;
+    } else if (meta) {
+      if (config.encrypt) throw syncError('NOT_ENCRYPTED', 'This database is not encrypted.');
+    } else {
+      // A database that has never been synced by this app.
+      let count = 0;
+      try {
+        const all = await remote.allDocs({ limit: 2 });
+        count = all.rows.filter((r) => !r.key.startsWith('_design/')).length;
+      } catch (e) {
+        throw await fail(e, config.url);
+      }
+      if (count && config.encrypt)
+        throw syncError('NOT_ENCRYPTED', 'This database already holds unencrypted documents.');
+      let record: EncryptionMeta | null = null;
+      if (config.encrypt) {
+        const made = await newEncryption(config.passphrase, options.kdfIterations);
+        key = made.key;
+        record = made.meta;
+        salt = record.salt;
+      }
+      try {
+        await remote.put({ _id: META_ID, format: META_FORMAT, encryption: record });
+      } catch (e) {
+        // Another device made it at the same moment: start over with theirs.
+        if ((e as { status?: number })?.status === 409) return connect();
+        throw await fail(e, config.url);
+      }
+    }
+    // The mirror belongs to one server database (and one encryption): another one starts afresh.
+    const mirrorName = `${memoryName}-mirror-${hashName(`${remoteUrl}\u0000${config.username}\u0000${salt}`)}`;
+    const previous = (await sdb.config.get('mirror'))?.value;
+    if (previous !== mirrorName) {
+      if (typeof previous === 'string')
+        await options
+          .Pouch(previous)
+          .destroy()
+          .catch(() => undefined);
+      await sdb.transaction('rw', sdb.config, sdb.docs, async () => {
+        await sdb.docs.clear();
+        await sdb.config.put({ key: 'mirror', value: mirrorName });
+        await sdb.config.put({ key: 'seq', value: 0 });
+      });
+    }
+    conn = { remote, mirror: options.Pouch(mirrorName), key };
+    connFor = who;
+    return conn;
+  }
+
+  // ---- encoding --------------------------------------------------------------------------------
+
+  async function mirrorId(c: Connection, id: string): Promise<string> {
+    return c.key ? c.key.docId(id) : id;
+  }
+
+  async function encode(
+    c: Connection,
+    id: string,
+    body: SyncBody,
+  ): Promise<Record<string, unknown>> {
+    return c.key ? { e: await c.key.seal({ id, ...body }) } : { ...body };
+  }
+
+  async function encodeDelete(
+    c: Connection,
+    id: string,
+    u: number,
+  ): Promise<Record<string, unknown>> {
+    return c.key ? { e: await c.key.seal({ id, u, d: device, deleted: true }) } : { u, d: device };
+  }
+
+  /** A mirror document as the engine sees it; null when it cannot be read (counted as skipped). */
+  async function decode(c: Connection, doc: PouchDoc, knownId?: string): Promise<Decoded | null> {
+    const rev = doc._rev ?? '';
+    const deleted = doc._deleted === true;
+    if (deleted && doc.r) return { id: knownId ?? '', rev, deleted, u: 0, resolution: true };
+    let plain: Record<string, unknown>;
+    let id: string;
+    if (c.key) {
+      if (typeof doc.e !== 'string') return skip(doc._id, 'it is not encrypted');
+      try {
+        plain = (await c.key.open(doc.e)) as Record<string, unknown>;
+      } catch {
+        return skip(doc._id, 'it does not open with this passphrase');
+      }
+      if (!plain || typeof plain !== 'object' || typeof plain.id !== 'string')
+        return skip(doc._id, 'it names no document');
+      id = plain.id;
+      if ((await c.key.docId(id)) !== doc._id) return skip(doc._id, 'its id does not match');
+      delete plain.id;
+    } else {
+      const { _id, _rev, _deleted, _revisions, _conflicts, ...rest } = doc;
+      plain = rest;
+      id = _id;
+    }
+    const u = typeof plain.u === 'number' && Number.isFinite(plain.u) ? plain.u : 0;
+    if (deleted || plain.deleted === true) return { id, rev, deleted: true, u };
+    const problems = bodyProblems(id, plain);
+    if (problems.length) return skip(id, problems.slice(0, 3).join('; '));
+    return { id, rev, deleted: false, u, body: plain as unknown as SyncBody };
+  }
+
+  function skip(id: string, why: string): null {
+    status.skipped++;
+    status.skippedWhy = `The server document ${id.slice(0, 80)} was not written here: ${why}.`;
+    return null;
+  }
+
+  // ---- scanning Dexie --------------------------------------------------------------------------
+
+  interface Scanned {
+    id: string;
+    kind: DocKind;
+    local: string | number;
+    body: Unstamped;
+    hash: string;
+  }
+
+  async function scanLocal(
+    byLocal: Map<string, DocState>,
+  ): Promise<{ docs: Map<string, Scanned>; deletedAt: Map<string, number> }> {
+    const [entries, history, convs, msgs, settings] = await mdb.transaction(
+      'r',
+      [mdb.structured_memory, mdb.history, mdb.conversations, mdb.messages, mdb.settings],
+      () =>
+        Promise.all([
+          mdb.structured_memory.toArray(),
+          mdb.history.toArray(),
+          mdb.conversations.toArray(),
+          mdb.messages.toArray(),
+          mdb.settings.toArray(),
+        ]),
+    );
+    const out = new Map<string, Scanned>();
+    // When each path's entry left it (deleted or moved away): the stamp of its delete.
+    const deletedAt = new Map<string, number>();
+    for (const h of history) {
+      if (h.reason !== 'delete' && h.reason !== 'move') continue;
+      const t = h.replaced.getTime();
+      if (t > (deletedAt.get(h.path) ?? -Infinity)) deletedAt.set(h.path, t);
+    }
+    const add = (id: string, kind: DocKind, local: string | number, body: Unstamped) =>
+      out.set(id, { id, kind, local, body, hash: bodyHash(body) });
+    for (const e of entries) add(entryId(e.path), 'entry', e.path, { t: 'entry', ...entryBody(e) });
+    for (const h of history) {
+      const body = historyBody(h);
+      const computed = historyId(body as Parameters<typeof historyId>[0]);
+      const known = byLocal.get(localKey('history', h.id!));
+      let id = known && baseId(known.id) === computed ? known.id : computed;
+      if (out.has(id) && out.get(id)!.local !== h.id) id = `${computed}:${h.id}`;
+      add(id, 'history', h.id!, body);
+    }
+    const convIds = new Map<number, string>();
+    for (const c of convs) {
+      const id = byLocal.get(localKey('conv', c.id!))?.id ?? `conv:${randomRev()}`;
+      convIds.set(c.id!, id);
+      add(id, 'conv', c.id!, convBody(c));
+    }
+    for (const m of msgs) {
+      const conv = convIds.get(m.conversationId);
+      if (!conv) continue; // a message of a deleted conversation: it goes with it
+      const id = byLocal.get(localKey('msg', m.id!))?.id ?? `msg:${randomRev()}`;
+      add(id, 'msg', m.id!, msgBody(m, conv));
+    }
+    for (const s of settings) {
+      const body = settingBody(s.key, s.value);
+      if (body) add(settingId(s.key), 'setting', s.key, body);
+    }
+    return { docs: out, deletedAt };
+  }
+
+  // ---- reconcile -------------------------------------------------------------------------------
+
+  async function reconcile(c: Connection): Promise<{ written: number; again: boolean }> {
+    const states = await sdb.docs.toArray();
+    const byId = new Map(states.map((s) => [s.id, s]));
+    const byMid = new Map(states.map((s) => [s.mid, s]));
+    const byLocal = new Map(states.map((s) => [localKey(s.kind, s.local), s]));
+    const remember = (s: DocState) => {
+      const old = byId.get(s.id);
+      if (old) byLocal.delete(localKey(old.kind, old.local));
+      byId.set(s.id, s);
+      byMid.set(s.mid, s);
+      byLocal.set(localKey(s.kind, s.local), s);
+    };
+
+    // 1. Local changes go into the mirror, each on the revision Dexie last agreed with: when the
+    // server changed it meanwhile, that makes a conflict there, decided in step 2.
+    const { docs: scanned, deletedAt } = await scanLocal(byLocal);
+    const changed: { id: string; scan?: Scanned; st?: DocState }[] = [];
+    for (const s of scanned.values()) {
+      const st = byId.get(s.id);
+      if (!st || st.hash !== s.hash) changed.push({ id: s.id, scan: s, st });
+    }
+    for (const st of byId.values())
+      if (st.hash !== '' && !scanned.has(st.id)) changed.push({ id: st.id, st });
+    let written = 0;
+    for (let i = 0; i < changed.length; i += PAGE) {
+      const page = changed.slice(i, i + PAGE);
+      const mids = await Promise.all(page.map((p) => p.st?.mid ?? mirrorId(c, p.id)));
+      const current = await c.mirror.allDocs({ keys: mids, include_docs: true });
+      const docs: PouchDoc[] = [];
+      const states: DocState[] = [];
+      for (const [j, p] of page.entries()) {
+        const row = current.rows[j];
+        const mid = mids[j];
+        const winner =
+          row?.value && !row.value.deleted && row.doc ? await decode(c, row.doc, p.id) : null;
+        const hash = p.scan?.hash ?? '';
+        const kind = p.scan?.kind ?? p.st!.kind;
+        const local = p.scan?.local ?? p.st!.local;
+        // The mirror already holds this very change (it came from the server): adopt it.
+        const same = p.scan
+          ? winner?.body && bodyHash(winner.body) === hash
+          : !row?.value || row.value.deleted;
+        if (same && row?.value) {
+          states.push({ id: p.id, mid, kind, local, rev: row.value.rev, hash });
+          continue;
+        }
+        if (!p.scan && !row?.value) {
+          states.push({ id: p.id, mid, kind, local, rev: p.st!.rev, hash: '' });
+          continue;
+        }
+        const parent = p.st?.rev;
+        const gen = parent ? revGen(parent) + 1 : 1;
+        const r = randomRev();
+        const rev = `${gen}-${r}`;
+        const stamped = p.scan
+          ? ({ ...p.scan.body, u: changedAt(p.scan.body, now()), d: device } as SyncBody)
+          : undefined;
+        docs.push({
+          _id: mid,
+          _rev: rev,
+          _revisions: { start: gen, ids: parent ? [r, revHash(parent)] : [r] },
+          ...(stamped
+            ? await encode(c, p.id, stamped)
+            : await encodeDelete(
+                c,
+                p.id,
+                (kind === 'entry' ? deletedAt.get(String(local)) : undefined) ?? now(),
+              )),
+          ...(stamped ? {} : { _deleted: true }),
+        });
+        states.push({ id: p.id, mid, kind, local, rev, hash });
+      }
+      if (docs.length) {
+        const results = await c.mirror.bulkDocs(docs, { new_edits: false });
+        const failed = results.find((x) => x.error);
+        if (failed)
+          throw syncError(
+            'INTERNAL',
+            `The local sync copy refused a write: ${failed.message ?? failed.error}`,
+          );
+        written += docs.length;
+      }
+      await sdb.docs.bulkPut(states);
+      states.forEach(remember);
+    }
+
+    // 2. What changed in the mirror (from the server, or our step 1): conflicts are decided, then
+    // each document's winner is written to Dexie where it differs.
+    let since = ((await sdb.config.get('seq'))?.value as number | string | undefined) ?? 0;
+    let arrivedEntries = 0;
+    let again = false;
+    const arrivedMessages: ArrivedMessage[] = [];
+    for (;;) {
+      const feed = await c.mirror.changes({
+        since,
+        limit: PAGE,
+        style: 'all_docs',
+        return_docs: true,
+      });
+      if (!feed.results.length) break;
+      // A resolution writes to the mirror (tombstones, a history version): read on after it.
+      let resolved = false;
+      for (const ch of feed.results) {
+        if (ch.id === META_ID || ch.id.startsWith('_design/')) continue;
+        if (ch.changes.length > 1)
+          resolved = (await resolve(c, ch.id, byMid.get(ch.id)?.id)) || resolved;
+      }
+      // Winners after resolving (a resolution may have changed them).
+      const ids = [...new Set(feed.results.map((ch) => ch.id))].filter(
+        (id) => id !== META_ID && !id.startsWith('_design/'),
+      );
+      const docs = await c.mirror.allDocs({ keys: ids, include_docs: true });
+      const incoming: Decoded[] = [];
+      for (const row of docs.rows) {
+        if (!row.value) continue;
+        const st = byMid.get(row.key);
+        if (st?.rev === row.value.rev) continue; // Dexie already has it
+        if (row.value.deleted) {
+          if (st && st.hash !== '')
+            incoming.push({ id: st.id, rev: row.value.rev, deleted: true, u: 0 });
+          continue;
+        }
+        const d = row.doc ? await decode(c, row.doc, st?.id) : null;
+        if (d) incoming.push(d);
+      }
+      const applied = await apply(c, incoming, byId, byLocal);
+      for (const s of applied.states) remember(s);
+      await sdb.docs.bulkPut(applied.states);
+      arrivedEntries += applied.entries;
+      arrivedMessages.push(...applied.messages);
+      since = feed.last_seq;
+      await sdb.config.put({ key: 'seq', value: since });
+      again ||= applied.again;
+      if (feed.results.length < PAGE && !resolved) break;
+    }
+    if (arrivedEntries || arrivedMessages.length)
+      await options.onArrived?.({ entries: arrivedEntries, messages: arrivedMessages });
+    return { written, again };
+  }
+
+  /**
+   * Decides a document with several leaves: the later change wins (its stamp `u`), ties go to
+   * the higher revision, so every device decides alike. Losing leaves are closed with a
+   * resolution tombstone; a losing entry version goes to the entry's history, marked.
+   */
+  async function resolve(c: Connection, mid: string, knownId?: string): Promise<boolean> {
+    const leaves = await c.mirror.get(mid, { open_revs: 'all' });
+    const decoded: Decoded[] = [];
+    for (const leaf of leaves) {
+      if (!leaf.ok) continue;
+      const d = await decode(c, leaf.ok, knownId);
+      if (d && !d.resolution) decoded.push(d);
+    }
+    if (decoded.length < 2) return false;
+    decoded.sort((a, b) => b.u - a.u || (a.rev < b.rev ? 1 : a.rev > b.rev ? -1 : 0));
+    const [winner, ...losers] = decoded;
+    status.conflicts += losers.length;
+    const tombstones: PouchDoc[] = losers.map((l) => ({
+      _id: mid,
+      _rev: l.rev,
+      _deleted: true,
+      r: 1,
+    }));
+    for (const l of losers) {
+      if (!l.body || l.body.t !== 'entry') continue;
+      const w = winner.body;
+      if (
+        w &&
+        w.t === 'entry' &&
+        stableJson(w.content) === stableJson(l.body.content) &&
+        w.path === l.body.path
+      )
+        continue; // the same content: nothing to keep
+      const { t: _t, u: _u, d, ...entry } = l.body;
+      const body: SyncBody = {
+        t: 'history',
+        path: entry.path,
+        version: entry.version,
+        reason: winner.deleted ? 'delete' : 'update',
+        replaced: Math.max(winner.u, l.u),
+        entry: entry as EntryBody,
+        ...(winner.deleted ? { deleteRoot: entry.path } : {}),
+        conflictFrom: d,
+        u: Math.max(winner.u, l.u),
+        d,
+      };
+      const hid = historyId(body);
+      const hmid = await mirrorId(c, hid);
+      const exists = await c.mirror.get(hmid).then(
+        () => true,
+        () => false,
+      );
+      if (!exists)
+        await c.mirror.put({ _id: hmid, ...(await encode(c, hid, body)) }).catch(() => undefined);
+    }
+    await c.mirror.bulkDocs(tombstones);
+    return true;
+  }
+
+  /** Writes the mirror's winners into Dexie, kind by kind, one transaction per kind. */
+  async function apply(
+    c: Connection,
+    incoming: Decoded[],
+    byId: Map<string, DocState>,
+    byLocal: Map<string, DocState>,
+  ): Promise<{ states: DocState[]; entries: number; messages: ArrivedMessage[]; again: boolean }> {
+    const states: DocState[] = [];
+    const messages: ArrivedMessage[] = [];
+    let entries = 0;
+    let again = false;
+    const convLocal = (conv: string) => {
+      const s = byId.get(conv) ?? states.find((x) => x.id === conv);
+      return s && s.hash !== '' ? (s.local as number) : undefined;
+    };
+    const convIdOf = (local: number) => byLocal.get(localKey('conv', local))?.id;
+    for (const kind of KIND_ORDER) {
+      const batch = incoming.filter((d) => kindOf(d.id) === kind);
+      if (!batch.length) continue;
+      const tables = [
+        mdb.structured_memory,
+        mdb.history,
+        mdb.conversations,
+        mdb.messages,
+        mdb.settings,
+      ];
+      await mdb.transaction('rw', tables, async () => {
+        for (const d of batch) {
+          const st = byId.get(d.id);
+          const mid = st?.mid ?? (await mirrorId(c, d.id));
+          const expected = st?.hash ?? '';
+          const done = (local: string | number, hash: string) =>
+            states.push({ id: d.id, mid, kind, local, rev: d.rev, hash });
+          const body = d.body;
+          switch (kind) {
+            case 'entry': {
+              const path = d.id.slice('entry:'.length);
+              const row = await mdb.structured_memory.where('path').equals(path).first();
+              // Changed here since the scan: the next cycle takes it to the mirror first.
+              if ((row ? bodyHash({ t: 'entry', ...entryBody(row) }) : '') !== expected) {
+                again = true;
+                break;
+              }
+              if (d.deleted || !body || body.t !== 'entry') {
+                if (row) await mdb.structured_memory.delete(row.id!);
+                done(path, '');
+                break;
+              }
+              const next: MemoryEntry = entryRow(body, row?.accessed);
+              if (row) {
+                next.id = row.id;
+                // Same words: the vectors still hold.
+                if (
+                  row.model &&
+                  stableJson(row.content) === stableJson(body.content) &&
+                  stableJson(row.contextChunks.map((x) => x.text)) ===
+                    stableJson(body.chunks.map((x) => x.text))
+                ) {
+                  next.embedding = row.embedding;
+                  next.model = row.model;
+                  next.contextChunks = next.contextChunks.map((x, i) => ({
+                    ...x,
+                    embedding: row.contextChunks[i].embedding,
+                  }));
+                }
+              }
+              await mdb.structured_memory.put(next);
+              if (!next.model) entries++;
+              done(path, bodyHash({ t: 'entry', ...entryBody(next) }));
+              break;
+            }
+            case 'history': {
+              const id = st && st.hash !== '' ? (st.local as number) : undefined;
+              const row = id !== undefined ? await mdb.history.get(id) : undefined;
+              if ((row ? bodyHash(historyBody(row)) : '') !== expected) {
+                again = true;
+                break;
+              }
+              if (d.deleted || !body || body.t !== 'history') {
+                if (row) await mdb.history.delete(row.id!);
+                done(st?.local ?? 0, '');
+                break;
+              }
+              const next: HistoryRow = {
+                path: body.path,
+                version: body.version,
+                reason: body.reason,
+                replaced: new Date(body.replaced),
+                entry: entryRow(body.entry),
+                ...(body.movedTo !== undefined ? { movedTo: body.movedTo } : {}),
+                ...(body.deleteRoot !== undefined ? { deleteRoot: body.deleteRoot } : {}),
+                ...(body.conflictFrom !== undefined ? { conflictFrom: body.conflictFrom } : {}),
+              };
+              if (row) next.id = row.id;
+              const key = await mdb.history.put(next);
+              done(key, bodyHash(historyBody(next)));
+              break;
+            }
+            case 'conv': {
+              const id = st && st.hash !== '' ? (st.local as number) : undefined;
+              const row = id !== undefined ? await mdb.conversations.get(id) : undefined;
+              if ((row ? bodyHash(convBody(row)) : '') !== expected) {
+                again = true;
+                break;
+              }
+              if (d.deleted || !body || body.t !== 'conv') {
+                if (row) {
+                  await mdb.messages.where('conversationId').equals(row.id!).delete();
+                  await mdb.chunks.where('conversationId').equals(row.id!).delete();
+                  await mdb.conversations.delete(row.id!);
+                }
+                done(st?.local ?? 0, '');
+                break;
+              }
+              const next = {
+                ...(row ? { id: row.id } : {}),
+                title: body.title,
+                created: new Date(body.created),
+                modified: new Date(body.modified),
+              };
+              const key = await mdb.conversations.put(next);
+              done(key, bodyHash(convBody(next)));
+              break;
+            }
+            case 'msg': {
+              const id = st && st.hash !== '' ? (st.local as number) : undefined;
+              const row = id !== undefined ? await mdb.messages.get(id) : undefined;
+              const rowConv = row ? convIdOf(row.conversationId) : undefined;
+              if ((row && rowConv ? bodyHash(msgBody(row, rowConv)) : '') !== expected) {
+                again = true;
+                break;
+              }
+              if (d.deleted || !body || body.t !== 'msg') {
+                if (row) await mdb.messages.delete(row.id!);
+                done(st?.local ?? 0, '');
+                break;
+              }
+              const conversationId = convLocal(body.conv);
+              if (conversationId === undefined) {
+                skip(d.id, 'its conversation is not here');
+                break;
+              }
+              const next = {
+                ...(row ? { id: row.id } : {}),
+                conversationId,
+                role: body.role,
+                text: body.text,
+                time: new Date(body.time),
+                ...(body.toolCalls !== undefined ? { toolCalls: body.toolCalls as never } : {}),
+                ...(body.toolCallId !== undefined ? { toolCallId: body.toolCallId } : {}),
+                ...(body.meta !== undefined ? { meta: body.meta } : {}),
+              };
+              const key = await mdb.messages.put(next);
+              if (!row && (body.role === 'user' || body.role === 'assistant') && body.text.trim())
+                messages.push({ conversationId, turnId: key, role: body.role, text: body.text });
+              done(key, bodyHash(msgBody({ ...next, id: key }, body.conv)));
+              break;
+            }
+            case 'setting': {
+              const row = await mdb.settings.get(APP_SETTINGS_KEY);
+              const mine = row ? settingBody(row.key, row.value) : undefined;
+              if ((mine ? bodyHash(mine) : '') !== expected) {
+                again = true;
+                break;
+              }
+              if (d.deleted || !body || body.t !== 'setting') {
+                done(APP_SETTINGS_KEY, expected);
+                break;
+              }
+              const base = row?.value && typeof row.value === 'object' ? row.value : {};
+              const value = { ...(base as Record<string, unknown>), ...(body.value as object) };
+              await mdb.settings.put({ key: APP_SETTINGS_KEY, value });
+              done(APP_SETTINGS_KEY, bodyHash(settingBody(APP_SETTINGS_KEY, value)!));
+              break;
+            }
+          }
+        }
+      });
+    }
+    status.received += states.length;
+    return { states, entries, messages, again };
+  }
+
+  // ---- one cycle, and live sync ----------------------------------------------------------------
+
+  function serial(body: () => Promise<void>): Promise<void> {
+    const next = running.then(body, body);
+    running = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Pull, reconcile, push, once. Resolves with the status (its error, if it failed). */
+  async function syncNow(): Promise<SyncStatus> {
+    if (closed) return { ...status };
+    if (!live) setStatus({ state: 'syncing' });
+    try {
+      await serial(async () => {
+        const c = await connect();
+        try {
+          await c.mirror.replicate.from(c.remote, { batch_size: PAGE, batches_limit: 4 });
+          // A row changed here while it was being written from the server goes to the mirror
+          // (and its conflict is decided) in the next round.
+          for (let round = 0; round < 3; round++) {
+            const { written, again } = await reconcile(c);
+            status.waiting += written;
+            emit();
+            if (!again) break;
+          }
+          await c.mirror.replicate.to(c.remote, { batch_size: PAGE, batches_limit: 4 });
+        } catch (e) {
+          throw await fail(e, (await getConfig())?.url ?? '');
+        }
+      });
+      const lastSync = now();
+      await sdb.config.put({ key: 'lastSync', value: lastSync });
+      setStatus({ state: live ? 'live' : 'idle', lastSync, waiting: 0, error: null });
+    } catch (e) {
+      const err = e instanceof SyncError ? e : classify(e, options.origin ?? '');
+      setStatus({ state: live ? 'retrying' : 'error', error: err.info() });
+    }
+    return { ...status };
+  }
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let dirty = false;
+  function schedule(): void {
+    if (!live || closed) return;
+    dirty = true;
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (!dirty || !live) return;
+      dirty = false;
+      void serial(async () => {
+        if (!conn || !live) return;
+        try {
+          const { written, again } = await reconcile(conn);
+          if (written) setStatus({ waiting: status.waiting + written });
+          if (again) schedule();
+        } catch (e) {
+          const err = await fail(e, (await getConfig())?.url ?? '');
+          setStatus({ state: 'retrying', error: err.info() });
+        }
+      });
+    }, LIVE_DEBOUNCE_MS);
+  }
+
+  const prefix = `idb://${memoryName}/`;
+  const onMutated = (parts: ObservabilitySet) => {
+    for (const part of Object.keys(parts)) {
+      if (!part.startsWith(prefix)) continue;
+      if (SYNCED_TABLES.includes(part.slice(prefix.length).split('/')[0])) return schedule();
+    }
+  };
+
+  async function startLive(): Promise<SyncStatus> {
+    stopLive();
+    const first = await syncNow();
+    if (
+      first.error &&
+      [
+        'NOT_CONFIGURED',
+        'INVALID_URL',
+        'WRONG_PASSPHRASE',
+        'NEEDS_PASSPHRASE',
+        'NOT_ENCRYPTED',
+        'WRONG_CREDENTIALS',
+        'FORBIDDEN',
+      ].includes(first.error.code)
+    )
+      return first; // retrying cannot fix these: the settings must change
+    let c: Connection;
+    try {
+      c = await connect();
+    } catch {
+      // Unreachable at start: live replication below retries; connect again on the next try.
+      retryLater();
+      return { ...status };
+    }
+    const backOff = (delay: number) => Math.min(MAX_BACKOFF_MS, delay ? delay * 2 : 1000);
+    const opts = { live: true, retry: true, batch_size: PAGE, back_off_function: backOff };
+    const pull = c.mirror.replicate.from(c.remote, opts);
+    const push = c.mirror.replicate.to(c.remote, opts);
+    let pushIdle = true;
+    const onPaused = (which: 'pull' | 'push') => async (err?: unknown) => {
+      if (which === 'push') pushIdle = !err;
+      if (err) {
+        const e = await fail(err, (await getConfig())?.url ?? '');
+        setStatus({ state: 'retrying', error: e.info() });
+        return;
+      }
+      if (which === 'pull') schedule();
+      const lastSync = now();
+      void sdb.config.put({ key: 'lastSync', value: lastSync });
+      setStatus({
+        state: 'live',
+        error: null,
+        lastSync,
+        ...(which === 'push' || pushIdle ? { waiting: 0 } : {}),
+      });
+    };
+    pull.on('change', () => schedule());
+    pull.on('paused', onPaused('pull'));
+    push.on('paused', onPaused('push'));
+    push.on('change', (info) =>
+      setStatus({ waiting: Math.max(0, status.waiting - (info.docs_written ?? 0)) }),
+    );
+    const fatal = async (err: unknown) => {
+      const e = await fail(err, (await getConfig())?.url ?? '');
+      setStatus({ state: 'error', error: e.info() });
+    };
+    pull.on('error', fatal);
+    push.on('error', fatal);
+    pull.on('denied', fatal);
+    push.on('denied', fatal);
+    pull.catch(() => undefined);
+    push.catch(() => undefined);
+    Dexie.on('storagemutated', onMutated);
+    live = {
+      pull,
+      push,
+      stop() {
+        pull.cancel();
+        push.cancel();
+        Dexie.on('storagemutated').unsubscribe(onMutated);
+      },
+    };
+    setStatus({ state: status.error ? 'retrying' : 'live' });
+    schedule();
+    return { ...status };
+  }
+
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  let retryDelay = 0;
+  function retryLater(): void {
+    retryDelay = Math.min(MAX_BACKOFF_MS, retryDelay ? retryDelay * 2 : 1000);
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(async () => {
+      const config = await getConfig();
+      if (closed || !config?.live || live) return;
+      const s = await startLive();
+      if (s.state !== 'live') {
+        if (!live) retryLater();
+      } else retryDelay = 0;
+    }, retryDelay);
+  }
+
+  function stopLive(): void {
+    clearTimeout(retryTimer);
+    clearTimeout(timer);
+    timer = undefined;
+    live?.stop();
+    live = null;
+  }
+
+  /** Starts live sync when the saved settings ask for it (the worker calls this at start). */
+  async function start(): Promise<SyncStatus> {
+    const last = (await sdb.config.get('lastSync'))?.value;
+    if (typeof last === 'number') status.lastSync = last;
+    const config = await getConfig();
+    if (config?.live) return startLive();
+    return { ...status };
+  }
+
+  return {
+    getConfig,
+    configure,
+    syncNow,
+    start,
+    status: () => ({ ...status }),
+    onStatus(listener: (s: SyncStatus) => void): void {
+      listeners.add(listener);
+      listener({ ...status });
+    },
+    /** Waits for the reconcile under way (tests). */
+    settled: () => running,
+    async close(): Promise<void> {
+      closed = true;
+      stopLive();
+      await running;
+      await conn?.mirror.close().catch(() => undefined);
+      mdb.close();
+      sdb.close();
+    },
+  };
+}
+
+function hashName(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(36);
+}

@@ -1,0 +1,328 @@
+// Sync between two memories through a real server of the CouchDB replication protocol
+// (express-pouchdb, in memory, on 127.0.0.1): what syncs, conflicts, deletes and moves, a restore
+// after sync, hostile documents, and the errors a user sees.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { indexArrivals } from '../../src/sync/arrivals';
+import { createSync, type SyncConfig, type SyncEngine } from '../../src/sync/engine';
+import type { MemoryApi } from '../../src/memory/types';
+import { nodePouchFactory, startSyncServer, type TestSyncServer } from '../sync-server';
+import { Clock, closeAll, openTestMemory, sharedEmbedder } from './helpers';
+
+let server: TestSyncServer;
+const engines: SyncEngine[] = [];
+
+beforeAll(async () => {
+  server = await startSyncServer();
+  await sharedEmbedder().ready();
+});
+afterAll(async () => {
+  await server.close();
+});
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+  await closeAll();
+});
+
+let dbSerial = 0;
+
+interface Device {
+  mem: MemoryApi;
+  sync: SyncEngine;
+  clock: Clock;
+  name: string;
+}
+
+/** A memory with a sync engine over it, configured for `database` on the test server. */
+async function device(
+  label: string,
+  database: string,
+  clock = new Clock(),
+  extra: Partial<SyncConfig> = {},
+): Promise<Device> {
+  const { mem, name } = openTestMemory({ clock });
+  const sync = createSync({
+    Pouch: nodePouchFactory,
+    memoryName: name,
+    device: label,
+    now: clock.now,
+    kdfIterations: 2000,
+    onArrived: (arrived) => indexArrivals(mem, arrived),
+  });
+  engines.push(sync);
+  await sync.configure({
+    url: server.url,
+    database,
+    username: '',
+    password: '',
+    encrypt: false,
+    passphrase: '',
+    live: false,
+    ...extra,
+  });
+  return { mem, sync, clock, name };
+}
+
+const freshDb = () => `sync-${process.pid}-${++dbSerial}`;
+
+async function ok(d: Device) {
+  const s = await d.sync.syncNow();
+  expect(s.error).toBeNull();
+  return s;
+}
+
+async function content(mem: MemoryApi, path: string) {
+  const r = await mem.queryMemory(path);
+  return r.status === 'SUCCESS' ? r.content : r.status;
+}
+
+describe('sync through a CouchDB-protocol server', () => {
+  it('a save on A appears on B with its context snapshot and history, and search finds it', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const b = await device('Laptop', db);
+    const conv = await a.mem.createConversation('Colours');
+    if (conv.status !== 'SUCCESS') throw new Error('no conversation');
+    await a.mem.recordTurn({ conversationId: conv.id, role: 'user', text: 'I love teal walls.' });
+    await a.mem.saveMemory('home/paint', { colour: 'teal' }, 200, { conversationId: conv.id });
+    a.clock.advance(1000);
+    await a.mem.updateMemory('home/paint', { room: 'kitchen' });
+
+    await ok(a);
+    await ok(b);
+
+    expect(await content(b.mem, 'home/paint')).toEqual({ colour: 'teal', room: 'kitchen' });
+    const entry = await b.mem.getEntry('home/paint');
+    if ('status' in entry) throw new Error(entry.message);
+    expect(entry.version).toBe(2);
+    expect(entry.contextChunks.map((c) => c.text)).toContain('I love teal walls.');
+    const history = await b.mem.getHistory('home/paint');
+    if (history.status !== 'SUCCESS') throw new Error('no history');
+    expect(history.versions.map((v) => v.content)).toEqual([{ colour: 'teal' }]);
+    const convs = await b.mem.listConversations();
+    expect(convs.map((c) => c.title)).toEqual(['Colours']);
+    const messages = await b.mem.getMessages(convs[0].id!);
+    expect(messages.map((m) => m.text)).toEqual(['I love teal walls.']);
+    // Embedded on arrival: found by meaning and by words.
+    const found = await b.mem.queryMemoryHeading('home', 'kitchen paint colour');
+    if (found.status !== 'SUCCESS') throw new Error('search failed');
+    expect(found.children.map((c) => c.path)).toContain('home/paint');
+    expect((await b.mem.stats()).stale).toBe(0);
+    const chunks = await b.mem.searchChunks(null, 'teal walls', 3);
+    expect(chunks.map((c) => c.chunk.text)).toContain('I love teal walls.');
+  });
+
+  it('shared settings sync; the model server and its key stay on each device', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const b = await device('Laptop', db);
+    await b.mem.setSetting('app', { endpoint: 'http://127.0.0.1:8080', apiKey: 'secret-b' });
+    await ok(b);
+    a.clock.advance(1000);
+    await a.mem.setSetting('app', {
+      endpoint: 'http://127.0.0.1:5001',
+      apiKey: 'secret-a',
+      persona: 'Be brief.',
+      temperature: 0.2,
+    });
+    await ok(a);
+    await ok(b);
+    expect(await b.mem.getSetting('app')).toEqual({
+      endpoint: 'http://127.0.0.1:8080',
+      apiKey: 'secret-b',
+      persona: 'Be brief.',
+      temperature: 0.2,
+    });
+    const stored = JSON.stringify(await server.storedDocs(db));
+    expect(stored).not.toContain('secret-a');
+    expect(stored).not.toContain('5001');
+  });
+
+  it('offline edits on both: the later wins on both devices, the other is in history on both, restorable', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock);
+    const b = await device('Laptop', db, clock);
+    await a.mem.saveMemory('pets/cat', { name: 'Tom' });
+    await ok(a);
+    await ok(b);
+    // Apart: A edits first, B later.
+    clock.advance(1000);
+    await a.mem.updateMemory('pets/cat', { colour: 'grey' });
+    clock.advance(1000);
+    await b.mem.updateMemory('pets/cat', { colour: 'black' });
+    await ok(a);
+    await ok(b);
+    await ok(a);
+    for (const d of [a, b]) {
+      expect(await content(d.mem, 'pets/cat')).toEqual({ name: 'Tom', colour: 'black' });
+      const h = await d.mem.getHistory('pets/cat');
+      if (h.status !== 'SUCCESS') throw new Error('no history');
+      const lost = h.versions.filter((v) => v.conflictFrom);
+      expect(lost.map((v) => [v.content, v.conflictFrom])).toEqual([
+        [{ name: 'Tom', colour: 'grey' }, 'Desktop'],
+      ]);
+      expect(h.versions.filter((v) => !v.conflictFrom).map((v) => v.content)).toEqual([
+        { name: 'Tom' },
+      ]);
+    }
+    // The lost version comes back, and that travels too.
+    const h = await a.mem.getHistory('pets/cat');
+    if (h.status !== 'SUCCESS') throw new Error('no history');
+    const restored = await a.mem.restoreMemory(h.versions.find((v) => v.conflictFrom)!.id);
+    expect(restored.status).toBe('SUCCESS');
+    await ok(a);
+    await ok(b);
+    expect(await content(b.mem, 'pets/cat')).toEqual({ name: 'Tom', colour: 'grey' });
+  });
+
+  it('the same tie is decided alike on both devices', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock);
+    const b = await device('Laptop', db, clock);
+    await a.mem.saveMemory('x/y', 'one');
+    await ok(a);
+    await ok(b);
+    clock.advance(1000);
+    await a.mem.saveMemory('x/y', 'from A');
+    await b.mem.saveMemory('x/y', 'from B'); // the same millisecond
+    await ok(a);
+    await ok(b);
+    await ok(a);
+    expect(await content(a.mem, 'x/y')).toEqual(await content(b.mem, 'x/y'));
+    const ha = await a.mem.getHistory('x/y');
+    const hb = await b.mem.getHistory('x/y');
+    if (ha.status !== 'SUCCESS' || hb.status !== 'SUCCESS') throw new Error('no history');
+    expect(ha.versions.map((v) => v.content).sort()).toEqual(
+      hb.versions.map((v) => v.content).sort(),
+    );
+    expect(ha.versions.filter((v) => v.conflictFrom)).toHaveLength(1);
+  });
+
+  it('moves and deletes propagate, and a deleted entry restores from the trash after sync', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const b = await device('Laptop', db);
+    await a.mem.saveMemory('work/project/alpha', 'Alpha notes');
+    await a.mem.saveMemory('work/project/beta', 'Beta notes');
+    await a.mem.saveMemory('old/thing', 'Remove me');
+    await ok(a);
+    await ok(b);
+    a.clock.advance(1000);
+    await a.mem.moveMemory('work/project', 'archive/project');
+    await a.mem.deleteMemory('old/thing');
+    await ok(a);
+    await ok(b);
+    const tree = (await b.mem.memoryIndex()).map((e) => e.path).sort();
+    expect(tree).toEqual(['archive/project/alpha', 'archive/project/beta']);
+    expect((await b.mem.resolvePath('work/project/alpha')).status).toBe('SUCCESS');
+    const trash = await b.mem.listTrash();
+    if (trash.status !== 'SUCCESS') throw new Error('no trash');
+    expect(trash.items.map((i) => i.path)).toEqual(['old/thing']);
+    const back = await b.mem.restoreDeleted(trash.items[0].id);
+    expect(back.status).toBe('SUCCESS');
+    await ok(b);
+    await ok(a);
+    expect(await content(a.mem, 'old/thing')).toBe('Remove me');
+    expect((await a.mem.memoryIndex()).length).toBe(3);
+  });
+
+  it('a delete on one device and a later edit on the other: the edit stays live', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock);
+    const b = await device('Laptop', db, clock);
+    await a.mem.saveMemory('notes/n', 'first');
+    await ok(a);
+    await ok(b);
+    clock.advance(1000);
+    await a.mem.deleteMemory('notes/n');
+    clock.advance(1000);
+    await b.mem.saveMemory('notes/n', 'edited later');
+    await ok(a);
+    await ok(b);
+    await ok(a);
+    expect(await content(a.mem, 'notes/n')).toBe('edited later');
+    expect(await content(b.mem, 'notes/n')).toBe('edited later');
+  });
+
+  it('documents from the server that fail the checks are skipped, said, and nothing else is lost', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    await a.mem.saveMemory('good/one', 'kept');
+    await ok(a);
+    const remote = server.database(db);
+    await remote.bulkDocs([
+      { _id: 'entry:bad path//', t: 'entry', u: 1, d: 'x', path: 'bad path//' },
+      {
+        _id: 'entry:evil/markup',
+        t: 'entry',
+        u: 1,
+        d: 'x',
+        path: 'evil/markup',
+        content: '<img src=x onerror=alert(1)>',
+        chunks: [],
+        created: 1,
+        modified: 1,
+        version: 1,
+      },
+      {
+        _id: 'msg:orphan',
+        t: 'msg',
+        u: 1,
+        d: 'x',
+        conv: 'conv:none',
+        role: 'user',
+        text: 'hi',
+        time: 1,
+      },
+      { _id: 'nonsense', hello: 'world' },
+    ]);
+    const b = await device('Laptop', db);
+    const s = await b.sync.syncNow();
+    expect(s.error).toBeNull();
+    expect(s.skipped).toBeGreaterThanOrEqual(2);
+    expect(s.skippedWhy).toMatch(/was not written here/);
+    expect(await content(b.mem, 'good/one')).toBe('kept');
+    // Markup is data: stored as the text it is.
+    expect(await content(b.mem, 'evil/markup')).toBe('<img src=x onerror=alert(1)>');
+    expect((await b.mem.memoryIndex()).map((e) => e.path).sort()).toEqual([
+      'evil/markup',
+      'good/one',
+    ]);
+  });
+
+  it('says what is wrong: unreachable, wrong credentials, bad settings', async () => {
+    const { mem: _m, name } = openTestMemory();
+    const sync = createSync({ Pouch: nodePouchFactory, memoryName: name });
+    engines.push(sync);
+    const base = {
+      database: 'memory',
+      username: '',
+      password: '',
+      encrypt: false,
+      passphrase: '',
+      live: false,
+    };
+    await sync.configure({ ...base, url: 'http://127.0.0.1:1' });
+    let s = await sync.syncNow();
+    expect(s.error?.code).toBe('UNREACHABLE');
+    expect(s.error?.fix).toMatch(/CouchDB is running/);
+
+    const locked = await startSyncServer({ auth: { username: 'ann', password: 'right' } });
+    try {
+      await sync.configure({ ...base, url: locked.url, username: 'ann', password: 'wrong' });
+      s = await sync.syncNow();
+      expect(s.error?.code).toBe('WRONG_CREDENTIALS');
+      await sync.configure({ ...base, url: locked.url, username: 'ann', password: 'right' });
+      s = await sync.syncNow();
+      expect(s.error).toBeNull();
+    } finally {
+      await locked.close();
+    }
+    await sync.configure({ ...base, url: 'ftp://example' });
+    expect((await sync.syncNow()).error?.code).toBe('INVALID_URL');
+    await sync.configure({ ...base, url: server.url, database: 'Bad Name' });
+    expect((await sync.syncNow()).error?.code).toBe('INVALID_URL');
+  });
+});
