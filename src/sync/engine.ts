@@ -690,10 +690,12 @@ export function createSync(options: SyncOptions) {
         mdb.messages,
         mdb.settings,
       ];
+      // Ids first: WebCrypto inside the transaction would let IndexedDB commit it early.
+      const mids = await Promise.all(batch.map((d) => byId.get(d.id)?.mid ?? mirrorId(c, d.id)));
       await mdb.transaction('rw', tables, async () => {
-        for (const d of batch) {
+        for (const [i, d] of batch.entries()) {
           const st = byId.get(d.id);
-          const mid = st?.mid ?? (await mirrorId(c, d.id));
+          const mid = mids[i];
           const expected = st?.hash ?? '';
           const done = (local: string | number, hash: string) =>
             states.push({ id: d.id, mid, kind, local, rev: d.rev, hash });
