@@ -1,4 +1,5 @@
 // Build, worker, dev/preview server and test configuration.
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -6,7 +7,15 @@ import { dirname, join } from 'node:path';
 import type { Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { defineConfig } from 'vitest/config';
-import { BUNDLED_MODEL } from './src/embeddings/models';
+import { ISOLATION_HEADERS } from './src/isolation';
+
+export { ISOLATION_HEADERS };
+
+/**
+ * Every URL of the build is relative (`./assets/…`, `./sw.js`, the manifest's scope), so one
+ * dist/ works at a domain's root and under any sub-path (docs/hosting.md).
+ */
+const BASE = './';
 
 /**
  * The ONNX runtime files the browser fetches at run time. transformers.js 4.x imports
@@ -89,25 +98,16 @@ function onnxRuntimeUrls(): Plugin {
       if (!id.includes('/onnxruntime-web/dist/')) return null;
       let out = code;
       for (const file of ORT_FILES) {
-        out = out.replaceAll(
-          `new URL("${file}",import.meta.url)`,
-          `new URL(${JSON.stringify(`${base}ort/`)}+"${file}",self.location.href)`,
-        );
+        // A relative base is relative to the app's root, one folder above this chunk (assets/).
+        const url = base.startsWith('.')
+          ? `new URL(${JSON.stringify(`../${base}ort/`)}+"${file}",import.meta.url)`
+          : `new URL(${JSON.stringify(`${base}ort/`)}+"${file}",self.location.href)`;
+        out = out.replaceAll(`new URL("${file}",import.meta.url)`, url);
       }
       return out === code ? null : { code: out, map: null };
     },
   };
 }
-
-/**
- * Cross-origin isolation, so the ONNX runtime may use threads (SharedArrayBuffer needs
- * `crossOriginIsolated`). COEP `require-corp` still lets the page make CORS-mode fetches to the
- * user's LLM server and the model hub; every file of the app is same-origin.
- */
-export const ISOLATION_HEADERS = {
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Embedder-Policy': 'require-corp',
-} as const;
 
 /**
  * `server.headers` reaches only Vite's own middlewares; this sets the headers first, for every
@@ -127,25 +127,55 @@ function isolationHeaders(): Plugin {
   };
 }
 
-/** The bundled offline model's files (the hub model is cached by transformers.js itself). */
-const BUNDLED_MODEL_FILES = `models/${BUNDLED_MODEL}/`;
+/**
+ * index.html's one inline script (`<script id="boot-check">`, which says in words why the page
+ * stayed blank) is allowed by its hash in the page's CSP, computed here so it cannot go stale.
+ */
+function bootCheckCsp(): Plugin {
+  return {
+    name: 'structured-memory:boot-check-csp',
+    transformIndexHtml: {
+      order: 'post',
+      handler(html) {
+        const script = /<script id="boot-check">([\s\S]*?)<\/script>/.exec(html)?.[1];
+        if (script === undefined) throw new Error('index.html has no <script id="boot-check">');
+        const hash = createHash('sha256').update(script).digest('base64');
+        return html.replace("script-src 'self'", `script-src 'self' 'sha256-${hash}'`);
+      },
+    },
+  };
+}
 
 /**
- * The installable, offline app (SPEC §7): a Workbox service worker precaching the app shell,
- * the ONNX runtime under `ort/` and the bundled model. New versions wait until the user
- * accepts them in `<sm-update-prompt>` (registerType 'prompt').
+ * Workbox's service worker build reads NODE_ENV, which Vitest sets to 'test': that would ship
+ * Workbox's logging build. The service worker is always the production one.
+ */
+function productionWorkbox(): Plugin {
+  return {
+    name: 'structured-memory:production-workbox',
+    config: () => ({ define: { 'process.env.NODE_ENV': JSON.stringify('production') } }),
+  };
+}
+
+/**
+ * The installable, offline app (SPEC §7): the service worker (workers/sw.ts) precaches the app
+ * shell; the ONNX runtime under `ort/` and the bundled model under `models/` are listed with their
+ * revisions but cached when the app first fetches them, so a first visit downloads each once; it
+ * adds the cross-origin isolation headers where the host sends none (docs/hosting.md). New
+ * versions wait until the user accepts them in `<sm-update-prompt>` (registerType 'prompt').
  */
 function pwa() {
   return VitePWA({
     registerType: 'prompt',
     // `<sm-update-prompt>` registers through `virtual:pwa-register` (a module: the CSP allows
-    // no inline script), so nothing is injected into index.html.
+    // no inline script but the boot check), so nothing is injected into index.html.
     injectRegister: false,
-    strategies: 'generateSW',
-    // Not NODE_ENV: under Vitest that is 'test', which would ship Workbox's logging build.
+    strategies: 'injectManifest',
+    srcDir: 'workers',
+    filename: 'sw.ts',
     mode: 'production',
     manifest: {
-      // Relative to the manifest, so a build with another `base` stays installable.
+      // Relative to the manifest, so the same build is installable at any path.
       id: './',
       name: 'Structured Memory',
       short_name: 'Memory',
@@ -165,34 +195,26 @@ function pwa() {
       ],
     },
     // The globs below already take every icon from the build output (the plugin adds the
-    // manifest itself); listing them again would precache each twice.
+    // manifest itself); listing them again would list each twice.
     includeManifestIcons: false,
-    workbox: {
-      // Globbed in the build output once it is written (the service worker is generated when
-      // the bundle closes): that includes the public/ files and the ONNX runtime, which
-      // onnxRuntimeFiles() emits in generateBundle.
-      globPatterns: [
-        '**/*.{html,js,css,svg,png}',
-        'ort/*.{mjs,wasm}',
-        `${BUNDLED_MODEL_FILES}*.json`,
-        `${BUNDLED_MODEL_FILES}onnx/*.onnx`,
-      ],
+    injectManifest: {
+      // Globbed in the build output once it is written: that includes the public/ files and the
+      // ONNX runtime, which onnxRuntimeFiles() emits in generateBundle. workers/sw.ts precaches
+      // all but `ort/` and `models/`, whose entries it uses as the revisions of its file cache.
+      globPatterns: ['**/*.{html,js,css,svg,png}', 'ort/*.{mjs,wasm}', 'models/**/*'],
+      globIgnores: ['**/*.md', '_headers'],
       // The threaded ONNX runtime binary is about 27 MB.
       maximumFileSizeToCacheInBytes: 40 * 1024 * 1024,
-      navigateFallback: 'index.html',
-      // Only page navigations fall back to the app shell, never file paths.
-      navigateFallbackDenylist: [/^\/(ort|models|assets)\//],
-      cleanupOutdatedCaches: true,
-      // A new version waits for the user (the prompt posts SKIP_WAITING); the first one
-      // controls the open page at once, so it works offline without a reload.
-      clientsClaim: true,
-      skipWaiting: false,
+      // A classic script: module service workers are not in every browser the app supports.
+      rollupFormat: 'iife',
+      buildPlugins: { vite: [productionWorkbox()] },
     },
   });
 }
 
 export default defineConfig({
-  plugins: [isolationHeaders(), onnxRuntimeFiles(), onnxRuntimeUrls(), pwa()],
+  base: BASE,
+  plugins: [isolationHeaders(), bootCheckCsp(), onnxRuntimeFiles(), onnxRuntimeUrls(), pwa()],
   worker: { format: 'es', plugins: () => [onnxRuntimeUrls()] },
   // The dev server's dependency scan does not follow `new Worker(new URL(…))`; naming the
   // worker finds its dependencies (transformers.js, Dexie) up front, not with a reload.

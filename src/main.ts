@@ -1,4 +1,5 @@
 // Composition root: start the memory worker and give its proxy to the app element.
+import { whenAppMayStart } from './pwa';
 import { startMemoryWorker } from './worker-client';
 import './ui/sm-app';
 
@@ -7,9 +8,13 @@ document.body.style.margin = '0';
 
 const app =
   document.querySelector('sm-app') ?? document.body.appendChild(document.createElement('sm-app'));
-const { memory } = startMemoryWorker({
-  onError: (message) => {
-    app.workerError = message;
-  },
+// On a first visit, once the service worker is in control, so the model and the ONNX runtime
+// are fetched once, through its cache (docs/hosting.md).
+void whenAppMayStart().then(() => {
+  const { memory } = startMemoryWorker({
+    onError: (message) => {
+      app.workerError = message;
+    },
+  });
+  app.memory = memory;
 });
-app.memory = memory;

@@ -1,5 +1,7 @@
-// Service worker registration (vite-plugin-pwa's generated Workbox worker): registers it, says
-// when a new version is waiting or the app first works offline, and applies an update on request.
+// Service worker registration (workers/sw.ts, built by vite-plugin-pwa): registers it, says when a
+// new version is waiting or the app first works offline, and applies an update on request. On a
+// first visit the page waits for it before starting the memory worker, and reloads once to become
+// cross-origin isolated where the host sends no COOP/COEP headers (docs/hosting.md).
 /// <reference types="vite-plugin-pwa/vanillajs" />
 import { registerSW } from 'virtual:pwa-register';
 
@@ -7,6 +9,56 @@ import { registerSW } from 'virtual:pwa-register';
 const UPDATE_CHECK_MS = 60 * 60 * 1000;
 /** If the new version has not taken control by then, reload anyway. */
 const RELOAD_FALLBACK_MS = 10_000;
+/** A first visit waits this long at most for the service worker before starting the app. */
+const FIRST_CONTROL_LIMIT_MS = 15_000;
+/** Set (per tab) before the one reload that makes the page isolated, so it cannot loop. */
+const ISOLATION_RELOAD_KEY = 'structured-memory:isolation-reload';
+
+let startApp: () => void = () => undefined;
+const appMayStart = new Promise<void>((resolve) => (startApp = resolve));
+
+function sessionFlag(op: 'get' | 'set' | 'remove'): boolean {
+  try {
+    if (op === 'get') return sessionStorage.getItem(ISOLATION_RELOAD_KEY) !== null;
+    if (op === 'set') sessionStorage.setItem(ISOLATION_RELOAD_KEY, String(Date.now()));
+    else sessionStorage.removeItem(ISOLATION_RELOAD_KEY);
+    return true;
+  } catch {
+    return false; // storage refused: no guard, so no reload
+  }
+}
+
+/**
+ * Resolves when the app may start its memory worker. At once when a service worker already
+ * controls the page (its fetches of the model and the ONNX runtime go through the worker's cache)
+ * or none can (the dev server, file://, plain http, a browser without them, a failed
+ * registration). On a first visit, once the service worker has taken control (at most
+ * FIRST_CONTROL_LIMIT_MS): then, if the page is not cross-origin isolated, it reloads instead,
+ * once per tab, so the service worker's headers isolate it (docs/hosting.md).
+ */
+export function whenAppMayStart(): Promise<void> {
+  const container = 'serviceWorker' in navigator ? navigator.serviceWorker : undefined;
+  // The dev server (import.meta.hot; not env.DEV, which a build under Vitest also sets) has no
+  // service worker.
+  if (import.meta.hot || !container || !window.isSecureContext) return Promise.resolve();
+  if (container.controller) {
+    if (crossOriginIsolated) sessionFlag('remove');
+    return Promise.resolve();
+  }
+  container.addEventListener(
+    'controllerchange',
+    () => {
+      if (!crossOriginIsolated && !sessionFlag('get') && sessionFlag('set')) {
+        window.location.reload();
+        return;
+      }
+      startApp();
+    },
+    { once: true },
+  );
+  setTimeout(startApp, FIRST_CONTROL_LIMIT_MS);
+  return appMayStart;
+}
 
 export interface PwaHandlers {
   /** A new version is installed and waits for `update()`. */
@@ -39,6 +91,8 @@ export function registerServiceWorker(handlers: PwaHandlers): PwaRegistration {
     onNeedReload: () => (requested ? reload() : handlers.onNeedRefresh()),
     onRegisteredSW: (_url, r) => {
       registration = r;
+      // Active already but not in control (a reload that bypassed it): no takeover will come.
+      if (!r || (r.active && !navigator.serviceWorker.controller)) startApp();
       if (!r) return;
       // Not gated on navigator.onLine, which some browsers keep true offline (and others may
       // report false while a server is reachable): offline, the check just fails.
@@ -46,10 +100,12 @@ export function registerServiceWorker(handlers: PwaHandlers): PwaRegistration {
         if (!r.installing) r.update().catch(() => undefined);
       }, UPDATE_CHECK_MS);
     },
-    onRegisterError: (error: unknown) =>
+    onRegisterError: (error: unknown) => {
+      startApp();
       handlers.onError?.(
         `Offline use is unavailable: the service worker did not register (${String(error)}).`,
-      ),
+      );
+    },
   });
 
   return {

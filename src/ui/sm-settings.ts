@@ -6,6 +6,8 @@ import { DEFAULT_SETTINGS, type AppSettings, type ConnectionLine } from '../app/
 import type { ToolMode } from '../llm/types';
 import { emit } from './events';
 import { base, tokens } from './styles';
+import '../sync/sm-sync-settings';
+import { embeddingThreads } from '../embeddings/threads';
 
 export interface SaveSettingsDetail {
   settings: AppSettings;
@@ -505,7 +507,8 @@ export class SmSettings extends LitElement {
                       </option>
                     </select>`,
                     'Turns text into numbers for search by meaning; changing it re-embeds all memory in the background.' +
-                      (this.modelInUse ? ` In use now: ${this.modelInUse}.` : ''),
+                      (this.modelInUse ? ` In use now: ${this.modelInUse}.` : '') +
+                      ` ${embeddingThreads().sentence}`,
                   )}
                   ${this.reembed ? this.renderReembed(this.reembed) : nothing}
                 </fieldset>
@@ -523,6 +526,10 @@ export class SmSettings extends LitElement {
                     ></textarea>`,
                     'Who the assistant is and how it talks; added before the memory instructions.',
                   )}
+                </fieldset>
+                <fieldset>
+                  <legend>Sync</legend>
+                  <sm-sync-settings></sm-sync-settings>
                 </fieldset>
               </div>
               <div class="foot">

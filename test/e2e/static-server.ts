@@ -5,6 +5,7 @@ import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
+import { ISOLATION_HEADERS } from '../../src/isolation';
 
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -32,14 +33,20 @@ export interface ServedRequest {
 
 export interface ServeOptions {
   /**
-   * Extra headers on every response, e.g. the cross-origin isolation headers that `vite
-   * preview` sends (COOP/COEP), so the page is `crossOriginIsolated` as in production.
+   * Extra headers on every response. Default: the cross-origin isolation headers that `vite
+   * preview` sends (COOP/COEP), so the page is `crossOriginIsolated` from its first load, as
+   * with `npm start`. `{}` is a plain static host (GitHub Pages), where the app's service worker
+   * adds them and reloads the first visit once (docs/hosting.md).
    */
   headers?: Record<string, string>;
+  /** URL path the folder is served under, e.g. `/some/sub/path/` (default `/`). */
+  prefix?: string;
+  /** The Cache-Control header (default `no-store`). */
+  cacheControl?: string;
 }
 
 export interface StaticServer {
-  /** Origin with a trailing slash, e.g. `http://127.0.0.1:41234/`. */
+  /** The app's address: origin and prefix, e.g. `http://127.0.0.1:41234/` or `…/sub/path/`. */
   url: string;
   requests: ServedRequest[];
   close(): Promise<void>;
@@ -49,6 +56,10 @@ export interface StaticServer {
 export async function serveStatic(root: string, options: ServeOptions = {}): Promise<StaticServer> {
   const requests: ServedRequest[] = [];
   const base = normalize(root + sep);
+  const prefix = options.prefix ?? '/';
+  if (!prefix.startsWith('/') || !prefix.endsWith('/')) {
+    throw new Error(`prefix must start and end with "/": ${prefix}`);
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const record: ServedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', status: 0 };
@@ -57,9 +68,9 @@ export async function serveStatic(root: string, options: ServeOptions = {}): Pro
       record.status = status;
       record.contentType = headers['Content-Type'];
       res.writeHead(status, {
-        'Cache-Control': 'no-store',
+        'Cache-Control': options.cacheControl ?? 'no-store',
         'X-Content-Type-Options': 'nosniff',
-        ...options.headers,
+        ...(options.headers ?? ISOLATION_HEADERS),
         ...headers,
       });
     };
@@ -76,7 +87,18 @@ export async function serveStatic(root: string, options: ServeOptions = {}): Pro
       res.end();
       return;
     }
-    let file = normalize(join(base, pathname));
+    // The folder itself without its slash: redirect, as static hosts do (relative URLs need it).
+    if (pathname === prefix.slice(0, -1) && prefix !== '/') {
+      reply(301, { Location: prefix });
+      res.end();
+      return;
+    }
+    if (!pathname.startsWith(prefix)) {
+      reply(404, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('Not found');
+      return;
+    }
+    let file = normalize(join(base, pathname.slice(prefix.length)));
     if (!file.startsWith(base)) {
       reply(403);
       res.end();
@@ -115,7 +137,7 @@ export async function serveStatic(root: string, options: ServeOptions = {}): Pro
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://127.0.0.1:${port}${prefix}`,
     requests,
     close: () =>
       new Promise<void>((resolve, reject) => {
