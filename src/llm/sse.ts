@@ -138,9 +138,29 @@ export function createSseParser(): SseParser {
 }
 
 /**
+ * How long the stream's reader, with the work its consumer does per event, may hold the thread
+ * before it lets the page draw and take input. A fast server delivers thousands of events in
+ * one read; handing them all over in one go made a 1 MB reply one task of several hundred
+ * milliseconds (docs/design.md, "Streaming").
+ */
+export const STREAM_SLICE_MS = 8;
+
+interface YieldingScheduler {
+  yield(): Promise<void>;
+}
+
+/** Gives the event loop a turn: `scheduler.yield()` where the browser has it, else a timer. */
+export function yieldToEventLoop(): Promise<void> {
+  const scheduler = (globalThis as { scheduler?: Partial<YieldingScheduler> }).scheduler;
+  if (typeof scheduler?.yield === 'function') return scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
  * Reads a response body as SSE events, decoding UTF-8 across chunk boundaries. Aborting
  * `signal` cancels the body and rejects with the signal's reason (an `AbortError`), like
- * `fetch` does. Leaving the loop early cancels the body too.
+ * `fetch` does. Leaving the loop early cancels the body too. Every STREAM_SLICE_MS of work
+ * (its own and its consumer's between events) it yields to the event loop once.
  */
 export async function* sseEvents(
   body: ReadableStream<Uint8Array>,
@@ -155,17 +175,29 @@ export async function* sseEvents(
   };
   signal?.addEventListener('abort', onAbort, { once: true });
   let finished = false;
+  let sliceStart = performance.now();
+  /** Hands over events, pausing for the event loop whenever the slice is spent. */
+  async function* handOver(events: SseEvent[]): AsyncGenerator<SseEvent, void, undefined> {
+    for (const event of events) {
+      yield event;
+      if (performance.now() - sliceStart >= STREAM_SLICE_MS) {
+        await yieldToEventLoop();
+        signal?.throwIfAborted();
+        sliceStart = performance.now();
+      }
+    }
+  }
   try {
     for (;;) {
       const { done, value } = await reader.read();
       signal?.throwIfAborted();
       if (done) break;
-      yield* parser.push(decoder.decode(value, { stream: true }));
+      yield* handOver(parser.push(decoder.decode(value, { stream: true })));
     }
     finished = true;
     const tail = decoder.decode();
-    yield* parser.push(tail);
-    yield* parser.end();
+    yield* handOver(parser.push(tail));
+    yield* handOver(parser.end());
   } finally {
     signal?.removeEventListener('abort', onAbort);
     if (!finished) await reader.cancel().catch(() => undefined);

@@ -11,7 +11,8 @@ import { SemanticIndex } from './semantic-index';
 import { MIN_RELEVANCE } from './ranking';
 import { dot } from './scoring';
 import { searchChunkIndex } from './search';
-import { contentText, estimateTokens, pathWords } from './text';
+import { countSentenceTokens } from './token-count';
+import { contentText, pathWords } from './text';
 import type {
   Chunk,
   ChunkView,
@@ -279,16 +280,9 @@ export function createStoreContext(options: OpenMemoryOptions) {
     for (const id of ids) if (id !== undefined) pending.chunks.add(id);
   }
 
-  async function tokensOf(text: string): Promise<number> {
-    if (state.countTokens) {
-      try {
-        const n = await state.countTokens(text);
-        if (Number.isFinite(n) && n >= 0) return Math.round(n);
-      } catch {
-        // the server's tokenizer is gone: fall back to the estimate
-      }
-    }
-    return estimateTokens(text);
+  /** Token counts of sentences, a few requests to the server's tokenizer for all of them. */
+  function tokensOfSentences(sentences: readonly string[]): Promise<number[]> {
+    return countSentenceTokens(sentences, state.countTokens);
   }
 
   /**
@@ -390,7 +384,7 @@ export function createStoreContext(options: OpenMemoryOptions) {
     historyRow,
     noteWrite,
     noteChunkWrite,
-    tokensOf,
+    tokensOfSentences,
     snapshot,
     close,
   };

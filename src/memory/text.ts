@@ -21,10 +21,67 @@ const sentenceSegmenter = (() => {
   return () => (segmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' }));
 })();
 
+/**
+ * Characters handed to `Intl.Segmenter` at once. V8's sentence segmenter takes time quadratic
+ * in its input's length (16,000 sentences in one string: 6 s), so a long text is walked in
+ * windows of this size, each cut after its last complete sentence.
+ */
+export const SEGMENT_WINDOW_CHARS = 4 * 1024;
+
+/** Sentences of `text` as the segmenter finds them, walking windows of bounded size. */
+function* sentenceSegments(text: string): Generator<string> {
+  const segmenter = sentenceSegmenter();
+  let pos = 0;
+  while (pos < text.length) {
+    if (text.length - pos <= SEGMENT_WINDOW_CHARS) {
+      for (const { segment } of segmenter.segment(text.slice(pos))) yield segment;
+      return;
+    }
+    const window = text.slice(pos, pos + SEGMENT_WINDOW_CHARS);
+    // Every sentence but the last is complete; the last may go on past the window.
+    let last = -1;
+    let previous: string | undefined;
+    for (const { segment, index } of segmenter.segment(window)) {
+      if (previous !== undefined) yield previous;
+      previous = segment;
+      last = index;
+    }
+    if (last > 0) {
+      pos += last;
+      continue;
+    }
+    // One sentence fills the window: cut it at its last space (or anywhere but inside a
+    // surrogate pair); it is split into word runs later anyway.
+    let cut = window.search(/\s\S*$/);
+    if (cut <= 0) {
+      cut = window.length;
+      if (/[\uD800-\uDBFF]/.test(window[cut - 1] ?? '')) cut--;
+    }
+    yield window.slice(0, cut);
+    pos += cut;
+  }
+}
+
+/**
+ * Characters of one turn that go into the semantic index. A reply this long only comes from a
+ * server that ignored its token limit (a 128k-token context holds about 512 KB); indexing 5 MB
+ * of it would take minutes and fill the index with one message. The message itself is kept
+ * whole.
+ */
+export const MAX_INDEXED_TURN_CHARS = 256 * 1024;
+
+/** The part of a turn's text that is indexed: all of it, or its start cut at a space. */
+export function indexedPart(text: string): string {
+  if (text.length <= MAX_INDEXED_TURN_CHARS) return text;
+  const head = text.slice(0, MAX_INDEXED_TURN_CHARS);
+  const space = head.search(/\s\S*$/);
+  return space > 0 ? head.slice(0, space) : head;
+}
+
 /** Splits text into sentences with `Intl.Segmenter`, then long sentences into word runs. */
 export function splitSentences(text: string, maxTokens = MAX_CHUNK_TOKENS): string[] {
   const out: string[] = [];
-  for (const { segment } of sentenceSegmenter().segment(text)) {
+  for (const segment of sentenceSegments(text)) {
     const s = segment.trim();
     if (!s) continue;
     if (estimateTokens(s) <= maxTokens) {

@@ -352,6 +352,8 @@ export interface RecordTurnResult {
   status: 'SUCCESS';
   turnId: number;
   chunks: number;
+  /** Characters past MAX_INDEXED_TURN_CHARS that were stored but not indexed (absent: none). */
+  unindexedChars?: number;
 }
 
 export interface ChunkHit {

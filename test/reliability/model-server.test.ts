@@ -212,10 +212,9 @@ describe('reliability: a hostile model server', () => {
       { weight: 1, arbitrary: fc.constant({ name: 'forgetEverything', arguments: { all: true } }) },
     );
 
-  // A 5 MB reply of prose ('huge-text') waits for the two known bugs pinned at the end of this
-  // file: until they are fixed its turn cannot end within the hang limit, so the property sends
-  // 5 MB without sentence breaks instead ('huge-blob'). Add 'huge-text' here once they pass.
+  // 5 MB of prose ('huge-text') and 5 MB without a sentence break ('huge-blob').
   const hostile: fc.Arbitrary<Hostile> = fc.oneof(
+    fc.constant({ kind: 'huge-text' as const }),
     fc.constant({ kind: 'huge-blob' as const }),
     fc.constant({ kind: 'huge-arguments' as const }),
     fc
@@ -336,9 +335,9 @@ describe('reliability: a hostile model server', () => {
 
   // Found by the 5 MB reply: V8's Intl.Segmenter takes time quadratic in the text's length to
   // walk its sentences (16,000 sentences: 6 s here; a 5 MB reply: about half an hour, in one
-  // synchronous block of the memory worker). Needs splitSentences (src/memory/text.ts) to segment
-  // bounded windows of the text; flip to `it` then, and add 'huge-text' to the property above.
-  it.fails('a long reply reaches Intl.Segmenter in pieces of at most 64 KB', async () => {
+  // synchronous block of the memory worker). splitSentences (src/memory/text.ts) walks bounded
+  // windows of the text.
+  it('a long reply reaches Intl.Segmenter in pieces of at most 64 KB', async () => {
     const lengths: number[] = [];
     const proto = Intl.Segmenter.prototype;
     const segment = proto.segment;
@@ -359,11 +358,11 @@ describe('reliability: a hostile model server', () => {
     expect(Math.max(...lengths)).toBeLessThanOrEqual(64 * 1024);
   });
 
-  // Found by the 5 MB reply from KoboldCPP and llama.cpp: indexing a reply counts each sentence's
-  // tokens with its own request to the server's tokenizer, all sent at once (5 MB: over 10,000
-  // requests in flight; the turn took minutes here). Needs recordTurn (src/memory/tools/turns.ts)
-  // or the connector's countTokens to batch or bound them; flip to `it` then.
-  it.fails('indexing a long reply keeps at most 8 tokenizer requests in flight', async () => {
+  // Found by the 5 MB reply from KoboldCPP and llama.cpp: indexing a reply counted each
+  // sentence's tokens with its own request to the server's tokenizer, all sent at once (5 MB: over
+  // 10,000 requests in flight; the turn took minutes here). recordTurn counts groups of sentences
+  // (src/memory/token-count.ts), a few at a time.
+  it('indexing a long reply keeps at most 8 tokenizer requests in flight', async () => {
     const reply = Array.from({ length: 400 }, (_, i) => `Sentence ${i} moves the plan on.`).join(
       ' ',
     );

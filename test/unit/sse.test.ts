@@ -147,4 +147,32 @@ describe('sseEvents', () => {
     }
     expect(cancelled).toBe(true);
   });
+
+  it('lets other work run while one read carries thousands of events', async () => {
+    // One read with 5,000 events, and a consumer that spends about 0.02 ms on each (100 ms in
+    // all): a timer set before the stream starts must fire before the last event arrives, and
+    // a Stop pressed then must end the stream there.
+    const text = Array.from({ length: 5_000 }, (_, i) => `data: ${i}\n\n`).join('');
+    const controller = new AbortController();
+    let seenWhenTimerFired = -1;
+    setTimeout(() => {
+      seenWhenTimerFired = seen;
+      controller.abort();
+    }, 0);
+    let seen = 0;
+    const run = (async () => {
+      for await (const _ of sseEvents(
+        bodyOf([new TextEncoder().encode(text)]),
+        controller.signal,
+      )) {
+        const until = performance.now() + 0.02;
+        while (performance.now() < until);
+        seen++;
+      }
+    })();
+    await expect(run).rejects.toMatchObject({ name: 'AbortError' });
+    expect(seenWhenTimerFired).toBeGreaterThan(0);
+    expect(seenWhenTimerFired).toBeLessThan(5_000);
+    expect(seen).toBe(seenWhenTimerFired);
+  });
 });

@@ -6,7 +6,7 @@ import type { StoreContext } from '../context';
 import type { PortableEntry } from '../markdown';
 import { parsePath } from '../paths';
 import { addToShards } from '../shards';
-import { splitSentences } from '../text';
+import { indexedPart, splitSentences } from '../text';
 import type {
   Chunk,
   Conversation,
@@ -349,11 +349,11 @@ export function backupTools(ctx: StoreContext) {
       const indexed = messages.filter(
         (m) => (m.role === 'user' || m.role === 'assistant') && m.text.trim(),
       );
-      const sentences = indexed.map((m) => splitSentences(m.text));
+      const sentences = indexed.map((m) => splitSentences(indexedPart(m.text)));
       const flat = sentences.flat();
       const vectors = flat.length ? await embed(flat) : { info: undefined, vectors: [] };
       if (isToolError(vectors)) return vectors;
-      const countsOf = await Promise.all(flat.map((t) => ctx.tokensOf(t)));
+      const countsOf = await ctx.tokensOfSentences(flat);
       const when = new Date(now());
 
       const result = await db.transaction(

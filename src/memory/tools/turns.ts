@@ -2,7 +2,7 @@
 import type { StoreContext } from '../context';
 import { intArg, isToolError, short, toolError } from '../validate';
 import { addToShards } from '../shards';
-import { splitSentences } from '../text';
+import { indexedPart, splitSentences } from '../text';
 import type { Signals } from '../ranking';
 import { searchChunkIndex } from '../search';
 
@@ -20,7 +20,8 @@ const ROLES: readonly Role[] = ['user', 'assistant', 'system', 'tool'];
 const TIDY_EVERY = 16;
 
 export function turnsTools(ctx: StoreContext) {
-  const { noteChunkWrite, db, now, model, embed, chunksIndex, guard, tokensOf, state } = ctx;
+  const { noteChunkWrite, db, now, model, embed, chunksIndex, guard, tokensOfSentences, state } =
+    ctx;
   let shardWrites = 0;
 
   async function recordTurn(turn: {
@@ -52,8 +53,9 @@ export function turnsTools(ctx: StoreContext) {
       const givenTurn = intArg(turn.turnId, 'turnId', -1, 1, Number.MAX_SAFE_INTEGER);
       if (isToolError(givenTurn)) return givenTurn;
 
-      const sentences = splitSentences(turn.text);
-      const counts = await Promise.all(sentences.map(tokensOf));
+      const indexed = indexedPart(turn.text);
+      const sentences = splitSentences(indexed);
+      const counts = await tokensOfSentences(sentences);
       let vectors: Float32Array[] = [];
       let modelId = '';
       if (sentences.length) {
@@ -110,7 +112,10 @@ export function turnsTools(ctx: StoreContext) {
       );
       state.lastConversationId = conversationId;
       noteChunkWrite(rows.map((r) => r.id));
-      return { status: 'SUCCESS' as const, turnId, chunks: rows.length };
+      const result: RecordTurnResult = { status: 'SUCCESS', turnId, chunks: rows.length };
+      if (indexed.length < turn.text.length)
+        result.unindexedChars = turn.text.length - indexed.length;
+      return result;
     });
   }
 
