@@ -7,7 +7,6 @@
 // (docs/decisions/0009-static-model-without-runtime.md).
 import type { DataType, DeviceType, ProgressInfo } from '@huggingface/transformers';
 import { BUNDLED_MODEL, DEFAULT_MODEL, MODELS, modelInfo } from './models';
-import { embeddingThreads } from './threads';
 import { loadStaticModel, type StaticModelFile } from './static-model';
 import type { Embedder, EmbedderProgress, ModelInfo } from './types';
 
@@ -84,11 +83,7 @@ function isNode(): boolean {
 function baseUrl(): string {
   // import.meta.env exists under Vite and vitest, not under plain Node/tsx.
   const base = (import.meta as { env?: { BASE_URL?: string } }).env?.BASE_URL ?? '/';
-  const folder = base.endsWith('/') ? base : base + '/';
-  // A relative base (the default build, which works at any path: docs/hosting.md) is relative to
-  // the app's root, and a built script, this one included, lives one folder below it (assets/).
-  if (folder.startsWith('.')) return new URL('../' + folder, import.meta.url).href;
-  return folder;
+  return base.endsWith('/') ? base : base + '/';
 }
 
 /** Default folder of bundled models: `<repo>/public/models/` in Node, `BASE_URL/models/` in browsers. */
@@ -171,8 +166,6 @@ function configureWasm(env: Transformers['env'], prefix: string | undefined): vo
     const name = typeof u === 'string' || u instanceof URL ? String(u).split('/').pop() : '';
     return name?.startsWith('ort-wasm') ? name : fallback; // not a blob: URL set after loading
   };
-  // Threads when the page is cross-origin isolated; the settings say how many and why.
-  wasm.numThreads = embeddingThreads().threads;
   const paths = typeof current === 'object' ? current : {};
   wasm.wasmPaths = {
     mjs: base + fileOf(paths.mjs, 'ort-wasm-simd-threaded.asyncify.mjs'),
@@ -205,11 +198,15 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
 
   /** The bundled static model, without transformers.js or the ONNX runtime. */
   async function loadBundled(id: string): Promise<Loaded> {
-    const folder = options.localModelPath ?? defaultLocalModelPath();
-    const prefix = folder.endsWith('/') ? folder : folder + '/';
-    const model = await loadStaticModel(
-      (file) => options.bundledFiles?.[file] ?? `${prefix}${id}/${file}`,
-      (file, fraction) => report({ status: 'load', file, progress: fraction }),
+    // The folder only for files not given one by one (a blob: worker has no base to resolve it).
+    const locate = (file: StaticModelFile): string => {
+      const given = options.bundledFiles?.[file];
+      if (given) return given;
+      const folder = options.localModelPath ?? defaultLocalModelPath();
+      return `${folder.endsWith('/') ? folder : folder + '/'}${id}/${file}`;
+    };
+    const model = await loadStaticModel(locate, (file, fraction) =>
+      report({ status: 'load', file, progress: fraction }),
     );
     const info = modelInfo(id);
     if (info.dims !== model.dims) {

@@ -270,6 +270,18 @@ async function readBytes(
   return bytes;
 }
 
+/**
+ * A copy stored gzip-compressed (the portable file carries the model so) is inflated; the model's
+ * own files never start with gzip's magic bytes (a protobuf tag, a `{`).
+ */
+async function inflate(bytes: Uint8Array): Promise<Uint8Array> {
+  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>])
+    .stream()
+    .pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
 function parseJson(bytes: Uint8Array, file: string): unknown {
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
@@ -296,8 +308,8 @@ export async function loadStaticModel(
     }),
   );
   return createStaticModel({
-    tokenizerJson: parseJson(tokenizerBytes, 'tokenizer.json'),
-    tokenizerConfig: parseJson(configBytes, 'tokenizer_config.json'),
-    onnx,
+    tokenizerJson: parseJson(await inflate(tokenizerBytes), 'tokenizer.json'),
+    tokenizerConfig: parseJson(await inflate(configBytes), 'tokenizer_config.json'),
+    onnx: await inflate(onnx),
   });
 }

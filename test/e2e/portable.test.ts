@@ -1,0 +1,182 @@
+// End to end: the portable single file (`npm run build:portable`) opened from disk as file:// in
+// headless Chromium, no server anywhere. It says in words what a file cannot have, saves a
+// memory and finds it by meaning from the search box, keeps it when the file is opened again,
+// and exports a JSON backup that the same file, opened in another browser profile, imports.
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPortable } from '../../scripts/build-portable';
+import { launchChromium } from './chromium';
+
+const SHOTS = '/tmp/sm-shots-portable';
+const MB = 1e6;
+
+/** Calls a method of the worker's Comlink proxy, which the page keeps on <sm-app>. */
+async function callWorker(page: Page, method: string, ...args: unknown[]): Promise<unknown> {
+  await page.waitForFunction(
+    () => !!(document.querySelector('sm-app') as { memory?: unknown } | null)?.memory,
+  );
+  return page.evaluate(
+    async ([m, a]) => {
+      const app = document.querySelector('sm-app') as unknown as {
+        memory: Record<string, (...x: unknown[]) => Promise<unknown>>;
+      };
+      return app.memory[m as string](...(a as unknown[]));
+    },
+    [method, args] as const,
+  );
+}
+
+/** Page errors and console errors, but the app's probe of the default LLM endpoint. */
+function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    const where = message.location().url ?? '';
+    if (/localhost:5001|ERR_CONNECTION_REFUSED|ERR_NAME_NOT_RESOLVED/.test(message.text() + where))
+      return;
+    problems.push(`console: ${message.text()}`);
+  });
+  return problems;
+}
+
+describe('portable single file from disk (file://)', () => {
+  let outDir = '';
+  let fileUrl = '';
+  let size = 0;
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'sm-portable-e2e-'));
+    const built = await buildPortable(outDir);
+    size = (await stat(built.path)).size;
+    fileUrl = pathToFileURL(built.path).href;
+    console.info(`portable e2e: ${built.path} ${(size / MB).toFixed(2)} MB`);
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    if (outDir) await rm(outDir, { recursive: true, force: true });
+  });
+
+  async function open(context: BrowserContext): Promise<{ page: Page; problems: string[] }> {
+    const page = await context.newPage();
+    const problems = watchProblems(page);
+    await page.goto(fileUrl);
+    return { page, problems };
+  }
+
+  it('is one file that loads nothing else', async () => {
+    const html = await readFile(join(outDir, 'structured-memory.html'), 'utf8');
+    expect(html).not.toMatch(/<script[^>]*\ssrc=/);
+    expect(html).not.toMatch(/<link[^>]*\shref="(?!data:)/);
+    // The ONNX runtime is not carried: the bundled model needs none.
+    expect(html).not.toContain('onnxruntime');
+    expect(size).toBeGreaterThan(10 * MB); // the model is inside
+  });
+
+  it('saves a memory, finds it from the search box, and keeps it when opened again', async () => {
+    if (!browser) throw new Error('Chromium did not start');
+    const context = await browser.newContext({ acceptDownloads: true });
+    contexts.push(context);
+    const requested: string[] = [];
+    context.on('request', (request) => requested.push(request.url()));
+    const { page, problems } = await open(context);
+
+    // What a file cannot have, in words.
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: 'Opened from a file' }).count())
+      .toBe(1);
+    expect(await callWorker(page, 'modelInfo')).toMatchObject({
+      id: 'structured-memory/glove-100d-sif',
+      bundled: true,
+    });
+    expect(
+      await callWorker(
+        page,
+        'saveMemory',
+        'Home/Pets',
+        'Our dog Biscuit is a golden retriever who loves the beach.',
+      ),
+    ).toMatchObject({ status: 'SUCCESS', version: 1 });
+    expect(
+      await callWorker(
+        page,
+        'saveMemory',
+        'Home/Taxes',
+        'The quarterly VAT return is filed by the accountant in March.',
+      ),
+    ).toMatchObject({ status: 'SUCCESS', version: 1 });
+
+    // Found by meaning (no word in common) through the app's own search box.
+    await page.getByPlaceholder('What are you looking for?').fill('puppy at the seaside');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const results = page.getByRole('list', { name: 'Search results' });
+    await expect.poll(() => results.count(), { timeout: 30_000 }).toBe(1);
+    const first = results.getByRole('listitem').first();
+    expect(await first.textContent()).toMatch(/Pets/);
+    await page.screenshot({ path: `${SHOTS}/search.png` });
+
+    // Everything came from the file itself: nothing but file:, blob: and data: URLs, and the
+    // app's probe of the default LLM endpoint.
+    const other = requested.filter(
+      (url) => !/^(file|blob|data):/.test(url) && !url.startsWith('http://localhost:5001'),
+    );
+    expect(other).toEqual([]);
+    expect(problems).toEqual([]);
+
+    // Opened again (the tab closed first): the memory is still there, and the notice, once
+    // dismissed, stays away.
+    await page.getByRole('button', { name: 'Dismiss' }).first().click();
+    await page.close();
+    const again = await open(context);
+    expect(await callWorker(again.page, 'queryMemory', 'Home/Pets')).toMatchObject({
+      status: 'SUCCESS',
+      content: 'Our dog Biscuit is a golden retriever who loves the beach.',
+    });
+    expect(
+      await again.page.getByRole('status').filter({ hasText: 'Opened from a file' }).count(),
+    ).toBe(0);
+    await again.page.screenshot({ path: `${SHOTS}/reopened.png` });
+
+    // Export a JSON backup through the menu, as a download.
+    await again.page.getByRole('button', { name: 'Export' }).click();
+    const downloading = again.page.waitForEvent('download');
+    await again.page.getByRole('button', { name: 'JSON', exact: true }).click();
+    const download = await downloading;
+    const backup = join(outDir, download.suggestedFilename());
+    await download.saveAs(backup);
+    expect(await readFile(backup, 'utf8')).toContain('Biscuit');
+    expect(again.problems).toEqual([]);
+
+    // Another profile (another browser, say) opens the same file and imports the backup.
+    const other2 = await browser.newContext();
+    contexts.push(other2);
+    const fresh = await open(other2);
+    await fresh.page.waitForFunction(
+      () => !!(document.querySelector('sm-app') as { memory?: unknown } | null)?.memory,
+    );
+    expect(await callWorker(fresh.page, 'queryMemory', 'Home/Pets')).toMatchObject({
+      status: 'NOT_FOUND',
+    });
+    const choosing = fresh.page.waitForEvent('filechooser');
+    await fresh.page.getByRole('button', { name: 'Import' }).click();
+    await (await choosing).setFiles(backup);
+    await fresh.page.getByRole('button', { name: /^Merge/ }).click();
+    await expect
+      .poll(() => fresh.page.getByText(/Imported 2 entries/).count(), { timeout: 30_000 })
+      .toBe(1);
+    await fresh.page.screenshot({ path: `${SHOTS}/imported.png` });
+    expect(await callWorker(fresh.page, 'queryMemory', 'Home/Pets')).toMatchObject({
+      status: 'SUCCESS',
+    });
+    expect(fresh.problems).toEqual([]);
+  });
+});
