@@ -2,7 +2,11 @@
 // Threads need SharedArrayBuffer, which browsers give only to a cross-origin isolated page (the
 // COOP/COEP headers, from the server or from the app's service worker: docs/hosting.md).
 
-/** The most threads the runtime gets: past four, a sentence model gains little (docs/hosting.md). */
+/**
+ * Half the device's cores, at most four: the rule onnxruntime-web itself applies, which leaves
+ * cores for the page and the memory engine; on the 2-core machine measured, a second thread
+ * lowered throughput (bench/README.md, "Threads").
+ */
 export const MAX_EMBEDDING_THREADS = 4;
 
 export interface ThreadPlan {
@@ -40,14 +44,13 @@ function currentFacts(): ThreadFacts {
 /** The thread count for the ONNX runtime here, and the sentence that explains it. */
 export function embeddingThreads(facts: ThreadFacts = currentFacts()): ThreadPlan {
   if (facts.isolated) {
-    const threads = Math.max(1, Math.min(MAX_EMBEDDING_THREADS, facts.cores));
-    const why =
-      threads < facts.cores
-        ? `at most ${MAX_EMBEDDING_THREADS} of this device's ${facts.cores} cores`
-        : `one per core of this device`;
+    const threads = Math.max(1, Math.min(MAX_EMBEDDING_THREADS, Math.ceil(facts.cores / 2)));
+    const plural = threads === 1 ? 'thread' : 'threads';
     return {
       threads,
-      sentence: `Embeddings use ${threads} ${threads === 1 ? 'thread' : 'threads'} (${why}): this page is cross-origin isolated.`,
+      sentence:
+        `Embeddings use ${threads} ${plural} (half of this device’s ${facts.cores} cores, at most ` +
+        `${MAX_EMBEDDING_THREADS}): this page is cross-origin isolated.`,
     };
   }
   let why: string;

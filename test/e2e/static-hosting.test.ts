@@ -5,13 +5,14 @@
 // found by search, the model files are downloaded once, and a reload while offline still shows
 // the app and the memory. And when the app's script cannot load (opened from disk, files missing),
 // the page says so in words instead of staying blank. docs/hosting.md describes the design.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ISOLATION_HEADERS } from '../../src/isolation';
 import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 import { demoReply } from '../fixtures/fake-llm/demo';
 import { launchChromium } from './chromium';
@@ -102,7 +103,8 @@ describe('one build on any static host', () => {
         const tree = page.getByRole('tree', { name: 'Memory' });
         await tree.waitFor({ timeout: 60_000 });
         expect(loads).toBe(2);
-        const threads = await page.evaluate(() => Math.min(4, navigator.hardwareConcurrency));
+        const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+        const threads = Math.min(4, Math.ceil(cores / 2));
 
         // Everything came from under the prefix, and nothing was missing.
         expect(server.requests.filter((r) => !r.url.startsWith(prefix))).toEqual([]);
@@ -114,7 +116,7 @@ describe('one build on any static host', () => {
         await expect
           .poll(() => dialog.locator('#embeddingModel-hint').textContent())
           .toContain(
-            `Embeddings use ${threads} ${threads === 1 ? 'thread' : 'threads'} (` as string,
+            `Embeddings use ${threads} ${threads === 1 ? 'thread' : 'threads'} (half of this device’s ${cores} cores, at most 4)`,
           );
         expect(await dialog.locator('#embeddingModel-hint').textContent()).toContain(
           'this page is cross-origin isolated',
@@ -165,6 +167,15 @@ describe('one build on any static host', () => {
       }
     });
   }
+
+  it('ships a _headers file that gives Netlify and Cloudflare Pages the isolation headers', async () => {
+    const rules = await readFile(join(outDir, '_headers'), 'utf8');
+    const lines = rules.split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+    expect(lines[0]).toBe('/*');
+    for (const [name, value] of Object.entries(ISOLATION_HEADERS)) {
+      expect(lines).toContain(`  ${name}: ${value}`);
+    }
+  });
 
   it('says in words why it cannot start when opened from disk', async () => {
     if (!browser) throw new Error('setup failed');

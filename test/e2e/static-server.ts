@@ -29,6 +29,8 @@ export interface ServedRequest {
   url: string;
   status: number;
   contentType?: string;
+  /** Body bytes sent (Content-Length of a GET answered with a file). */
+  bytes?: number;
 }
 
 export interface ServeOptions {
@@ -122,6 +124,7 @@ export async function serveStatic(root: string, options: ServeOptions = {}): Pro
       res.end();
       return;
     }
+    record.bytes = info.size;
     createReadStream(file).pipe(res);
   }
 
