@@ -133,7 +133,7 @@ try {
     notice(
       'This browser keeps no storage for this page' +
         (fromFile ? ' (a file opened from disk)' : '') +
-        ', so memories cannot be saved here. Open the file in Chromium, Edge or Firefox, or serve it from a web server; Import and Export still work while the page is open.',
+        ', so memories cannot be saved here. Open the file in Chromium, Edge or Firefox (not in a private window), or serve it from a web server.',
       { alert: true, dismissable: false },
     );
   } else if (fromFile && !remembered()) {

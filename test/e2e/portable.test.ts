@@ -179,4 +179,23 @@ describe('portable single file from disk (file://)', () => {
     });
     expect(fresh.problems).toEqual([]);
   });
+  it('says in words when the browser refuses the file storage, and still starts', async () => {
+    if (!browser) throw new Error('Chromium did not start');
+    const context = await browser.newContext();
+    contexts.push(context);
+    // As Safari or a private window may do for a file: IndexedDB refused on the page.
+    await context.addInitScript(() => {
+      IDBFactory.prototype.open = () => {
+        throw new DOMException('The operation is insecure.', 'SecurityError');
+      };
+    });
+    const { page } = await open(context);
+    const alert = page.getByRole('alert').filter({ hasText: 'keeps no storage' });
+    await expect.poll(() => alert.count()).toBe(1);
+    expect(await alert.textContent()).toMatch(/memories cannot be saved here/);
+    await expect
+      .poll(() => page.getByRole('heading', { name: 'Structured Memory' }).count())
+      .toBeGreaterThan(0);
+    await page.screenshot({ path: `${SHOTS}/storage-refused.png` });
+  });
 });

@@ -2,8 +2,10 @@
 // that transformers.js gives for the same committed files: the same tokens (special tokens typed
 // in the text, accents, CJK, truncation at 512 tokens), the same table, the same pooling. And a
 // damaged model file is refused with a sentence that names it.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BUNDLED_MODEL,
@@ -13,6 +15,7 @@ import {
   type EmbedderProgress,
 } from '../../src/embeddings';
 import {
+  STATIC_MODEL_FILES,
   StaticModelFormatError,
   createStaticModel,
   loadStaticModel,
@@ -242,6 +245,23 @@ describe('static model: damaged files', () => {
     expect(() => createStaticModel({ ...good, tokenizerJson: { model: {} } })).toThrow(
       /tokenizer\.json/,
     );
+  });
+
+  it('reads gzip-compressed copies of its files (as the portable file carries them)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sm-static-gz-'));
+    try {
+      for (const file of STATIC_MODEL_FILES) {
+        mkdirSync(dirname(join(dir, file)), { recursive: true });
+        writeFileSync(join(dir, file), gzipSync(readFileSync(join(DIR, file))));
+      }
+      const packed = await loadStaticModel((file) => join(dir, file));
+      const plain = createStaticModel(good);
+      for (const text of ['I love dogs', 'The stock market fell sharply on Monday.']) {
+        expect(Array.from(packed.embed(text))).toEqual(Array.from(plain.embed(text)));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('says which file is missing or not JSON', async () => {
