@@ -3,10 +3,13 @@
 // Stored messages reload whenever the messages table changes, in this tab or another. Tokens are
 // shown once per animation frame however fast they come, and the log follows the newest content
 // from a ResizeObserver (after layout), so a long reply never lays the page out once per token.
+// Each stored message offers the chat controls (docs/chat.md): edit and resend, delete,
+// regenerate with the alternatives ← n/m → (also ← → in the empty composer), continue.
 import { LitElement, css, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
-import type { ChatSession, SessionEvent } from '../chat/chat-session';
+import type { ChatSession, SessionEvent, TurnResult } from '../chat/chat-session';
+import { altOf, replyGroups, type ReplyGroup } from '../memory/replies';
 import type { Message } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { emit } from './events';
@@ -15,7 +18,14 @@ import { MemoryWatch } from './memory-watch';
 import { base, tokens } from './styles';
 import './sm-message';
 import './sm-tool-card';
-import type { MessageState, SmMessage } from './sm-message';
+import type {
+  MessageAlternativeDetail,
+  MessageActionDetail,
+  MessageControls,
+  MessageEditDetail,
+  MessageState,
+  SmMessage,
+} from './sm-message';
 
 /** What the status line shows about the model server. */
 export interface ChatStatus {
@@ -77,6 +87,11 @@ interface LiveTurn {
   userId?: number;
   segments: LiveSegment[];
   notices: string[];
+  /** A regeneration: the alternative its reply is (shown instead of the stored one meanwhile). */
+  alt?: number;
+  /** Continuing this stored reply: what arrives is shown after `continueBase`, its text before. */
+  continueId?: number;
+  continueBase?: string;
 }
 
 /** One entry of the log, keyed so an element follows its message (see keyOf). */
@@ -463,7 +478,16 @@ export class SmChat extends LitElement {
         aria-busy=${this.generating ? 'true' : 'false'}
         @scroll=${this.handleScroll}
       >
-        <div class="messages">${this.renderMessages()}</div>
+        <div
+          class="messages"
+          @sm-message-edit=${this.handleEdit}
+          @sm-message-delete=${this.handleDelete}
+          @sm-message-regenerate=${this.handleRegenerate}
+          @sm-message-continue=${this.handleContinue}
+          @sm-message-alternative=${this.handleAlternative}
+        >
+          ${this.renderMessages()}
+        </div>
       </div>
       <div class="bottom">
         <div class="bottom-inner">
@@ -561,7 +585,11 @@ export class SmChat extends LitElement {
     }
     if (!messages) return html`<div class="placeholder">Loading…</div>`;
     const ids = new Set(messages.map((m) => m.id));
-    const shown = messages.filter((m) => m.role !== 'tool');
+    const groups = replyGroups(messages, live?.alt);
+    const controls = this.controlsFor(messages, groups);
+    const shown = groups
+      .flatMap((g) => [...(g.user ? [g.user] : []), ...g.members.filter((m) => altOfShown(m, g))])
+      .filter((m) => m.role !== 'tool');
     if (!shown.length && !live) {
       return html`<div class="placeholder">
         <h2>Nothing here yet</h2>
@@ -573,7 +601,7 @@ export class SmChat extends LitElement {
     }
     const items: LogItem[] = shown.map((m) => ({
       key: this.keyOf(m.id!),
-      view: this.renderStored(m),
+      view: this.renderStored(m, controls.get(m.id!)),
     }));
     if (live) items.push(...this.renderLive(live, ids));
     return repeat(
@@ -591,10 +619,65 @@ export class SmChat extends LitElement {
     return this.liveKeys.get(id) ?? `m${id}`;
   }
 
-  private renderStored(m: Message) {
+  /**
+   * The controls of each shown message: edit (user), delete, and on a group's last reply its
+   * alternatives; regenerate on the last group, continue on the last reply with words.
+   */
+  private controlsFor(all: Message[], groups: ReplyGroup[]): Map<number, MessageControls> {
+    const out = new Map<number, MessageControls>();
+    const after = (id: number) => all.filter((m) => m.id! > id && m.role !== 'tool').length;
+    const toolsOf = (m: Message) => m.toolCalls?.length ?? 0;
+    groups.forEach((g, i) => {
+      const last = i === groups.length - 1;
+      const shown = g.members.filter((m) => altOfShown(m, g) && m.role !== 'tool');
+      const reply = shown.findLast((m) => m.role === 'assistant');
+      if (g.user) {
+        out.set(g.user.id!, {
+          edit: { dropping: after(g.user.id!) },
+          delete: { tools: 0 },
+          // A question left without a reply (its turn failed) can be answered again from here.
+          regenerate: last && !reply,
+        });
+      }
+      for (const m of shown) out.set(m.id!, { delete: { tools: toolsOf(m) } });
+      if (reply) {
+        const isLast = last && shown.at(-1) === reply;
+        out.set(reply.id!, {
+          delete: { tools: toolsOf(reply) },
+          regenerate: last && !!g.user,
+          continue: isLast && !!reply.text.trim() && !toolsOf(reply),
+          alternatives: {
+            shown: g.alternatives.indexOf(g.shown) + 1,
+            count: g.alternatives.length,
+          },
+        });
+      }
+    });
+    return out;
+  }
+
+  private renderStored(m: Message, controls?: MessageControls) {
     const meta = m.meta ?? {};
     const notice = typeof meta.notice === 'string' ? (NOTICES[meta.notice] ?? meta.notice) : '';
     const state: MessageState = meta.aborted ? 'stopped' : meta.error ? 'partial' : 'done';
+    const live = this.live;
+    const seg = live?.continueId === m.id ? live?.segments[0] : undefined;
+    // Continuing: what arrives shows after the stored text, until the stored text has it.
+    if (seg && live?.continueBase === m.text && (seg.text || this.generating)) {
+      return entry(
+        bubble({
+          id: m.id,
+          kind: 'assistant',
+          text: m.text + seg.text,
+          state: this.generating ? 'streaming' : 'stopped',
+          time: m.time,
+        }),
+        nothing,
+      );
+    }
+    const recalled = Array.isArray(meta.recalled)
+      ? meta.recalled.filter((p): p is string => typeof p === 'string')
+      : [];
     if (m.role === 'system') {
       return entry(bubble({ id: m.id, kind: 'notice', text: m.text }), nothing);
     }
@@ -608,7 +691,13 @@ export class SmChat extends LitElement {
             state,
             time: m.time,
             highlighted: this.highlightId === m.id,
-            tools: (m.toolCalls ?? []).map((c) => toolCard(c.name, c.arguments, c.result, false)),
+            tools: (m.toolCalls ?? []).map((c) =>
+              toolCard(c.name, c.arguments, c.result, isRefused(c.result)),
+            ),
+            controls,
+            busy: this.generating,
+            cut: meta.cut === 'length',
+            recalled,
           })
         : nothing,
       notice
@@ -628,6 +717,7 @@ export class SmChat extends LitElement {
       });
     }
     for (const s of live.segments) {
+      if (live.continueId !== undefined) break;
       if (s.storedId === undefined || !stored.has(s.storedId)) {
         items.push({ key: s.key, view: entry(this.renderSegment(s), nothing) });
       }
@@ -682,6 +772,12 @@ export class SmChat extends LitElement {
   }
 
   private handleKeyDown(event: KeyboardEvent): void {
+    // ← → in the empty composer switch the last reply's alternatives.
+    if ((event.key === 'ArrowLeft' || event.key === 'ArrowRight') && !this.draft) {
+      const step = event.key === 'ArrowLeft' ? -1 : 1;
+      if (this.switchLastAlternative(step)) event.preventDefault();
+      return;
+    }
     if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
     event.preventDefault();
     void this.send();
@@ -725,33 +821,137 @@ export class SmChat extends LitElement {
     if (this.stick && log) log.scrollTop = log.scrollHeight;
   }
 
-  /** One turn, from the composer to the stored answer. A top-level handler: it catches. */
+  /** One turn, from the composer to the stored answer. */
   private async send(): Promise<void> {
     const session = this.session;
     const conversationId = this.conversationId;
     const text = this.draft.trim();
     if (!session || conversationId === undefined || this.generating || !text) return;
+    this.draft = '';
+    await this.runLive(
+      { conversationId, userText: text },
+      (signal, onEvent) => session.send(conversationId, text, signal, onEvent),
+      text,
+    );
+  }
+
+  /** The panel's messages, loaded, of the conversation shown. */
+  private get loaded(): Message[] | undefined {
+    const v = this.watch.value;
+    return v && v.conversationId === this.conversationId ? v.messages : undefined;
+  }
+
+  private handleEdit(event: CustomEvent<MessageEditDetail>): void {
+    const { id, text } = event.detail;
+    const session = this.session;
+    const conversationId = this.conversationId;
+    if (!session || conversationId === undefined || this.generating) return;
+    void this.runLive({ conversationId, userText: '', userId: id }, (signal, onEvent) =>
+      session.resend(conversationId, id, text, signal, onEvent),
+    );
+  }
+
+  private handleRegenerate(): void {
+    const session = this.session;
+    const conversationId = this.conversationId;
+    if (!session || conversationId === undefined || this.generating) return;
+    const user = replyGroups(this.loaded ?? []).at(-1)?.user;
+    void this.runLive({ conversationId, userText: '', userId: user?.id }, (signal, onEvent) =>
+      session.regenerate(conversationId, signal, onEvent),
+    );
+  }
+
+  private handleContinue(event: CustomEvent<MessageActionDetail>): void {
+    const { id } = event.detail;
+    const session = this.session;
+    const conversationId = this.conversationId;
+    const target = this.loaded?.find((m) => m.id === id);
+    if (!session || conversationId === undefined || this.generating || !target) return;
+    void this.runLive(
+      { conversationId, userText: '', continueId: id, continueBase: target.text },
+      (signal, onEvent) => session.continueReply(conversationId, id, signal, onEvent),
+    );
+  }
+
+  private async handleDelete(event: CustomEvent<MessageActionDetail>): Promise<void> {
+    const memory = this.memory;
+    if (!memory || this.generating) return;
+    const r = await memory.deleteMessage(event.detail.id);
+    if (r.status !== 'SUCCESS') this.errorText = `The message could not be deleted: ${r.message}`;
+    // Its element is gone: the composer is the next place to be.
+    this.textarea?.focus();
+  }
+
+  private handleAlternative(event: CustomEvent<MessageAlternativeDetail>): void {
+    const { id, step } = event.detail;
+    const group = replyGroups(this.loaded ?? []).find((g) => g.members.some((m) => m.id === id));
+    if (group) void this.showAlternative(group, step, id);
+  }
+
+  /** ← / → for the last reply; false when it has no other alternative that way. */
+  private switchLastAlternative(step: -1 | 1): boolean {
+    const group = replyGroups(this.loaded ?? []).at(-1);
+    if (!group?.user || this.generating) return false;
+    const at = group.alternatives.indexOf(group.shown) + step;
+    if (at < 0 || at >= group.alternatives.length) return false;
+    void this.showAlternative(group, step);
+    return true;
+  }
+
+  private async showAlternative(group: ReplyGroup, step: -1 | 1, focusId?: number): Promise<void> {
+    const memory = this.memory;
+    const user = group.user;
+    if (!memory || !user || this.generating) return;
+    const alt = group.alternatives[group.alternatives.indexOf(group.shown) + step];
+    if (alt === undefined) return;
+    const r = await memory.selectAlternative(user.id, alt);
+    if (r.status !== 'SUCCESS') {
+      this.errorText = `The reply could not be switched: ${r.message}`;
+      return;
+    }
+    await this.watch.reload();
+    if (focusId === undefined) return;
+    // The reply shown now has the controls: keep focus on them.
+    await this.updateComplete;
+    const shown = replyGroups(this.loaded ?? []).find((g) => g.user?.id === user.id);
+    const reply = shown?.members
+      .filter((m) => altOfShown(m, shown) && m.role === 'assistant')
+      .at(-1);
+    const el = reply && this.renderRoot.querySelector<SmMessage>(`#msg-${reply.id}`);
+    if (el) {
+      await el.updateComplete;
+      el.focusControls();
+    }
+  }
+
+  /**
+   * Runs a turn with its live view, from the start to what was stored. A top-level handler: it
+   * catches. `words`: the composer's words, given back if the turn stored nothing.
+   */
+  private async runLive(
+    start: Pick<LiveTurn, 'conversationId' | 'userText' | 'userId' | 'continueId' | 'continueBase'>,
+    run: (signal: AbortSignal, onEvent: (event: SessionEvent) => void) => Promise<TurnResult>,
+    words?: string,
+  ): Promise<void> {
+    if (this.generating) return;
+    const { conversationId } = start;
     const controller = new AbortController();
     // Thinking from the start: the first token can take a while.
     const key = `t${++this.turnCount}`;
     const live: LiveTurn = {
+      ...start,
       key,
-      conversationId,
-      userText: text,
       segments: [{ key: `${key}-0`, text: '', tools: [], thinking: true }],
       notices: [],
     };
     this.controller = controller;
     this.live = live;
-    this.draft = '';
     this.errorText = '';
     this.stick = true;
     let failure = '';
     let said = '';
     let unfinished = false;
-    const turn = session.send(conversationId, text, controller.signal, (event) =>
-      this.handleSessionEvent(live, event),
-    );
+    const turn = run(controller.signal, (event) => this.handleSessionEvent(live, event));
     try {
       const result = await Promise.race([turn, stopGrace(controller.signal)]);
       if (result === undefined) {
@@ -781,9 +981,9 @@ export class SmChat extends LitElement {
     const stored = new Set(loaded?.messages.map((m) => m.meta?.notice));
     live.notices = live.notices.filter((n) => n !== failure && n !== said && !stored.has(n));
     // Nothing was stored (the server could not be reached first): give the words back.
-    if (live.userId === undefined && !unfinished) {
+    if (words !== undefined && live.userId === undefined && !unfinished) {
       live.userText = '';
-      if (!this.draft) this.draft = text;
+      if (!this.draft) this.draft = words;
     }
     // What was stored now shows as stored; tool calls that ran but were never stored stay, and so
     // does the text of a turn stopped before the session could store it.
@@ -791,6 +991,7 @@ export class SmChat extends LitElement {
       (seg) => seg.storedId === undefined && (seg.tools.length || (unfinished && seg.text)),
     );
     if (unfinished) for (const seg of live.segments) seg.stopped = true;
+    if (live.continueId !== undefined && !unfinished) live.segments = [];
     if (this.live === live && !live.segments.length && !live.notices.length) this.live = undefined;
     this.requestUpdate();
   }
@@ -850,10 +1051,16 @@ export class SmChat extends LitElement {
       case 'notice':
         live.notices.push(event.message);
         break;
+      case 'alternative':
+        live.alt = event.alt;
+        break;
       case 'message':
         if (event.role === 'user') {
           live.userId = event.id;
-          this.liveKeys.set(event.id, live.key);
+          // A new message takes over the live bubble's key (an edited one keeps its own).
+          if (live.userText) this.liveKeys.set(event.id, live.key);
+        } else if (event.role === 'assistant' && live.continueId !== undefined) {
+          live.segments[0].storedId = event.id;
         } else if (event.role === 'assistant') {
           const seg = current();
           seg.storedId = event.id;
@@ -890,6 +1097,10 @@ function bubble(m: {
   time?: Date;
   highlighted?: boolean;
   tools?: TemplateResult[];
+  controls?: MessageControls;
+  busy?: boolean;
+  cut?: boolean;
+  recalled?: string[];
 }) {
   return html`<sm-message
     id=${m.id === undefined ? nothing : `msg-${m.id}`}
@@ -897,9 +1108,25 @@ function bubble(m: {
     .text=${m.text}
     .state=${m.state ?? 'done'}
     .time=${m.time}
+    .messageId=${m.id}
+    .controls=${m.controls}
+    .busy=${!!m.busy}
+    .cut=${!!m.cut}
+    .recalled=${m.recalled ?? []}
     ?highlighted=${!!m.highlighted}
     >${m.tools ?? nothing}</sm-message
   >`;
+}
+
+/** The message belongs to the alternative its group shows. */
+function altOfShown(m: Message, g: ReplyGroup): boolean {
+  return altOf(m) === g.shown;
+}
+
+/** A stored tool result that says the call was refused before it ran. */
+function isRefused(result: unknown): boolean {
+  const r = result as { status?: unknown; code?: unknown } | null;
+  return r?.status === 'ERROR' && r.code === 'INVALID_ARGUMENT';
 }
 
 function toolCard(name: string, args: unknown, result: unknown, refused: boolean) {

@@ -3,8 +3,13 @@
 // block (splitMarkdown): a block is rendered once, only the block still arriving is rendered
 // again, and a long text is put in over several frames, so no frame costs more than a bounded
 // amount whatever the length of the reply.
+// Below a stored message: its controls (edit and resend, delete with a confirmation, regenerate,
+// the alternatives ← n/m →, continue) and the memories auto-recall put into its prompt, as
+// links (docs/chat.md). The panel decides which controls a message offers and does the work.
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
+import type { FollowPathDetail } from './sm-tool-card';
+import { emit } from './events';
 import {
   blockSource,
   renderMarkdownBlocks,
@@ -19,10 +24,80 @@ export type MessageKind = 'user' | 'assistant' | 'notice';
 /** Where a message stands: still streaming, complete, stopped by the user, or cut off by an error. */
 export type MessageState = 'done' | 'streaming' | 'stopped' | 'partial';
 
+/** The controls a stored message offers (the panel decides; none while a turn runs). */
+export interface MessageControls {
+  /** Edit and resend (a user message): how many messages after it sending drops. */
+  edit?: { dropping: number };
+  /** Delete, with a confirmation; `tools`: the tool results that go with it. */
+  delete?: { tools: number };
+  /** Answer the last user message again (another alternative). */
+  regenerate?: boolean;
+  /** Ask the model to go on with this reply. */
+  continue?: boolean;
+  /** This reply's alternatives: the one shown (1-based) of how many. */
+  alternatives?: { shown: number; count: number };
+}
+
+export interface MessageActionDetail {
+  id: number;
+}
+
+export interface MessageEditDetail {
+  id: number;
+  text: string;
+}
+
+export interface MessageAlternativeDetail {
+  id: number;
+  /** -1: the previous alternative, +1: the next. */
+  step: -1 | 1;
+}
+
+declare module './events' {
+  interface SmEvents {
+    /** Edit and resend a user message with new text. */
+    'sm-message-edit': MessageEditDetail;
+    /** Delete a message (confirmed). */
+    'sm-message-delete': MessageActionDetail;
+    /** Answer the last user message again. */
+    'sm-message-regenerate': MessageActionDetail;
+    /** Continue the last reply. */
+    'sm-message-continue': MessageActionDetail;
+    /** Show another alternative of this reply. */
+    'sm-message-alternative': MessageAlternativeDetail;
+  }
+}
+
+declare global {
+  interface GlobalEventHandlersEventMap {
+    'sm-message-edit': CustomEvent<MessageEditDetail>;
+    'sm-message-delete': CustomEvent<MessageActionDetail>;
+    'sm-message-regenerate': CustomEvent<MessageActionDetail>;
+    'sm-message-continue': CustomEvent<MessageActionDetail>;
+    'sm-message-alternative': CustomEvent<MessageAlternativeDetail>;
+  }
+}
+
+const ICONS = {
+  edit: 'M11 2.5l2.5 2.5L6 12.5H3.5V10z',
+  delete: 'M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.7 8.5h5.6l.7-8.5',
+  regenerate: 'M13 8a5 5 0 1 1-1.5-3.5M13 2.5v2.5h-2.5',
+  prev: 'M10 3.5L5.5 8l4.5 4.5',
+  next: 'M6 3.5l4.5 4.5L6 12.5',
+};
+
+const icon = (d: string) => html`<svg viewBox="0 0 16 16" aria-hidden="true"><path d=${d} /></svg>`;
+
 /**
  * `<sm-message>`: one message bubble.
  *
  * @slot - Below the text: the tool cards of an assistant message.
+ * @fires sm-message-edit - Edit and resend was sent (`{ id, text }`).
+ * @fires sm-message-delete - Deleting was confirmed (`{ id }`).
+ * @fires sm-message-regenerate - Regenerate was clicked (`{ id }`).
+ * @fires sm-message-continue - Continue was clicked (`{ id }`).
+ * @fires sm-message-alternative - ← or → of the alternatives (`{ id, step }`).
+ * @fires sm-select-path - A recalled memory was clicked (`{ path, followMoves: true }`).
  */
 @customElement('sm-message')
 export class SmMessage extends LitElement {
@@ -31,6 +106,7 @@ export class SmMessage extends LitElement {
     base,
     css`
       :host {
+        position: relative;
         display: flex;
         flex-direction: column;
         align-items: flex-start;
@@ -206,6 +282,134 @@ export class SmMessage extends LitElement {
       .bubble.empty + .tools.some {
         margin-top: 0;
       }
+      .recalled {
+        margin-top: 4px;
+        max-width: min(46rem, 100%);
+        font-size: 0.78rem;
+        color: var(--sm-muted);
+        overflow-wrap: anywhere;
+      }
+      .recalled button {
+        padding: 0;
+        border: 0;
+        background: none;
+        color: var(--sm-accent);
+        font: inherit;
+        font-family: var(--sm-mono);
+        text-decoration: underline;
+        text-underline-offset: 2px;
+      }
+      .controls {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: center;
+        gap: 2px;
+        margin-top: 2px;
+        min-height: 28px;
+      }
+      @media (hover: hover) {
+        :host(:not(:hover):not(:focus-within)) .controls .quiet {
+          opacity: 0;
+        }
+        /* Only hover controls: they float over the bubble's top corner and take no room. */
+        .controls.floating {
+          position: absolute;
+          top: -14px;
+          right: 8px;
+          z-index: 1;
+          margin: 0;
+          min-height: 0;
+          padding: 1px;
+          background: var(--sm-surface);
+          border: 1px solid var(--sm-border);
+          border-radius: 6px;
+          box-shadow: 0 1px 3px rgb(0 0 0 / 12%);
+        }
+        :host(:not(:hover):not(:focus-within)) .controls.floating {
+          opacity: 0;
+        }
+      }
+      .controls button {
+        height: 28px;
+        min-width: 28px;
+        padding: 0 6px;
+        border: 0;
+        background: none;
+        color: var(--sm-muted);
+        border-radius: 4px;
+        display: inline-flex;
+        align-items: center;
+        gap: 4px;
+        font-size: 0.8rem;
+      }
+      .controls button:hover:not(:disabled) {
+        background: var(--sm-border);
+        color: var(--sm-text);
+      }
+      .controls button:disabled {
+        opacity: 0.45;
+      }
+      .controls button.outlined {
+        border: 1px solid var(--sm-border);
+        color: var(--sm-text);
+      }
+      .controls svg {
+        width: 15px;
+        height: 15px;
+        fill: none;
+        stroke: currentColor;
+        stroke-width: 1.7;
+        stroke-linecap: round;
+        stroke-linejoin: round;
+      }
+      .alts {
+        display: inline-flex;
+        align-items: center;
+        font-size: 0.8rem;
+        color: var(--sm-muted);
+        font-variant-numeric: tabular-nums;
+      }
+      .confirm,
+      form.edit {
+        width: min(36rem, 100%);
+        margin-top: 4px;
+        padding: 8px;
+        border: 1px solid var(--sm-border);
+        border-radius: var(--sm-radius);
+        background: var(--sm-surface);
+        font-size: 0.85rem;
+      }
+      .confirm {
+        border-color: var(--sm-danger);
+        background: #fdf1f0;
+      }
+      .confirm p,
+      form.edit p {
+        margin: 0 0 6px;
+      }
+      form.edit textarea {
+        width: 100%;
+        min-height: 4rem;
+        max-height: 16rem;
+        field-sizing: content;
+        resize: vertical;
+        line-height: 1.4;
+        padding: 6px 8px;
+        margin-bottom: 6px;
+      }
+      .row {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 6px;
+      }
+      .row button {
+        padding: 3px 10px;
+      }
+      .confirm button.danger {
+        background: var(--sm-danger);
+        border-color: var(--sm-danger);
+        color: #fff;
+      }
       @media (prefers-reduced-motion: reduce) {
         .caret,
         :host([state='streaming']) .md > :last-child:not(.chunk)::after,
@@ -231,7 +435,28 @@ export class SmMessage extends LitElement {
   /** Briefly set when a link leads here, to draw the eye. */
   @property({ type: Boolean, reflect: true }) highlighted = false;
 
+  /** The stored message's id (the controls' events carry it). */
+  @property({ type: Number }) messageId?: number;
+
+  /** The controls offered (none when undefined). */
+  @property({ attribute: false }) controls?: MessageControls;
+
+  /** The controls show but do nothing (a turn is running). */
+  @property({ type: Boolean }) busy = false;
+
+  /** Cut by the length limit ("Continue" goes on). */
+  @property({ type: Boolean }) cut = false;
+
+  /** Paths of the memories auto-recall put into this reply's prompt. */
+  @property({ attribute: false }) recalled: string[] = [];
+
   @state() private hasTools = false;
+  /** The edit form is open. */
+  @state() private editing = false;
+  /** The delete confirmation is open. */
+  @state() private confirming = false;
+  /** Where focus goes after the next render (a selector in this shadow root). */
+  private focusAfter?: string;
 
   @query('.md') private md?: HTMLElement;
 
@@ -263,6 +488,16 @@ export class SmMessage extends LitElement {
 
   override updated(changed: PropertyValues<this>): void {
     if (changed.has('text') || changed.has('kind') || changed.has('state')) this.syncMarkdown();
+    if (this.focusAfter) {
+      const el = this.renderRoot.querySelector<HTMLElement>(this.focusAfter);
+      this.focusAfter = undefined;
+      el?.focus();
+    }
+  }
+
+  /** Focus on this message's first control (after a change elsewhere took focus away). */
+  focusControls(): void {
+    this.renderRoot.querySelector<HTMLElement>('.controls button:not(:disabled)')?.focus();
   }
 
   override render() {
@@ -271,12 +506,259 @@ export class SmMessage extends LitElement {
     }
     const title = this.time ? this.time.toLocaleString() : undefined;
     return html`
-      ${this.kind === 'user' ? this.renderUser(title) : this.renderAssistant(title)}
+      ${
+        this.editing
+          ? this.renderEdit()
+          : this.kind === 'user'
+            ? this.renderUser(title)
+            : this.renderAssistant(title)
+      }
       <div class="tools ${this.hasTools ? 'some' : ''}">
         <slot @slotchange=${this.handleSlotChange}></slot>
       </div>
-      ${this.renderMark()}
+      ${this.renderMark()} ${this.renderRecalled()}
+      ${this.confirming ? this.renderConfirm() : this.editing ? nothing : this.renderControls()}
     `;
+  }
+
+  private renderRecalled() {
+    if (this.kind !== 'assistant' || !this.recalled.length) return nothing;
+    return html`<div class="recalled">
+      Recalled:
+      ${this.recalled.map(
+        (path, i) =>
+          html`${i ? ', ' : ''}<button
+              type="button"
+              title="Show in the memory tree"
+              @click=${() => this.handleRecalled(path)}
+            >
+              ${path}
+            </button>`,
+      )}
+    </div>`;
+  }
+
+  private renderControls() {
+    const c = this.controls;
+    if (!c || this.messageId === undefined) return nothing;
+    const who = this.kind === 'user' ? 'your message' : 'reply';
+    const alts = c.alternatives && c.alternatives.count > 1 ? c.alternatives : undefined;
+    // The alternatives and Continue after a cut stay in view; the rest shows on hover or focus.
+    const goOn = !!c.continue && (this.cut || this.state !== 'done');
+    const loud = !!alts || goOn;
+    return html`<div
+      class="controls ${loud ? '' : 'floating'}"
+      role="toolbar"
+      aria-label="Message actions"
+      @keydown=${this.handleControlsKey}
+    >
+      ${
+        alts
+          ? html`<span class="alts" role="group" aria-label="Alternatives of this reply">
+              <button
+                type="button"
+                class="prev"
+                aria-label="Previous alternative"
+                title="Previous alternative (←)"
+                ?disabled=${this.busy || alts.shown <= 1}
+                @click=${() => this.handleAlternative(-1)}
+              >
+                ${icon(ICONS.prev)}
+              </button>
+              <span aria-live="polite">${alts.shown}/${alts.count}</span>
+              <button
+                type="button"
+                class="next"
+                aria-label="Next alternative"
+                title="Next alternative (→)"
+                ?disabled=${this.busy || alts.shown >= alts.count}
+                @click=${() => this.handleAlternative(1)}
+              >
+                ${icon(ICONS.next)}
+              </button>
+            </span>`
+          : nothing
+      }
+      ${
+        c.continue
+          ? html`<button
+              type="button"
+              class="continue ${goOn ? 'outlined' : 'quiet'}"
+              ?disabled=${this.busy}
+              @click=${() => this.fire('sm-message-continue')}
+            >
+              Continue
+            </button>`
+          : nothing
+      }
+      ${
+        c.regenerate
+          ? html`<button
+              type="button"
+              class="regenerate ${alts ? '' : 'quiet'}"
+              aria-label=${this.kind === 'user' ? 'Answer again' : 'Regenerate reply'}
+              title=${this.kind === 'user' ? 'Answer again' : 'Regenerate (keeps this one)'}
+              ?disabled=${this.busy}
+              @click=${() => this.fire('sm-message-regenerate')}
+            >
+              ${icon(ICONS.regenerate)}
+            </button>`
+          : nothing
+      }
+      ${
+        c.edit
+          ? html`<button
+              type="button"
+              class="edit quiet"
+              aria-label="Edit ${who}"
+              title="Edit and resend"
+              ?disabled=${this.busy}
+              @click=${this.handleStartEdit}
+            >
+              ${icon(ICONS.edit)}
+            </button>`
+          : nothing
+      }
+      ${
+        c.delete
+          ? html`<button
+              type="button"
+              class="delete quiet"
+              aria-label="Delete ${who}"
+              title="Delete"
+              ?disabled=${this.busy}
+              @click=${this.handleAskDelete}
+            >
+              ${icon(ICONS.delete)}
+            </button>`
+          : nothing
+      }
+    </div>`;
+  }
+
+  private renderConfirm() {
+    const tools = this.controls?.delete?.tools ?? 0;
+    const what =
+      this.kind === 'user'
+        ? 'Delete your message? Its reply stays. This cannot be undone.'
+        : `Delete this reply${tools ? ` and its ${tools === 1 ? 'tool result' : `${tools} tool results`}` : ''}? This cannot be undone.`;
+    return html`<div
+      class="confirm"
+      role="group"
+      aria-label="Confirm deleting"
+      @keydown=${this.handleConfirmKey}
+    >
+      <p>${what} Memories saved from it stay.</p>
+      <div class="row">
+        <button class="cancel" type="button" @click=${this.handleCancelDelete}>Cancel</button>
+        <button class="danger" type="button" @click=${this.handleConfirmDelete}>Delete</button>
+      </div>
+    </div>`;
+  }
+
+  private renderEdit() {
+    const dropping = this.controls?.edit?.dropping ?? 0;
+    return html`<form class="edit" @submit=${this.handleEditSubmit}>
+      <textarea
+        aria-label="Edit your message"
+        aria-describedby="edit-note"
+        .value=${this.text}
+        @keydown=${this.handleEditKey}
+      ></textarea>
+      <p id="edit-note">
+        ${
+          dropping
+            ? `Sending deletes the ${dropping === 1 ? 'message' : `${dropping} messages`} after this one (the reply and anything later; memories stay) and asks again.`
+            : 'Sending asks the model again.'
+        }
+      </p>
+      <div class="row">
+        <button class="cancel" type="button" @click=${this.handleCancelEdit}>Cancel</button>
+        <button class="primary" type="submit">Send</button>
+      </div>
+    </form>`;
+  }
+
+  private fire(name: 'sm-message-continue' | 'sm-message-regenerate' | 'sm-message-delete'): void {
+    if (this.messageId === undefined || this.busy) return;
+    emit(this, name, { id: this.messageId });
+  }
+
+  private handleRecalled(path: string): void {
+    const detail: FollowPathDetail = { path, followMoves: true };
+    emit(this, 'sm-select-path', detail);
+  }
+
+  private handleAlternative(step: -1 | 1): void {
+    if (this.messageId === undefined || this.busy) return;
+    emit(this, 'sm-message-alternative', { id: this.messageId, step });
+  }
+
+  /** ← and → switch alternatives from anywhere in the toolbar. */
+  private handleControlsKey(event: KeyboardEvent): void {
+    const alts = this.controls?.alternatives;
+    if (!alts || alts.count < 2) return;
+    if (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight') return;
+    event.preventDefault();
+    const step = event.key === 'ArrowLeft' ? -1 : 1;
+    const to = alts.shown + step;
+    if (to >= 1 && to <= alts.count) this.handleAlternative(step);
+  }
+
+  private handleStartEdit(): void {
+    if (this.busy) return;
+    this.confirming = false;
+    this.editing = true;
+    this.focusAfter = 'form.edit textarea';
+  }
+
+  private handleCancelEdit(): void {
+    this.editing = false;
+    this.focusAfter = '.controls .edit';
+  }
+
+  private handleEditKey(event: KeyboardEvent): void {
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      event.stopPropagation();
+      this.handleCancelEdit();
+    } else if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      (event.currentTarget as HTMLTextAreaElement).form?.requestSubmit();
+    }
+  }
+
+  private handleEditSubmit(event: SubmitEvent): void {
+    event.preventDefault();
+    const box = (event.currentTarget as HTMLFormElement).querySelector('textarea');
+    const text = box?.value.trim() ?? '';
+    if (!text || this.messageId === undefined || this.busy) return;
+    this.editing = false;
+    emit(this, 'sm-message-edit', { id: this.messageId, text });
+  }
+
+  private handleAskDelete(): void {
+    if (this.busy) return;
+    this.confirming = true;
+    // The safe choice first: Enter or Space right away keeps the message.
+    this.focusAfter = '.confirm .cancel';
+  }
+
+  private handleConfirmKey(event: KeyboardEvent): void {
+    if (event.key !== 'Escape') return;
+    event.preventDefault();
+    event.stopPropagation();
+    this.handleCancelDelete();
+  }
+
+  private handleCancelDelete(): void {
+    this.confirming = false;
+    this.focusAfter = '.controls .delete';
+  }
+
+  private handleConfirmDelete(): void {
+    this.confirming = false;
+    this.fire('sm-message-delete');
   }
 
   private handleSlotChange(event: Event): void {
@@ -401,6 +883,9 @@ export class SmMessage extends LitElement {
 
   private renderMark() {
     if (this.state === 'stopped') return html`<div class="mark stopped">Stopped</div>`;
+    if (this.cut && this.state === 'done') {
+      return html`<div class="mark partial">Cut off at the length limit</div>`;
+    }
     if (this.state === 'partial') {
       return html`<div class="mark partial">Incomplete: the answer was cut off by an error</div>`;
     }

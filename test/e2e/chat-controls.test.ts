@@ -1,0 +1,277 @@
+// The chat controls people expect (docs/chat.md), in Debian Chromium against the production
+// build and a fake llama.cpp: the recalled note and its links, a chat named from its first
+// message, regenerate with alternatives (buttons, keys, a reload), continue a reply cut by the
+// length limit, edit and resend, delete with a confirmation that starts on Cancel, an unreadable
+// tool call shown as a failed card; axe finds nothing at desktop and phone size; screenshots.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startFakeServer,
+  type FakeReply,
+  type FakeServer,
+  type RecordedRequest,
+} from '../fixtures/fake-llm';
+import { launchChromium } from './chromium';
+import { AXE_FILE, ROOT, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
+import type { StaticServer } from './static-server';
+
+const SHOTS = join(ROOT, 'test-results', 'screenshots');
+const POLL = { timeout: 30_000, interval: 50 };
+const STORY =
+  'Once upon a time three bears lived in a small house deep in the forest, near a river that sang at night, and every morning they walked to the water.';
+
+interface Sent {
+  role: string;
+  content: string | null;
+}
+
+let coffee = 0;
+
+/** The fake model: answers by the user's last words; goes on with a reply sent as the assistant. */
+function reply(req: RecordedRequest): FakeReply {
+  const messages = ((req.body as { messages?: Sent[] }).messages ?? []).filter(
+    (m) => m.role !== 'system',
+  );
+  const last = messages.at(-1);
+  const said = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  if (last?.role === 'assistant') return { text: ' THE END.' };
+  if (last?.role === 'tool') return { text: 'Sorry, my tool call was broken.' };
+  if (/save badly/i.test(said))
+    return { text: '<tool_call>{"name": "saveMemory", "arguments": {"path": </tool_call>' };
+  if (/story/i.test(said)) return { text: STORY };
+  if (/coffee/i.test(said)) return { text: `Coffee answer ${++coffee}: a flat white.` };
+  return { text: `You said: ${said}` };
+}
+
+interface Violation {
+  id: string;
+  help: string;
+  nodes: { target: unknown }[];
+}
+
+/** axe-core on the whole page (shadow roots included): what it found, readably. */
+async function scan(page: Page, server: StaticServer): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) {
+    await page.addScriptTag({ url: `${server.url}${AXE_FILE}` });
+  }
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run(ctx: Document, o: object): Promise<{ violations: Violation[] }> };
+      }
+    ).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target })),
+    }));
+  });
+  return violations.flatMap((v) =>
+    v.nodes.map((n) => `${v.id}: ${v.help} at ${JSON.stringify(n.target)}`),
+  );
+}
+
+describe('chat controls in Chromium', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let server: StaticServer;
+  let dispose: () => Promise<void>;
+  let fake: FakeServer;
+
+  const chat = () => page.locator('sm-chat');
+  const box = () => chat().getByRole('textbox', { name: 'Message' });
+  const replies = () => chat().locator('sm-message[kind="assistant"]');
+  const users = () => chat().locator('sm-message[kind="user"]');
+  const lastReply = () => replies().last();
+  const shot = (name: string) =>
+    page.screenshot({ path: join(SHOTS, `chat-controls-${name}.png`) });
+  const idle = () =>
+    expect.poll(() => chat().getByRole('button', { name: 'Stop' }).isDisabled(), POLL).toBe(true);
+  const textOf = (m: Locator) =>
+    m.evaluate((el) => {
+      const root = el.shadowRoot!;
+      const t = root.querySelector<HTMLElement>('.md, .text');
+      return (t?.innerText ?? '').replace(/\s+/g, ' ').trim();
+    });
+
+  async function say(text: string): Promise<void> {
+    await box().fill(text);
+    await box().press('Enter');
+    await idle();
+  }
+
+  beforeAll(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    ({ server, dispose } = await buildAndServe());
+    fake = await startFakeServer('llamacpp', { defaultReply: reply, tokenDelayMs: 2 });
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    await page.goto(server.url);
+    await seed(page);
+    await callWorker(page, 'setSetting', 'app', { endpoint: fake.url, maxOutputTokens: 24 });
+    await page.reload();
+    await chat().locator('.status.connected').waitFor({ timeout: 30_000 });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await fake?.close();
+    await dispose?.();
+  });
+
+  it('a reply notes the memories auto-recall gave it, each a link into the explorer; the chat is named from the first message', async () => {
+    await say('How do I take my coffee with oat milk?');
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 1: a flat white.');
+    const note = lastReply().locator('.recalled');
+    await expect.poll(() => note.innerText(), POLL).toMatch(/^Recalled:/);
+    await note.getByRole('button', { name: 'User/Preferences/Coffee' }).click();
+    await expect
+      .poll(() =>
+        page.locator('sm-entry-detail').evaluate((el) => (el as unknown as { path?: string }).path),
+      )
+      .toBe('User/Preferences/Coffee');
+    const list = page.locator('sm-conversations');
+    await expect
+      .poll(() => list.locator('li.active .title').innerText(), POLL)
+      .toBe('How do I take my coffee with oat milk?');
+    await shot('recalled-desktop');
+  });
+
+  it('regenerate keeps the alternatives: ← and → (buttons and keys) switch, the choice survives a reload and is what the model sees next', async () => {
+    await lastReply().getByRole('button', { name: 'Regenerate reply' }).click();
+    await idle();
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 2: a flat white.');
+    const alts = () => lastReply().locator('.alts');
+    await expect.poll(() => alts().innerText(), POLL).toMatch(/2\/2/);
+    await lastReply().getByRole('button', { name: 'Previous alternative' }).click();
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 1: a flat white.');
+    await expect.poll(() => alts().innerText(), POLL).toMatch(/1\/2/);
+    // Focus stays on the controls of the reply shown; → switches from there.
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 2: a flat white.');
+    // ← in the empty composer.
+    await box().focus();
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 1: a flat white.');
+    await shot('alternatives-desktop');
+    await page.reload();
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 1: a flat white.');
+    await expect.poll(() => alts().innerText(), POLL).toMatch(/1\/2/);
+    await say('And with sugar?');
+    const sent = ((fake.generations().at(-1)!.body as { messages: Sent[] }).messages ?? [])
+      .filter((m) => m.role !== 'system')
+      .map((m) => m.content);
+    expect(sent).toEqual([
+      'How do I take my coffee with oat milk?',
+      'Coffee answer 1: a flat white.',
+      'And with sugar?',
+    ]);
+  });
+
+  it('a reply cut by the length limit says so and continues where it stopped', async () => {
+    await say('Tell me a story.');
+    await expect
+      .poll(() => lastReply().locator('.mark').innerText(), POLL)
+      .toBe('Cut off at the length limit');
+    const before = await textOf(lastReply());
+    expect(STORY.startsWith(before)).toBe(true);
+    expect(before.length).toBeLessThan(STORY.length);
+    await shot('cut-desktop');
+    await lastReply().getByRole('button', { name: 'Continue' }).click();
+    await idle();
+    await expect.poll(() => textOf(lastReply()), POLL).toBe(`${before} THE END.`);
+    expect(await lastReply().locator('.mark').count()).toBe(0);
+    // The fake saw the reply so far as the assistant's start.
+    const messages = (fake.generations().at(-1)!.body as { messages: Sent[] }).messages;
+    expect(messages.at(-1)).toEqual({ role: 'assistant', content: before });
+  });
+
+  it('an unreadable tool call shows as a failed card, and the model is told', async () => {
+    await say('Save badly, please.');
+    await expect
+      .poll(
+        () =>
+          chat()
+            .locator('sm-tool-card')
+            .last()
+            .evaluate((el) => el.shadowRoot!.textContent!.replace(/\s+/g, ' ')),
+        POLL,
+      )
+      .toMatch(/saveMemory[\s\S]*Refused: Your tool call could not be read/);
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Sorry, my tool call was broken.');
+    await shot('failed-call-desktop');
+  });
+
+  it('delete asks first, starts on Cancel, Escape keeps the message; Delete removes it', async () => {
+    const count = await replies().count();
+    const target = lastReply();
+    await target.hover();
+    await target.getByRole('button', { name: 'Delete reply' }).click();
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'button', text: 'Cancel' });
+    expect.soft(await scan(page, server)).toEqual([]);
+    await shot('delete-confirm-desktop');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => focused(page)).toMatchObject({ label: 'Delete reply' });
+    expect(await replies().count()).toBe(count);
+    await target.getByRole('button', { name: 'Delete reply' }).click();
+    await target.getByRole('button', { name: 'Delete', exact: true }).click();
+    await expect.poll(() => replies().count(), POLL).toBe(count - 1);
+    expect(await chat().getByText('Sorry, my tool call was broken.').count()).toBe(0);
+  });
+
+  it('edit and resend says what it drops, drops it, and asks again', async () => {
+    const first = users().first();
+    await first.hover();
+    await first.getByRole('button', { name: 'Edit your message' }).click();
+    const edit = first.getByRole('textbox', { name: 'Edit your message' });
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'textarea' });
+    expect(await first.locator('#edit-note').innerText()).toMatch(
+      /^Sending deletes the \d+ messages after this one/,
+    );
+    expect.soft(await scan(page, server)).toEqual([]);
+    await shot('edit-desktop');
+    // Escape leaves it as it was.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => focused(page)).toMatchObject({ label: 'Edit your message' });
+    await first.getByRole('button', { name: 'Edit your message' }).click();
+    await edit.fill('Hello again');
+    await edit.press('Enter');
+    await idle();
+    await expect.poll(() => users().count(), POLL).toBe(1);
+    await expect.poll(() => textOf(users().first()), POLL).toBe('Hello again');
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('You said: Hello again');
+    expect(await replies().count()).toBe(1);
+    // Reloaded from the database, the same.
+    await page.reload();
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('You said: Hello again');
+    expect(await users().count()).toBe(1);
+  });
+
+  it('a renamed chat keeps its name; axe finds nothing at phone size', async () => {
+    const list = page.locator('sm-conversations');
+    await list
+      .locator('li.active')
+      .getByRole('button', { name: /^Rename chat/ })
+      .click();
+    await list.getByRole('textbox', { name: 'Chat title' }).fill('Coffee talk');
+    await list.getByRole('textbox', { name: 'Chat title' }).press('Enter');
+    await say('One more thing.');
+    await expect.poll(() => list.locator('li.active .title').innerText(), POLL).toBe('Coffee talk');
+    expect.soft(await scan(page, server)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('tab', { name: 'Chat', exact: true }).click();
+    await lastReply().scrollIntoViewIfNeeded();
+    expect.soft(await scan(page, server)).toEqual([]);
+    await shot('phone');
+    await lastReply().getByRole('button', { name: 'Regenerate reply' }).click();
+    await idle();
+    await expect.poll(() => lastReply().locator('.alts').innerText(), POLL).toMatch(/2\/2/);
+    await shot('alternatives-phone');
+  });
+});
