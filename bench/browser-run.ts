@@ -4,7 +4,7 @@
 // bench/results-browser-quick.json, so it never replaces a full run's). The streaming case
 // drives the chat harness against a model server that ignores max_tokens (`--only=streaming`
 // runs just that, into bench/results-browser-streaming.json).
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +40,8 @@ const STREAM_RUNS =
 /** How long a streamed turn may take before the run gives up on it (the unfixed 1 MB never ended). */
 const STREAM_TURN_LIMIT_MS = 120_000;
 const HARNESS = 'test/e2e/harness/chat.html';
+/** `--profile=DIR`: each streamed reply's main-thread CPU profile (.cpuprofile) goes there. */
+const PROFILE_DIR = process.argv.find((a) => a.startsWith('--profile='))?.slice(10);
 
 const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
 
@@ -253,6 +255,11 @@ async function streamOnce(
       traceConfig: { includedCategories: ['disabled-by-default-devtools.timeline'] },
       transferMode: 'ReportEvents',
     });
+    if (PROFILE_DIR) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     await box.press('Enter');
     // The runner's own view: how long the page leaves a trivial evaluate unanswered.
     let unresponsive = 0;
@@ -272,6 +279,13 @@ async function streamOnce(
     // Entries arrive after their task; a quiet moment lets the last one in.
     await new Promise((r) => setTimeout(r, 300));
     measuring = false;
+    if (PROFILE_DIR) {
+      const { profile } = await cdp.send('Profiler.stop');
+      await mkdir(PROFILE_DIR, { recursive: true });
+      const file = join(PROFILE_DIR, `stream-${chars / 1024}k-${Date.now()}.cpuprofile`);
+      await writeFile(file, JSON.stringify(profile));
+      log(`  profile written to ${file}`);
+    }
     await cdp.send('Tracing.end');
     await within(traced, 60_000, undefined);
     const main = runTasks.filter((x) => mainThreads.has(`${x.pid}:${x.tid}`));
