@@ -690,9 +690,9 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         if (!turn.streamed && !prefix && !/\s$/.test(base) && /^[\p{L}\p{N}(]/u.test(t)) {
           joiner = ' ';
         }
-        const shown = turn.streamed ? t : joiner + t;
+        const piece = turn.streamed ? t : joiner + t;
         turn.streamed += t;
-        turn.emit({ type: 'token', text: shown });
+        turn.emit({ type: 'token', text: piece });
       });
       const common = {
         maxTokens: settings.maxOutputTokens,

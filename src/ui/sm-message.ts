@@ -548,7 +548,7 @@ export class SmMessage extends LitElement {
     const loud = !!alts || goOn;
     return html`<div
       class="controls ${loud ? '' : 'floating'}"
-      role="toolbar"
+      role="group"
       aria-label="Message actions"
       @keydown=${this.handleControlsKey}
     >
@@ -694,7 +694,7 @@ export class SmMessage extends LitElement {
     emit(this, 'sm-message-alternative', { id: this.messageId, step });
   }
 
-  /** ← and → switch alternatives from anywhere in the toolbar. */
+  /** ← and → switch alternatives from anywhere among the actions (a group, not a toolbar: Tab moves). */
   private handleControlsKey(event: KeyboardEvent): void {
     const alts = this.controls?.alternatives;
     if (!alts || alts.count < 2) return;
