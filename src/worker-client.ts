@@ -16,6 +16,16 @@ export interface StartOptions {
   onError?: (message: string) => void;
 }
 
+let active: MemoryClient | undefined;
+
+/**
+ * The running worker's client, for parts of the page that are not handed it (the Sync section
+ * of Settings, docs/sync.md); undefined before the worker starts.
+ */
+export function activeMemoryClient(): MemoryClient | undefined {
+  return active;
+}
+
 export function startMemoryWorker(options: StartOptions = {}): MemoryWorkerHandle {
   const worker = new Worker(new URL('../workers/memory.worker.ts', import.meta.url), {
     type: 'module',
@@ -25,9 +35,12 @@ export function startMemoryWorker(options: StartOptions = {}): MemoryWorkerHandl
     options.onError?.(event.message || 'The memory worker failed to start.');
   });
   const remote = wrap<MemoryWorkerApi>(worker);
+  const memory = plainClient(remote);
+  active = memory;
   return {
-    memory: plainClient(remote),
+    memory,
     terminate() {
+      if (active === memory) active = undefined;
       remote[releaseProxy]();
       worker.terminate();
     },

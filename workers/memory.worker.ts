@@ -6,6 +6,8 @@ import type { EmbedderProgress } from '../src/embeddings/types';
 import { BUNDLED_MODEL, DEFAULT_MODEL, createEmbedder, openMemory } from '../src/memory';
 import { DEFAULT_DB_NAME } from '../src/memory/db';
 import type { MemoryApi, ReembedProgress } from '../src/memory/types';
+import { createBrowserSync } from '../src/sync/browser';
+import type { SyncConfig, SyncStatus } from '../src/sync/engine';
 
 export type ModelChoice = 'default' | 'bundled';
 
@@ -79,8 +81,23 @@ function createWorkerApi() {
     ]),
   ) as unknown as MemoryApi;
 
+  // Sync with a CouchDB server (docs/sync.md): arrivals are embedded by the engine in use.
+  const sync = createBrowserSync(() => memory);
+  void sync.start();
+
   return {
     ...forward,
+
+    /** The sync settings saved on this device, if any. */
+    syncConfig: (): Promise<SyncConfig | undefined> => sync.getConfig(),
+    /** Saves the sync settings on this device and starts or stops live sync to match. */
+    configureSync: (config: SyncConfig): Promise<SyncStatus> => sync.configure(config),
+    /** Pull, reconcile and push once. */
+    syncNow: (): Promise<SyncStatus> => sync.syncNow(),
+    /** Calls `listener` (a Comlink `proxy()`) with the sync status now and on every change. */
+    onSyncStatus(listener: (status: SyncStatus) => void): void {
+      sync.onStatus(listener);
+    },
     /**
      * Calls `listener` (wrapped in Comlink's `proxy()` by the page) on every model download or
      * load step, starting with the fallback notice (if any) and the latest step seen.

@@ -94,8 +94,11 @@ export interface SyncOptions {
   device?: string;
   /** Told after rows arrived: entries to embed, messages to index. */
   onArrived?: (arrived: { entries: number; messages: ArrivedMessage[] }) => void | Promise<void>;
-  /** For the CORS check: resolves true when the URL answers a no-CORS request. */
-  probe?: (url: string) => Promise<boolean>;
+  /**
+   * For the CORS check: true when the URL answers a no-CORS request, false when nothing answers,
+   * 'unknown' when the page cannot tell.
+   */
+  probe?: (url: string) => Promise<boolean | 'unknown'>;
   /** The page's origin, for the CORS sentence. */
   origin?: string;
   /** PBKDF2 rounds for a new encrypted database (tests lower it). */
@@ -249,12 +252,12 @@ export function createSync(options: SyncOptions) {
   }
 
   async function fail(e: unknown, url: string): Promise<SyncError> {
-    let cors = false;
+    let cors: boolean | 'unknown' = false;
     const first = classify(e, options.origin ?? '');
     if (first.code === 'UNREACHABLE' && options.probe) {
       cors = await options.probe(url).catch(() => false);
     }
-    const err = cors ? classify(e, options.origin ?? '', true) : first;
+    const err = cors ? classify(e, options.origin ?? '', cors) : first;
     if (isQuotaError(e))
       return syncError('STORAGE_FULL', 'Browser storage is full; the sync stopped.');
     return err;
@@ -621,7 +624,6 @@ export function createSync(options: SyncOptions) {
     if (decoded.length < 2) return false;
     decoded.sort((a, b) => b.u - a.u || (a.rev < b.rev ? 1 : a.rev > b.rev ? -1 : 0));
     const [winner, ...losers] = decoded;
-    status.conflicts += losers.length;
     const tombstones: PouchDoc[] = losers.map((l) => ({
       _id: mid,
       _rev: l.rev,
@@ -651,6 +653,7 @@ export function createSync(options: SyncOptions) {
         u: Math.max(winner.u, l.u),
         d,
       };
+      status.conflicts++;
       const hid = historyId(body);
       const hmid = await mirrorId(c, hid);
       const exists = await c.mirror.get(hmid).then(

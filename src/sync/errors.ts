@@ -74,8 +74,12 @@ export function syncError(code: SyncErrorCode, message: string, fix = FIXES[code
   return new SyncError(code, message, fix);
 }
 
-/** A PouchDB or fetch failure as a SyncError. `cors` says whether a no-CORS probe got through. */
-export function classify(e: unknown, origin: string, cors = false): SyncError {
+/**
+ * A PouchDB or fetch failure as a SyncError. `cors`: whether a no-CORS probe of the server got an
+ * answer (true: the server is up, so CORS blocks this page), or 'unknown' where the browser
+ * cannot tell (a cross-origin isolated page cannot make that probe).
+ */
+export function classify(e: unknown, origin: string, cors: boolean | 'unknown' = false): SyncError {
   if (e instanceof SyncError) return e;
   const err = (e ?? {}) as {
     status?: unknown;
@@ -100,6 +104,12 @@ export function classify(e: unknown, origin: string, cors = false): SyncError {
       err.name === 'FetchError' ||
       /fetch|network|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|socket/i.test(text));
   if (network) {
+    if (cors === 'unknown')
+      return syncError(
+        'UNREACHABLE',
+        'The sync server cannot be reached, or it does not let this page read its replies (CORS is not enabled).',
+        `${FIXES.UNREACHABLE} If it answers there, ${corsFix(origin).replace(/^Enable/, 'enable')}`,
+      );
     if (cors)
       return syncError(
         'CORS',

@@ -7,6 +7,7 @@ import type { ToolMode } from '../llm/types';
 import { emit } from './events';
 import { base, tokens } from './styles';
 import '../sync/sm-sync-settings';
+import '../sync/sm-sync-settings';
 import { embeddingThreads } from '../embeddings/threads';
 
 export interface SaveSettingsDetail {
@@ -526,6 +527,10 @@ export class SmSettings extends LitElement {
                     ></textarea>`,
                     'Who the assistant is and how it talks; added before the memory instructions.',
                   )}
+                </fieldset>
+                <fieldset>
+                  <legend>Sync</legend>
+                  <sm-sync-settings></sm-sync-settings>
                 </fieldset>
                 <fieldset>
                   <legend>Sync</legend>
