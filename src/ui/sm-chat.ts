@@ -485,6 +485,7 @@ export class SmChat extends LitElement {
           @sm-message-regenerate=${this.handleRegenerate}
           @sm-message-continue=${this.handleContinue}
           @sm-message-alternative=${this.handleAlternative}
+          @focusin=${this.handleMessagesFocus}
         >
           ${this.renderMessages()}
         </div>
@@ -803,6 +804,14 @@ export class SmChat extends LitElement {
 
   private handleNewConversation(): void {
     emit(this, 'sm-new-conversation', undefined);
+  }
+
+  /**
+   * Focus on a message's controls (an edit form opening, a confirmation): the log stops following
+   * the bottom, so what has focus stays in view as it grows. The next turn follows again.
+   */
+  private handleMessagesFocus(): void {
+    if (!this.generating) this.stick = false;
   }
 
   private handleScroll(): void {

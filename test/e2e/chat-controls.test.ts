@@ -83,7 +83,7 @@ describe('chat controls in Chromium', () => {
   let fake: FakeServer;
 
   const chat = () => page.locator('sm-chat');
-  const box = () => chat().getByRole('textbox', { name: 'Message' });
+  const box = () => chat().getByRole('textbox', { name: 'Message', exact: true });
   const replies = () => chat().locator('sm-message[kind="assistant"]');
   const users = () => chat().locator('sm-message[kind="user"]');
   const lastReply = () => replies().last();
@@ -231,6 +231,20 @@ describe('chat controls in Chromium', () => {
     await first.getByRole('button', { name: 'Edit your message' }).click();
     const edit = first.getByRole('textbox', { name: 'Edit your message' });
     await expect.poll(() => focused(page)).toMatchObject({ tag: 'textarea' });
+    // The form is in view: the log does not pull it away to follow the bottom.
+    await expect
+      .poll(() =>
+        page.evaluate(() => {
+          const chatRoot = document
+            .querySelector('sm-app')!
+            .shadowRoot!.querySelector('sm-chat')!.shadowRoot!;
+          const log = chatRoot.querySelector('.log')!.getBoundingClientRect();
+          const first = chatRoot.querySelector('sm-message[kind="user"]')!;
+          const form = first.shadowRoot!.querySelector('form.edit')!.getBoundingClientRect();
+          return form.top >= log.top && form.bottom <= log.bottom;
+        }),
+      )
+      .toBe(true);
     expect(await first.locator('#edit-note').innerText()).toMatch(
       /^Sending deletes the \d+ messages after this one/,
     );
