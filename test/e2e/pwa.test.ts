@@ -291,7 +291,7 @@ describe('installable offline PWA', () => {
     });
     expect(saved).toMatchObject({ status: 'SUCCESS', version: 1 });
     // Online, the app reaches the model server set in Settings.
-    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
     const endpoint = llm.url;
     await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(endpoint);
     await page.getByRole('button', { name: 'Save' }).click();

@@ -111,7 +111,7 @@ describe('one build on any static host', () => {
         expect(server.requests.filter((r) => r.status !== 200)).toEqual([]);
 
         // Settings say how many threads embeddings use, and why.
-        await page.getByRole('button', { name: 'Settings' }).click();
+        await page.getByRole('button', { name: 'Settings', exact: true }).click();
         const dialog = page.getByRole('dialog', { name: 'Settings' });
         await expect
           .poll(() => dialog.locator('#embeddingModel-hint').textContent())
