@@ -394,6 +394,14 @@ const liveMemory = {
     notifyMemoryChange(['messages']);
     return { status: 'SUCCESS' as const, id };
   },
+  /** A round: the message with the tool calls and their results, stored together. */
+  async addMessages(ms: Parameters<MemoryApi['addMessage']>[0][]) {
+    const ids = structuredClone(ms).map(({ conversationId, role, text, ...extra }) =>
+      add(conversationId, role, text, { time: new Date(), ...extra }),
+    );
+    notifyMemoryChange(['messages']);
+    return { status: 'SUCCESS' as const, ids };
+  },
   async recordTurn(turn: { turnId?: number }) {
     return { status: 'SUCCESS' as const, turnId: turn.turnId ?? 0, chunks: 0 };
   },
