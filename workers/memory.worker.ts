@@ -37,7 +37,7 @@ function createWorkerApi() {
     Promise.resolve(listener(progress)).catch(() => progressListeners.delete(listener));
   };
 
-  const open = (model: string): MemoryApi =>
+  const open = (model: string | (() => Promise<string>)): MemoryApi =>
     openMemory({
       embedder: createEmbedder({
         model,
@@ -50,8 +50,20 @@ function createWorkerApi() {
       }),
     });
 
-  let modelId = buildDefaultModel();
-  let memory = open(modelId);
+  // The first engine loads the model chosen in Settings (stored by the page as 'app'), read from
+  // the database before any model loads: with the bundled model chosen, no start loads the
+  // default model, transformers.js or the ONNX runtime first (docs/bundled-model.md).
+  let memory: MemoryApi = open(() => storedModel);
+  const storedModel = (async (): Promise<string> => {
+    try {
+      const app = (await memory.getSetting('app')) as { embeddingModel?: unknown } | undefined;
+      return app?.embeddingModel === 'bundled' ? BUNDLED_MODEL : buildDefaultModel();
+    } catch {
+      return buildDefaultModel();
+    }
+  })();
+  /** The model of the current engine. */
+  let modelId: Promise<string> = storedModel;
 
   // Committed writes, from this worker or any other tab's, as Dexie reports them here. The
   // engine notes the same report (in the same dispatch) before its next read, so a read that the
@@ -123,9 +135,9 @@ function createWorkerApi() {
       onReembed?: (progress: ReembedProgress) => void,
     ): Promise<{ model: string; reembedded: number }> {
       const wanted = choice === 'bundled' ? BUNDLED_MODEL : buildDefaultModel();
-      if (wanted !== modelId) {
+      if (wanted !== (await modelId)) {
         const old = memory;
-        modelId = wanted;
+        modelId = Promise.resolve(wanted);
         fallback = undefined;
         memory = open(wanted);
         await old.close();

@@ -11,8 +11,12 @@ import { loadStaticModel, type StaticModelFile } from './static-model';
 import type { Embedder, EmbedderProgress, ModelInfo } from './types';
 
 export interface CreateEmbedderOptions {
-  /** Model id; default DEFAULT_MODEL (`Xenova/all-MiniLM-L6-v2`, from the Hugging Face hub). */
-  model?: string;
+  /**
+   * Model id; default DEFAULT_MODEL (`Xenova/all-MiniLM-L6-v2`, from the Hugging Face hub). A
+   * function is asked for the id when the model is first needed (the worker reads the user's
+   * choice so; a rejection means DEFAULT_MODEL).
+   */
+  model?: string | (() => Promise<string>);
   /** If the chosen model cannot be loaded, use BUNDLED_MODEL instead (default true). */
   fallback?: boolean;
   /**
@@ -183,7 +187,15 @@ function errorMessage(err: unknown): string {
  * zero vector: cosine 0 with everything, never NaN.
  */
 export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
-  const requested = options.model ?? DEFAULT_MODEL;
+  const chosen = options.model;
+  const requestedModel = async (): Promise<string> => {
+    if (typeof chosen !== 'function') return chosen ?? DEFAULT_MODEL;
+    try {
+      return await chosen();
+    } catch {
+      return DEFAULT_MODEL;
+    }
+  };
   const allowFallback = options.fallback ?? true;
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? 32));
   const report = (p: EmbedderProgress): void => {
@@ -280,6 +292,7 @@ export function createEmbedder(options: CreateEmbedderOptions = {}): Embedder {
   }
 
   async function load(): Promise<Loaded> {
+    const requested = await requestedModel();
     let loaded: Loaded;
     try {
       loaded = await loadModel(requested, options.dtype);

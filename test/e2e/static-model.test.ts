@@ -1,7 +1,8 @@
 // End to end: with the bundled model, the production build in headless Chromium saves and finds
 // a memory without ever requesting the ONNX runtime (no *.wasm, nothing under ort/, no chunk of
-// the build that holds transformers.js or onnxruntime-web). Service workers are blocked here: the
-// precache is the PWA test's subject, this one is what the page and its worker fetch.
+// the build that holds transformers.js or onnxruntime-web), whether the build's model is the
+// bundled one or the user chose it in Settings. Service workers are blocked here: the precache is
+// the PWA test's subject, this one is what the page and its worker fetch.
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +47,8 @@ describe('bundled model in Chromium: no ONNX runtime', () => {
   let outDir = '';
   let server: StaticServer | undefined;
   let browser: Browser | undefined;
+  const extraDirs: string[] = [];
+  const extraServers: StaticServer[] = [];
 
   beforeAll(async () => {
     outDir = await mkdtemp(join(tmpdir(), 'sm-static-'));
@@ -64,6 +67,8 @@ describe('bundled model in Chromium: no ONNX runtime', () => {
     await browser?.close();
     await server?.close();
     if (outDir) await rm(outDir, { recursive: true, force: true });
+    for (const s of extraServers) await s.close();
+    for (const dir of extraDirs) await rm(dir, { recursive: true, force: true });
   });
 
   it('saves and finds a memory; the runtime is never requested', async () => {
@@ -128,6 +133,38 @@ describe('bundled model in Chromium: no ONNX runtime', () => {
         `runtime files in the build: ${runtimeFiles.join(', ')}`,
     );
     await page.screenshot({ path: '/tmp/sm-static-model.png' });
+    await context.close();
+  });
+  it('with the bundled model chosen in Settings, a default build loads no runtime on the next start', async () => {
+    if (!browser) throw new Error('setup failed');
+    // The default build (hub model first, fallback to the bundled one).
+    const defaultDir = await mkdtemp(join(tmpdir(), 'sm-static-default-'));
+    extraDirs.push(defaultDir);
+    await build({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'warn',
+      build: { outDir: defaultDir, emptyOutDir: true },
+    });
+    const served = await serveStatic(defaultDir);
+    extraServers.push(served);
+    const context = await browser.newContext({ serviceWorkers: 'block' });
+    const page = await context.newPage();
+    await page.goto(served.url);
+    // What Settings stores when the user picks "bundled offline model".
+    await callWorker(page, 'setSetting', 'app', { embeddingModel: 'bundled' });
+    const before = served.requests.length;
+    await page.reload();
+    expect(
+      await callWorker(page, 'saveMemory', 'Home/Pets', 'Our dog loves the beach.'),
+    ).toMatchObject({
+      status: 'SUCCESS',
+    });
+    expect(await callWorker(page, 'modelInfo')).toMatchObject({ id: BUNDLED_MODEL });
+    const after = served.requests.slice(before).map((r) => r.url.split('?')[0]);
+    expect(after.filter((p) => /transformers|\.wasm$|\/ort\//.test(p))).toEqual([]);
+    // The bundled model was loaded once, not after a default model first.
+    expect(after.filter((p) => p.endsWith('/onnx/model.onnx'))).toHaveLength(1);
     await context.close();
   });
 });

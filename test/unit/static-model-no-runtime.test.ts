@@ -40,4 +40,20 @@ describe('bundled model without the runtime', () => {
     expect(messages[0]).toMatch(/no runtime in this test/);
     await embedder.dispose();
   });
+  it('asks a model function for the id only when the model is first needed', async () => {
+    let asked = 0;
+    const importsBefore = imports.count;
+    const embedder = createEmbedder({
+      model: () => {
+        asked++;
+        return Promise.resolve(BUNDLED_MODEL);
+      },
+    });
+    expect(asked).toBe(0);
+    const [v] = await embedder.embed(['I love dogs']);
+    expect(v).toHaveLength(100);
+    expect(asked).toBe(1);
+    expect(imports.count).toBe(importsBefore);
+    await embedder.dispose();
+  });
 });
