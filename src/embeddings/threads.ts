@@ -57,6 +57,9 @@ export function embeddingThreads(facts: ThreadFacts = currentFacts()): ThreadPla
   if (!facts.secure) {
     why =
       'this page is not cross-origin isolated: it is served over plain http from another machine, where browsers allow neither isolation nor a service worker (use https or localhost)';
+  } else if (facts.controlled === undefined) {
+    why =
+      'this page is not cross-origin isolated (the server sends no COOP/COEP headers, and this browser runs no service worker here to add them)';
   } else if (facts.controlled) {
     why =
       'this page is not cross-origin isolated: the browser did not isolate it even with the headers the service worker adds';

@@ -21,6 +21,8 @@ describe('embeddingThreads', () => {
     const http = embeddingThreads({ isolated: false, cores: 8, secure: false });
     expect(http.threads).toBe(1);
     expect(http.sentence).toContain('served over plain http');
+    const noWorker = embeddingThreads({ isolated: false, cores: 8, secure: true });
+    expect(noWorker.sentence).toContain('this browser runs no service worker here');
     const refused = embeddingThreads({ isolated: false, cores: 8, secure: true, controlled: true });
     expect(refused.sentence).toContain('did not isolate it even with the headers');
   });
