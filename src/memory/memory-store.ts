@@ -5,6 +5,7 @@ import { createStoreContext } from './context';
 import { adminTools } from './tools/admin';
 import { backupTools } from './tools/backup';
 import { conversationTools } from './tools/conversations';
+import { detailTools } from './tools/detail';
 import { entryTools } from './tools/entry';
 import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
@@ -17,14 +18,18 @@ export { mergePatch } from './tools/write';
 
 export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
   const ctx = createStoreContext(options);
+  const read = readTools(ctx);
+  const history = historyTools(ctx);
+  const entry = entryTools(ctx);
   return {
     ...writeTools(ctx),
-    ...readTools(ctx),
-    ...historyTools(ctx),
+    ...read,
+    ...history,
     ...turnsTools(ctx),
     ...portableTools(ctx),
     ...conversationTools(ctx),
-    ...entryTools(ctx),
+    ...entry,
+    ...detailTools(ctx, { ...read, ...history, ...entry }),
     ...adminTools(ctx),
     ...backupTools(ctx),
     setTokenCounter: (fn) => {

@@ -331,6 +331,27 @@ export interface EmptyTrashResult {
   versions: number;
 }
 
+/** What the explorer shows for one path (`entryDetail`), read in one call. */
+export interface EntryDetail {
+  status: 'SUCCESS';
+  path: string;
+  /** An entry is saved there; only a heading over entries below; nothing (any more). */
+  kind: 'entry' | 'heading' | 'missing';
+  /** The entry, with `kind: 'entry'`. */
+  entry?: EntryView;
+  /** Conversation id of each context chunk's source message (by its turn id), where it exists. */
+  sources?: Record<number, number>;
+  /** The path's earlier versions, newest first. */
+  history: HistoryResult['versions'];
+  /** Paths of the entries below, sorted. */
+  below: string[];
+  /** The first children (entries and headings) of a path with entries below. */
+  children: HeadingChild[];
+  totalChildren: number;
+  /** With `kind: 'missing'`: where its moves led. */
+  moved?: { to: string; live: boolean };
+}
+
 export interface ResolveResult {
   status: 'SUCCESS';
   /** Where the path's entry is now: the path itself, or where its moves led. */
@@ -563,6 +584,12 @@ export interface MemoryApi {
   getMessages(conversationId: number): Promise<Message[]>;
   /** One entry without vectors, for the app (does not count as an access). */
   getEntry(path: unknown): Promise<EntryView | ToolError>;
+  /**
+   * Everything the explorer shows for `path` in one call: the entry (without vectors and
+   * without touching `accessed`), its history, the entries below, the first children, where it
+   * moved, and the conversation of each context chunk's source message.
+   */
+  entryDetail(path: unknown, options?: { childLimit?: number }): Promise<EntryDetail | ToolError>;
   /** Every entry, compactly, from the in-memory index (for the explorer tree and the map). */
   memoryIndex(): Promise<EntrySummary[]>;
   stats(): Promise<MemoryStats>;

@@ -573,25 +573,10 @@ export class SmApp extends LitElement {
     if (this.tab !== 'memory' && this.isNarrow()) this.tab = 'memory';
   }
 
+  /** A context chunk's Source link: its conversation opens, scrolled to the message. */
   private async handleOpenMessage(conversationId: number, messageId: number): Promise<void> {
-    const memory = this.memory;
-    if (!memory) return;
-    let conv = conversationId >= 0 ? conversationId : undefined;
-    if (conv === undefined) {
-      // Context chunks know their message (turn) id; find its conversation.
-      for (const c of await memory.listConversations()) {
-        if ((await memory.getMessages(c.id!)).some((m) => m.id === messageId)) {
-          conv = c.id;
-          break;
-        }
-      }
-    }
-    if (conv === undefined) {
-      this.modelNotice =
-        'The source message of that chunk no longer exists (its conversation was deleted).';
-      return;
-    }
-    this.conversationId = conv;
+    if (!this.memory) return;
+    this.conversationId = conversationId;
     this.tab = 'chat';
     await this.updateComplete;
     await this.chat?.scrollToMessage(messageId);

@@ -39,6 +39,8 @@ type Detail =
   | (Loaded & {
       kind: 'entry';
       entry: QueryResult;
+      /** Conversation of each context chunk's source message, by message (turn) id. */
+      sources: Record<number, number>;
       /** The path it had before its latest move. */
       movedFrom?: string;
       /** The version whose save took the context chunks, when a later change kept them. */
@@ -105,18 +107,17 @@ function isHeadingChild(c: HeadingChild): c is Extract<HeadingChild, { isHeading
 }
 
 /**
- * Where a context chunk came from, if the engine says. `ChunkView` (what `queryMemory` returns)
- * carries only role, text and similarity today; when it also carries the message id
- * (`turn_id`), the chunk gets a "Source" link. The conversation id is not stored with a chunk, so
- * the event carries `conversationId: -1` and the app resolves the message by its id.
+ * Where a context chunk came from: its message (`turn_id`) and that message's conversation, as
+ * `entryDetail` found it. A chunk whose message is gone (its conversation deleted) has none.
  */
-function sourceOf(chunk: ChunkView): OpenMessageDetail | undefined {
-  const extra = chunk as ChunkView & { turn_id?: unknown; conversationId?: unknown };
-  if (typeof extra.turn_id !== 'number') return undefined;
-  return {
-    messageId: extra.turn_id,
-    conversationId: typeof extra.conversationId === 'number' ? extra.conversationId : -1,
-  };
+function sourceOf(
+  chunk: ChunkView,
+  sources: Record<number, number> | undefined,
+): OpenMessageDetail | undefined {
+  const turn = (chunk as ChunkView & { turn_id?: unknown }).turn_id;
+  if (typeof turn !== 'number') return undefined;
+  const conversationId = sources?.[turn];
+  return conversationId === undefined ? undefined : { messageId: turn, conversationId };
 }
 
 /**
@@ -142,7 +143,7 @@ function sourceOf(chunk: ChunkView): OpenMessageDetail | undefined {
  * edit form's Save and Cancel stay in view at the foot of the pane while the content scrolls.
  *
  * @fires sm-select-path - A breadcrumb segment or a child was chosen, or the entry was moved.
- * @fires sm-open-message - A context chunk's Source link; `conversationId` is -1 (see `sourceOf`).
+ * @fires sm-open-message - A context chunk's Source link: its conversation and message ids.
  * @fires sm-toast - After a delete, move or restore: what happened, with Undo.
  */
 @customElement('sm-entry-detail')
@@ -586,64 +587,41 @@ export class SmEntryDetail extends LitElement {
     this.deleted = [];
   }
 
-  /** Reads the path: the entry (if any), its history and what lies below it. */
+  /** Reads the path in one call: the entry (if any), its history and what lies below it. */
   private async load(): Promise<Detail | undefined> {
     const { memory, path } = this;
     if (!memory || path === undefined) return undefined;
-    const [index, hist] = await Promise.all([
-      memory.memoryIndex(),
-      path === '' ? undefined : memory.getHistory(path),
-    ]);
-    const history = hist?.status === 'SUCCESS' ? hist.versions : [];
-    const self = index.find((e) => e.path === path);
-    const prefix = path === '' ? '' : `${path}/`;
-    const below = index
-      .filter((e) => e.path !== path && e.path.startsWith(prefix))
-      .map((e) => e.path)
-      .sort();
-    const descendants = below.length;
-    let children: HeadingChild[] = [];
-    let totalChildren = 0;
-    if (descendants > 0) {
-      const heading = await memory.queryMemoryHeading(path, undefined, undefined, {
-        limit: CHILD_LIMIT,
-      });
-      if (heading.status === 'SUCCESS') {
-        children = heading.children;
-        totalChildren = heading.totalChildren;
-      }
+    const detail = await memory.entryDetail(path, { childLimit: CHILD_LIMIT });
+    if (detail.status !== 'SUCCESS') return { kind: 'error', path, message: detail.message };
+    const { history, below, children, totalChildren } = detail;
+    const loaded: Loaded = {
+      path,
+      history,
+      descendants: below.length,
+      below,
+      children,
+      totalChildren,
+    };
+    if (detail.kind === 'entry' && detail.entry) {
+      const { content, contextChunks, created, modified, accessed, version } = detail.entry;
+      const view: QueryResult = {
+        status: 'SUCCESS',
+        path,
+        content,
+        contextChunks,
+        metadata: { created, modified, accessed, version },
+      };
+      return {
+        ...loaded,
+        kind: 'entry',
+        entry: view,
+        sources: detail.sources ?? {},
+        movedFrom: detail.entry.movedFrom,
+        contextVersion: detail.entry.contextVersion,
+      };
     }
-    const loaded: Loaded = { path, history, descendants, below, children, totalChildren };
-    if (self) {
-      // getEntry neither writes `accessed` (so no reload loop) nor drops the chunks' turn ids.
-      const entry = await memory.getEntry(path);
-      if (!('status' in entry)) {
-        const { content, contextChunks, created, modified, accessed, version } = entry;
-        const view: QueryResult = {
-          status: 'SUCCESS',
-          path,
-          content,
-          contextChunks,
-          metadata: { created, modified, accessed, version },
-        };
-        return {
-          ...loaded,
-          kind: 'entry',
-          entry: view,
-          movedFrom: entry.movedFrom,
-          contextVersion: entry.contextVersion,
-        };
-      }
-      if (entry.code !== 'NOT_FOUND') return { kind: 'error', path, message: entry.message };
-      // NOT_FOUND: deleted since the index was read; show what is there now.
-    }
-    if (descendants > 0 || path === '') return { ...loaded, kind: 'heading' };
-    const where = history.length ? await memory.resolvePath(path) : undefined;
-    const moved =
-      where?.status === 'SUCCESS' && where.moves.length
-        ? { to: where.path, live: where.live }
-        : undefined;
-    return { ...loaded, kind: 'missing', moved };
+    if (detail.kind === 'heading') return { ...loaded, kind: 'heading' };
+    return { ...loaded, kind: 'missing', moved: detail.moved };
   }
 
   private select(path: string): void {
@@ -822,7 +800,7 @@ export class SmEntryDetail extends LitElement {
         ${
           entry.contextChunks.length
             ? html`<ul class="plain chunks">
-                ${entry.contextChunks.map((c) => this.renderChunk(c))}
+                ${entry.contextChunks.map((c) => this.renderChunk(c, detail.sources))}
               </ul>`
             : html`<p class="empty">No conversation context was stored with this entry.</p>`
         }
@@ -830,8 +808,8 @@ export class SmEntryDetail extends LitElement {
     `;
   }
 
-  private renderChunk(chunk: ChunkView) {
-    const source = sourceOf(chunk);
+  private renderChunk(chunk: ChunkView, sources: Record<number, number>) {
+    const source = sourceOf(chunk, sources);
     const pct = Math.round(chunk.similarity * 100);
     return html`<li>
       <div class="chunk-head">

@@ -207,6 +207,38 @@ function createFakeMemory() {
       if (!children.length) return { status: 'NOT_FOUND' as const, path, message: 'no children' };
       return { status: 'SUCCESS' as const, path, children, totalChildren: children.length };
     },
+    async entryDetail(path: string) {
+      const hist = await api.getHistory(path);
+      const under = below(path)
+        .filter((p) => p !== path)
+        .sort();
+      const heading = under.length ? await api.queryMemoryHeading(path) : undefined;
+      const kids = heading?.status === 'SUCCESS' ? heading.children : [];
+      const base = {
+        status: 'SUCCESS' as const,
+        path,
+        history: hist.versions,
+        below: under,
+        children: kids,
+        totalChildren: kids.length,
+      };
+      const r = rows.get(path);
+      if (r) {
+        const entry = {
+          path,
+          content: structuredClone(r.content),
+          contextChunks: r.chunks.map((c) => ({ ...c })),
+          model: 'fake',
+          created: r.created,
+          modified: r.modified,
+          accessed: r.accessed,
+          version: r.version,
+        };
+        const sources = Object.fromEntries(r.chunks.map((c) => [c.turn_id, 1]));
+        return { ...base, kind: 'entry' as const, entry, sources };
+      }
+      return { ...base, kind: under.length || path === '' ? 'heading' : 'missing' } as const;
+    },
     async getHistory(path: string): Promise<HistoryResult> {
       return {
         status: 'SUCCESS',

@@ -1,0 +1,97 @@
+// One straight path per action (issue 14): opening an entry's detail is one call to the memory
+// worker, and a context chunk's Source link opens its conversation at the message directly.
+// Calls are counted where they leave the page: Comlink's APPLY messages to the worker.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium';
+import { buildAndServe, callWorker } from './explorer-fixture';
+import type { StaticServer } from './static-server';
+
+/** Installed before the app loads: records the method name of each call sent to a worker. */
+const COUNT_CALLS = `(() => {
+  const calls = [];
+  window.__workerCalls = calls;
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (data, ...rest) {
+    if (data && data.type === 'APPLY' && Array.isArray(data.path)) calls.push(data.path.join('.'));
+    return post.call(this, data, ...rest);
+  };
+})();`;
+
+const callsSince = (p: Page, from: number) =>
+  p.evaluate(
+    (n) => (window as unknown as { __workerCalls: string[] }).__workerCalls.slice(n),
+    from,
+  );
+const callCount = (p: Page) =>
+  p.evaluate(() => (window as unknown as { __workerCalls: string[] }).__workerCalls.length);
+
+describe('round trips (Chromium)', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let server: StaticServer;
+  let dispose: () => Promise<void>;
+  let messageId = 0;
+
+  beforeAll(async () => {
+    ({ server, dispose } = await buildAndServe());
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    await page.addInitScript({ content: COUNT_CALLS });
+    await page.goto(server.url);
+    // A conversation, then an entry saved from it: its context chunks come from that chat.
+    const conv = await callWorker<{ id: number }>(page, 'createConversation', 'Trip planning');
+    await callWorker(page, 'recordTurn', {
+      conversationId: conv.id,
+      role: 'user',
+      text: 'We fly to Lisbon on the ninth. I always pack the blue umbrella.',
+    });
+    const turn = await callWorker<{ turnId: number }>(page, 'recordTurn', {
+      conversationId: conv.id,
+      role: 'assistant',
+      text: 'Noted: Lisbon on the ninth, with the blue umbrella.',
+    });
+    messageId = turn.turnId;
+    const saved = await callWorker<{ status: string }>(
+      page,
+      'saveMemory',
+      'Travel/Lisbon',
+      'Flight on the ninth; pack the blue umbrella.',
+    );
+    expect(saved.status).toBe('SUCCESS');
+    await page.getByRole('treeitem', { name: 'Travel' }).waitFor({ timeout: 30_000 });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await dispose?.();
+  });
+
+  it("opens an entry's detail with one call to the worker", async () => {
+    await page.getByRole('treeitem', { name: 'Travel', exact: true }).click();
+    const detail = page.locator('sm-entry-detail');
+    await detail.getByRole('heading', { name: 'Travel', level: 2 }).waitFor();
+    const before = await callCount(page);
+    await page.getByRole('treeitem', { name: 'Lisbon', exact: true }).click();
+    await detail.getByRole('heading', { name: /Context from the conversation/ }).waitFor();
+    // A moment for any late call to show up in the count.
+    await page.waitForTimeout(300);
+    expect(await callsSince(page, before)).toEqual(['entryDetail']);
+  });
+
+  it("a context chunk's Source link opens its conversation at the message", async () => {
+    const before = await callCount(page);
+    const detail = page.locator('sm-entry-detail');
+    await detail.getByRole('button', { name: 'Source message' }).first().click();
+    const message = page.locator(`sm-chat #msg-${messageId}`);
+    await message.waitFor({ timeout: 30_000 });
+    await expect.poll(() => message.isVisible()).toBe(true);
+    // Straight to its conversation: no walk over every conversation's messages.
+    const calls = await callsSince(page, before);
+    expect(calls).not.toContain('listConversations');
+    expect(calls.filter((c) => c === 'getMessages').length).toBeLessThanOrEqual(1);
+  });
+});
