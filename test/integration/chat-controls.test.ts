@@ -151,7 +151,7 @@ describe('a tool call the model wrote but that cannot be read', () => {
 });
 
 describe('regenerate', () => {
-  it('keeps every alternative; the one shown is the one sent next, and survives a reload', async () => {
+  it('keeps every alternative, stored; the one shown is the one sent next', async () => {
     let n = 0;
     const s = await setup('llamacpp', {
       defaultReply: (req) => {
@@ -195,6 +195,23 @@ describe('regenerate', () => {
     expect(r.status).toBe('error');
     const all = await s.memory.getMessages(s.conversationId);
     expect(visibleMessages(all).map((m) => m.text)).toEqual(['Hello.', 'First.']);
+  });
+});
+
+describe('answer again', () => {
+  it('a question whose turn failed before any reply is answered again, as its first reply', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ error: { status: 500, body: { error: { message: 'x' } } } }, { text: 'Hi.' }],
+    });
+    expect((await s.session.send(s.conversationId, 'Hello?')).status).toBe('error');
+    const r = await s.session.regenerate(s.conversationId);
+    expect(r).toMatchObject({ status: 'answered', text: 'Hi.' });
+    const all = await s.memory.getMessages(s.conversationId);
+    expect(all.map((m) => [m.role, m.text, m.meta?.alt])).toEqual([
+      ['user', 'Hello?', undefined],
+      ['assistant', 'Hi.', undefined],
+    ]);
+    expect(s.events.some((e) => e.type === 'alternative')).toBe(false);
   });
 });
 
@@ -272,6 +289,23 @@ describe('continue', () => {
     ]);
     const [, after] = await s.memory.getMessages(s.conversationId);
     expect(after.text).toBe('Apples are red.');
+  });
+
+  it('Stop while continuing keeps what arrived, appended and marked stopped', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ text: 'The story goes' }, { hang: true, text: ' on and on' }],
+    });
+    await s.session.send(s.conversationId, 'Tell it.');
+    const [, reply] = await s.memory.getMessages(s.conversationId);
+    const stop = new AbortController();
+    const going = s.session.continueReply(s.conversationId, reply.id!, stop.signal, (e) => {
+      if (e.type === 'token' && e.text.includes('on')) stop.abort();
+    });
+    const r = await going;
+    expect(r.status).toBe('aborted');
+    const [, after] = await s.memory.getMessages(s.conversationId);
+    expect(after.text).toMatch(/^The story goes on/);
+    expect(after.meta).toMatchObject({ aborted: true });
   });
 
   it('only the last reply continues', async () => {
