@@ -7,6 +7,7 @@
 // (docs/decisions/0009-static-model-without-runtime.md).
 import type { DataType, DeviceType, ProgressInfo } from '@huggingface/transformers';
 import { BUNDLED_MODEL, DEFAULT_MODEL, MODELS, modelInfo } from './models';
+import { embeddingThreads } from './threads';
 import { loadStaticModel, type StaticModelFile } from './static-model';
 import type { Embedder, EmbedderProgress, ModelInfo } from './types';
 
@@ -87,7 +88,11 @@ function isNode(): boolean {
 function baseUrl(): string {
   // import.meta.env exists under Vite and vitest, not under plain Node/tsx.
   const base = (import.meta as { env?: { BASE_URL?: string } }).env?.BASE_URL ?? '/';
-  return base.endsWith('/') ? base : base + '/';
+  const folder = base.endsWith('/') ? base : base + '/';
+  // A relative base (the default build, which works at any path: docs/hosting.md) is relative to
+  // the app's root, and a built script, this one included, lives one folder below it (assets/).
+  if (folder.startsWith('.')) return new URL('../' + folder, import.meta.url).href;
+  return folder;
 }
 
 /** Default folder of bundled models: `<repo>/public/models/` in Node, `BASE_URL/models/` in browsers. */
@@ -170,6 +175,8 @@ function configureWasm(env: Transformers['env'], prefix: string | undefined): vo
     const name = typeof u === 'string' || u instanceof URL ? String(u).split('/').pop() : '';
     return name?.startsWith('ort-wasm') ? name : fallback; // not a blob: URL set after loading
   };
+  // Threads when the page is cross-origin isolated; the settings say how many and why.
+  wasm.numThreads = embeddingThreads().threads;
   const paths = typeof current === 'object' ? current : {};
   wasm.wasmPaths = {
     mjs: base + fileOf(paths.mjs, 'ort-wasm-simd-threaded.asyncify.mjs'),
