@@ -397,6 +397,13 @@ export class SmChat extends LitElement {
   /** Log keys that stored messages took over from the live turn (see keyOf). */
   private readonly liveKeys = new Map<number, string>();
   private turnCount = 0;
+  /** What layoutOf worked out for the messages last loaded. */
+  private layout?: {
+    messages: Message[];
+    alt: number | undefined;
+    groups: ReplyGroup[];
+    controls: Map<number, MessageControls>;
+  };
 
   private readonly watch = new MemoryWatch<Loaded>(this, {
     tables: ['messages'],
@@ -586,8 +593,7 @@ export class SmChat extends LitElement {
     }
     if (!messages) return html`<div class="placeholder">Loading…</div>`;
     const ids = new Set(messages.map((m) => m.id));
-    const groups = replyGroups(messages, live?.alt);
-    const controls = this.controlsFor(messages, groups);
+    const { groups, controls } = this.layoutOf(messages, live?.alt);
     const shown = groups
       .flatMap((g) => [...(g.user ? [g.user] : []), ...g.members.filter((m) => altOfShown(m, g))])
       .filter((m) => m.role !== 'tool');
@@ -620,13 +626,31 @@ export class SmChat extends LitElement {
     return this.liveKeys.get(id) ?? `m${id}`;
   }
 
+  /** Groups and controls of the loaded messages, worked out once per load (not per token frame). */
+  private layoutOf(
+    messages: Message[],
+    alt: number | undefined,
+  ): { groups: ReplyGroup[]; controls: Map<number, MessageControls> } {
+    const cached = this.layout;
+    if (cached?.messages === messages && cached.alt === alt) return cached;
+    const groups = replyGroups(messages, alt);
+    this.layout = { messages, alt, groups, controls: this.controlsFor(messages, groups) };
+    return this.layout;
+  }
+
   /**
    * The controls of each shown message: edit (user), delete, and on a group's last reply its
    * alternatives; regenerate on the last group, continue on the last reply with words.
    */
   private controlsFor(all: Message[], groups: ReplyGroup[]): Map<number, MessageControls> {
     const out = new Map<number, MessageControls>();
-    const after = (id: number) => all.filter((m) => m.id! > id && m.role !== 'tool').length;
+    // How many messages (not tool results) come after each: what editing it drops.
+    const said = all
+      .filter((m) => m.role !== 'tool')
+      .map((m) => m.id!)
+      .sort((a, b) => a - b);
+    const place = new Map(said.map((id, i) => [id, i]));
+    const after = (id: number) => said.length - 1 - (place.get(id) ?? said.length - 1);
     const toolsOf = (m: Message) => m.toolCalls?.length ?? 0;
     groups.forEach((g, i) => {
       const last = i === groups.length - 1;
