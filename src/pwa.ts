@@ -14,8 +14,13 @@ const FIRST_CONTROL_LIMIT_MS = 15_000;
 /** Set (per tab) before the one reload that makes the page isolated, so it cannot loop. */
 const ISOLATION_RELOAD_KEY = 'structured-memory:isolation-reload';
 
-let startApp: () => void = () => undefined;
-const appMayStart = new Promise<void>((resolve) => (startApp = resolve));
+let resolveStart: () => void = () => undefined;
+const appMayStart = new Promise<void>((resolve) => (resolveStart = resolve));
+let appStarted = false;
+function startApp(): void {
+  appStarted = true;
+  resolveStart();
+}
 
 function sessionFlag(op: 'get' | 'set' | 'remove'): boolean {
   try {
@@ -48,7 +53,8 @@ export function whenAppMayStart(): Promise<void> {
   container.addEventListener(
     'controllerchange',
     () => {
-      if (!crossOriginIsolated && !sessionFlag('get') && sessionFlag('set')) {
+      // Not once the app runs (control came after the time limit): a reload would interrupt it.
+      if (!appStarted && !crossOriginIsolated && !sessionFlag('get') && sessionFlag('set')) {
         window.location.reload();
         return;
       }
