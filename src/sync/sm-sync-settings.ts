@@ -309,18 +309,28 @@ export class SmSyncSettings extends LitElement {
   private async handleLive(e: Event): Promise<void> {
     this.draft = { ...this.draft, live: (e.target as HTMLInputElement).checked };
     await this.apply(this.draft);
+    await this.showOutcome();
+  }
+
+  /** Brings the status and any error into view (the dialog scrolls; a phone shows little). */
+  private async showOutcome(): Promise<void> {
+    await this.updateComplete;
+    const last = [...this.renderRoot.querySelectorAll<HTMLElement>('.status, .error, .fix')].pop();
+    last?.scrollIntoView({ block: 'nearest' });
   }
 
   private async handleSyncNow(): Promise<void> {
     // With Keep in sync on, saving starts live sync, which syncs first.
     const s = await this.apply(this.draft);
-    if (!s || this.draft.live || !this.client) return;
-    this.busy = true;
-    try {
-      this.status = await this.client.syncNow();
-    } finally {
-      this.busy = false;
+    if (s && !this.draft.live && this.client) {
+      this.busy = true;
+      try {
+        this.status = await this.client.syncNow();
+      } finally {
+        this.busy = false;
+      }
     }
+    await this.showOutcome();
   }
 }
 

@@ -93,6 +93,7 @@ describe('sync at size and under faults', () => {
     const b = await device(db, {}, 'Laptop');
     const s = await b.sync.syncNow();
     expect(s.error).toBeNull();
+    await b.sync.idle(); // embedded in the background
     const got = await paths(b.mem);
     expect(got).toHaveLength(1000);
     expect(got).toEqual(await paths(a.mem));

@@ -67,6 +67,7 @@ const freshDb = () => `sync-${process.pid}-${++dbSerial}`;
 async function ok(d: Device) {
   const s = await d.sync.syncNow();
   expect(s.error).toBeNull();
+  await d.sync.idle(); // what arrived is embedded
   return s;
 }
 
