@@ -104,6 +104,16 @@ describe('JSON backup', () => {
     expect(entry.contextChunks.length).toBeGreaterThan(0);
   });
 
+  it('keeps the name a person gave a chat', async () => {
+    const { mem: a } = openTestMemory();
+    const conv = ok(await a.createConversation('New chat'));
+    ok(await a.renameConversation(conv.id, 'New chat'));
+    const json = await a.exportJson();
+    const { mem: b } = openTestMemory();
+    ok(await b.importJson(json, 'replace'));
+    expect((await b.listConversations())[0]).toMatchObject({ title: 'New chat', named: true });
+  });
+
   it('a bad backup changes nothing and says what is wrong', async () => {
     const b = openTestMemory();
     await seeded(b.mem);

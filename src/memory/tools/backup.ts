@@ -101,6 +101,7 @@ const BACKUP_SCHEMA: Schema = {
           title: { type: 'string' },
           created: date,
           modified: date,
+          named: { type: 'boolean' },
         },
       },
     },
@@ -146,7 +147,13 @@ interface Backup {
     movedTo?: string;
     deleteRoot?: string;
   }[];
-  conversations?: { id: number; title: string; created: string; modified: string }[];
+  conversations?: {
+    id: number;
+    title: string;
+    created: string;
+    modified: string;
+    named?: boolean;
+  }[];
   messages?: (Omit<Message, 'time'> & { id: number; time: string })[];
 }
 
@@ -216,6 +223,7 @@ export function backupTools(ctx: StoreContext) {
           title: c.title,
           created: c.created.toISOString(),
           modified: c.modified.toISOString(),
+          ...(c.named ? { named: true } : {}),
         })),
         messages: messages.map((m) => ({ ...m, id: m.id!, time: m.time.toISOString() })),
       };
@@ -387,6 +395,7 @@ export function backupTools(ctx: StoreContext) {
               title: c.title,
               created: new Date(c.created),
               modified: new Date(c.modified),
+              ...(c.named ? { named: true } : {}),
             };
             convMap.set(c.id, await db.conversations.add(replace ? { ...row, id: c.id } : row));
           }
