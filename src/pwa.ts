@@ -43,9 +43,10 @@ function sessionFlag(op: 'get' | 'set' | 'remove'): boolean {
  */
 export function whenAppMayStart(): Promise<void> {
   const container = 'serviceWorker' in navigator ? navigator.serviceWorker : undefined;
-  // The dev server (import.meta.hot; not env.DEV, which a build under Vitest also sets) has no
-  // service worker.
-  if (import.meta.hot || !container || !window.isSecureContext) return Promise.resolve();
+  // The dev server (import.meta.hot; not env.DEV, which a build under Vitest also sets) and a
+  // file opened from disk have no service worker.
+  const none = import.meta.hot || location.protocol === 'file:';
+  if (none || !container || !window.isSecureContext) return Promise.resolve();
   if (container.controller) {
     if (crossOriginIsolated) sessionFlag('remove');
     return Promise.resolve();

@@ -109,7 +109,8 @@ describe('one build on any static host', () => {
 
         // Everything came from under the prefix, and nothing was missing.
         expect(server.requests.filter((r) => !r.url.startsWith(prefix))).toEqual([]);
-        expect(server.requests.filter((r) => r.status !== 200)).toEqual([]);
+        // (Status 0: still being answered, e.g. the model the worker is fetching.)
+        expect(server.requests.filter((r) => r.status >= 300)).toEqual([]);
 
         // Settings say how many threads embeddings use, and why.
         await page.getByRole('button', { name: 'Settings', exact: true }).click();
