@@ -48,7 +48,14 @@ const PAGE = 500;
 const APPLY_PAGE = 2000;
 const LIVE_DEBOUNCE_MS = 150;
 const MAX_BACKOFF_MS = 60_000;
-const SYNCED_TABLES = ['structured_memory', 'history', 'conversations', 'messages', 'settings'];
+const KIND_TABLE: Record<DocKind, string> = {
+  entry: 'structured_memory',
+  history: 'history',
+  conv: 'conversations',
+  msg: 'messages',
+  setting: 'settings',
+};
+const SYNCED_TABLES = Object.values(KIND_TABLE);
 
 export interface SyncConfig {
   /** The CouchDB server, e.g. http://127.0.0.1:5984 */
@@ -441,19 +448,26 @@ export function createSync(options: SyncOptions) {
     hash: string;
   }
 
+  /**
+   * Reads the synced tables (only those in `only`, when given: live sync knows which tables a
+   * write touched) as bodies with their logical ids.
+   */
   async function scanLocal(
     byLocal: Map<string, DocState>,
+    only?: ReadonlySet<string>,
   ): Promise<{ docs: Map<string, Scanned>; deletedAt: Map<string, number> }> {
+    const read = <T, K>(table: Table<T, K>) =>
+      !only || only.has(table.name) ? table.toArray() : Promise.resolve([] as T[]);
     const [entries, history, convs, msgs, settings] = await mdb.transaction(
       'r',
       [mdb.structured_memory, mdb.history, mdb.conversations, mdb.messages, mdb.settings],
       () =>
         Promise.all([
-          mdb.structured_memory.toArray(),
-          mdb.history.toArray(),
-          mdb.conversations.toArray(),
-          mdb.messages.toArray(),
-          mdb.settings.toArray(),
+          read(mdb.structured_memory),
+          read(mdb.history),
+          read(mdb.conversations),
+          read(mdb.messages),
+          read(mdb.settings),
         ]),
     );
     const out = new Map<string, Scanned>();
@@ -475,7 +489,10 @@ export function createSync(options: SyncOptions) {
       if (out.has(id) && out.get(id)!.local !== h.id) id = `${computed}:${h.id}`;
       add(id, 'history', h.id!, body);
     }
+    // Conversations not read this time are known by their records.
     const convIds = new Map<number, string>();
+    for (const st of byLocal.values())
+      if (st.kind === 'conv' && st.hash !== '') convIds.set(st.local as number, st.id);
     for (const c of convs) {
       const id = byLocal.get(localKey('conv', c.id!))?.id ?? `conv:${randomRev()}`;
       convIds.set(c.id!, id);
@@ -496,7 +513,10 @@ export function createSync(options: SyncOptions) {
 
   // ---- reconcile -------------------------------------------------------------------------------
 
-  async function reconcile(c: Connection): Promise<{ written: number; again: boolean }> {
+  async function reconcile(
+    c: Connection,
+    only?: ReadonlySet<string>,
+  ): Promise<{ written: number; again: boolean }> {
     const states = await sdb.docs.toArray();
     const byId = new Map(states.map((s) => [s.id, s]));
     const byMid = new Map(states.map((s) => [s.mid, s]));
@@ -511,14 +531,20 @@ export function createSync(options: SyncOptions) {
 
     // 1. Local changes go into the mirror, each on the revision Dexie last agreed with: when the
     // server changed it meanwhile, that makes a conflict there, decided in step 2.
-    const { docs: scanned, deletedAt } = await scanLocal(byLocal);
+    const { docs: scanned, deletedAt } = await scanLocal(byLocal, only);
+    const scannedKinds = new Set(
+      (Object.entries(KIND_TABLE) as [DocKind, string][])
+        .filter(([, table]) => !only || only.has(table))
+        .map(([kind]) => kind),
+    );
     const changed: { id: string; scan?: Scanned; st?: DocState }[] = [];
     for (const s of scanned.values()) {
       const st = byId.get(s.id);
       if (!st || st.hash !== s.hash) changed.push({ id: s.id, scan: s, st });
     }
     for (const st of byId.values())
-      if (st.hash !== '' && !scanned.has(st.id)) changed.push({ id: st.id, st });
+      if (st.hash !== '' && scannedKinds.has(st.kind) && !scanned.has(st.id))
+        changed.push({ id: st.id, st });
     let written = 0;
     for (let i = 0; i < changed.length; i += PAGE) {
       const page = changed.slice(i, i + PAGE);
@@ -945,6 +971,8 @@ export function createSync(options: SyncOptions) {
     return { ...status };
   }
 
+  // Tables written since the last live reconcile: only those are read again.
+  let dirtyTables = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let dirty = false;
   function schedule(): void {
@@ -958,9 +986,19 @@ export function createSync(options: SyncOptions) {
       void serial(async () => {
         if (!conn || !live) return;
         try {
-          const { written, again } = await reconcile(conn);
-          if (written) setStatus({ waiting: status.waiting + written });
-          if (again) schedule();
+          const tables = dirtyTables;
+          dirtyTables = new Set();
+          try {
+            const { written, again } = await reconcile(conn, tables);
+            if (written) setStatus({ waiting: status.waiting + written });
+            if (again) {
+              for (const t of SYNCED_TABLES) dirtyTables.add(t);
+              schedule();
+            }
+          } catch (e) {
+            for (const t of tables) dirtyTables.add(t); // read them again next time
+            throw e;
+          }
         } catch (e) {
           const err = await fail(e, (await getConfig())?.url ?? '');
           setStatus({ state: 'retrying', error: err.info() });
@@ -971,10 +1009,15 @@ export function createSync(options: SyncOptions) {
 
   const prefix = `idb://${memoryName}/`;
   const onMutated = (parts: ObservabilitySet) => {
+    let touched = false;
     for (const part of Object.keys(parts)) {
       if (!part.startsWith(prefix)) continue;
-      if (SYNCED_TABLES.includes(part.slice(prefix.length).split('/')[0])) return schedule();
+      const table = part.slice(prefix.length).split('/')[0];
+      if (!SYNCED_TABLES.includes(table)) continue;
+      dirtyTables.add(table);
+      touched = true;
     }
+    if (touched) schedule();
   };
 
   async function startLive(): Promise<SyncStatus> {

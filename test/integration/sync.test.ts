@@ -1,7 +1,7 @@
 // Sync between two memories through a real server of the CouchDB replication protocol
 // (express-pouchdb, in memory, on 127.0.0.1): what syncs, conflicts, deletes and moves, a restore
 // after sync, hostile documents, and the errors a user sees.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { indexArrivals } from '../../src/sync/arrivals';
 import { createSync, type SyncConfig, type SyncEngine } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
@@ -245,6 +245,28 @@ describe('sync through a CouchDB-protocol server', () => {
     await ok(a);
     expect(await content(a.mem, 'notes/n')).toBe('edited later');
     expect(await content(b.mem, 'notes/n')).toBe('edited later');
+  });
+
+  it('Keep in sync: saves, messages and deletes on one device reach the other by themselves', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db, new Clock(), { live: true });
+    const b = await device('Laptop', db, new Clock(), { live: true });
+    const conv = await a.mem.createConversation('Live chat');
+    if (conv.status !== 'SUCCESS') throw new Error('no conversation');
+    await a.mem.saveMemory('live/one', 'first');
+    const waitOn = (fn: () => Promise<void>) => vi.waitFor(fn, { timeout: 30_000, interval: 100 });
+    await waitOn(async () => expect(await content(b.mem, 'live/one')).toBe('first'));
+    // A message in a conversation B already has: only the messages table is read again.
+    await a.mem.recordTurn({ conversationId: conv.id, role: 'user', text: 'Live hello.' });
+    await waitOn(async () => {
+      const [c] = await b.mem.listConversations();
+      expect((await b.mem.getMessages(c.id!)).map((m) => m.text)).toEqual(['Live hello.']);
+    });
+    await b.mem.deleteMemory('live/one');
+    await waitOn(async () => expect(await content(a.mem, 'live/one')).toBe('NOT_FOUND'));
+    await b.mem.saveMemory('live/two', { from: 'B' });
+    await waitOn(async () => expect(await content(a.mem, 'live/two')).toEqual({ from: 'B' }));
+    expect((await a.mem.memoryIndex()).map((e) => e.path)).toEqual(['live/two']);
   });
 
   it('documents from the server that fail the checks are skipped, said, and nothing else is lost', async () => {
