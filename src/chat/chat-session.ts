@@ -38,6 +38,7 @@ import {
   type MemoryTool,
   type ToolOutcome,
 } from './tools';
+import { estimateTokens } from '../memory/text';
 
 export const MAX_TOOL_ROUNDS = 8;
 
@@ -109,7 +110,7 @@ export interface ChatSessionOptions {
   settings?: Partial<ChatSettings>;
   toolModes?: ToolModeMemory;
   onEvent?: (event: SessionEvent) => void;
-  /** Synchronous token estimate for the prompt budget (default: ~4 characters a token). */
+  /** Synchronous token estimate for the prompt budget (default: the engine's `estimateTokens`). */
   countTokens?: (text: string) => number;
   /**
    * Wraps the token-count callback handed to `memory.setTokenCounter` (the page passes Comlink's
@@ -166,8 +167,6 @@ export interface ChatSession {
 export const CONTINUE_INSTRUCTION =
   'Continue your last reply exactly where it stopped. Do not repeat any of it and do not comment; write only what comes next.';
 
-const estimate = (text: string) => (text ? Math.ceil(text.length / 4) : 0);
-
 /** One turn in progress: its signal, its listeners, and the text shown so far this round. */
 interface Turn {
   conversationId: number;
@@ -188,7 +187,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
   const settings: ChatSettings = { ...DEFAULT_CHAT_SETTINGS, ...options.settings };
   const sessionEmit = options.onEvent ?? (() => undefined);
   const wrap = options.wrapCallback ?? (<F>(fn: F) => fn);
-  const countTokens = options.countTokens ?? estimate;
+  const countTokens = options.countTokens ?? estimateTokens;
   const remembered = new Map<string, ToolMode>();
   const toolModes: ToolModeMemory = options.toolModes ?? {
     get: (k) => remembered.get(k),

@@ -5,6 +5,7 @@ import { corsError, errorFromResponse, malformedStreamError, serverDownError } f
 import { MAX_ERROR_BODY_CHARS } from './limits';
 import { sseEvents } from './sse';
 import { koboldNativeReducer, openAiChunkReducer } from './stream';
+import { estimateTokens } from '../memory/text';
 import {
   LlmError,
   type ChatMessage,
@@ -90,11 +91,6 @@ export interface Connector {
   generate(request: GenerateRequest): Promise<GenerationResult>;
   /** Tokens of `text` by the server's tokenizer when it has one (cached), else an estimate. */
   countTokens(text: string, signal?: AbortSignal): Promise<number>;
-}
-
-/** Estimated tokens when the server has no tokenizer: about 4 characters per token. */
-export function estimateTokens(text: string): number {
-  return text ? Math.max(1, Math.ceil(text.length / 4)) : 0;
 }
 
 export function normaliseEndpoint(endpoint: string): string {
