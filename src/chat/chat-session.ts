@@ -9,7 +9,7 @@
 // engine finishes there without the turn waiting for it.
 import type { Validator } from '@cfworker/json-schema';
 import type { Connector } from '../llm/connector';
-import { isAbort } from '../llm/connector';
+import { asLlmError, isAbortError, isToolsUnsupported } from '../llm/errors';
 import {
   describeTools,
   parseToolCalls,
@@ -265,7 +265,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
   ): Promise<void> {
     const indexed = memory.recordTurn({ conversationId: turn.conversationId, role, text, turnId });
     await unlessAborted(indexed, turn.signal).catch((e: unknown) => {
-      if (!isAbort(e)) throw e;
+      if (!isAbortError(e)) throw e;
     });
   }
 
@@ -407,12 +407,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
             generate(turn, s, mode, prompt.messages),
           ));
         } catch (e) {
-          if (
-            e instanceof LlmError &&
-            e.code === 'TOOLS_UNSUPPORTED' &&
-            mode === 'native' &&
-            settings.toolMode === 'auto'
-          ) {
+          if (isToolsUnsupported(e) && mode === 'native' && settings.toolMode === 'auto') {
             await step(toolModes.set(modeKey(s), 'prompted'));
             emit({
               type: 'notice',
@@ -480,7 +475,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
             });
           }
         } catch (e) {
-          if (!isAbort(e) && !signal?.aborted) throw e;
+          if (!isAbortError(e) && !signal?.aborted) throw e;
           // Stopped while a tool ran: keep the round with the calls that finished (a call still
           // running finishes in the engine, unrecorded here).
           storedPartial = true;
@@ -495,7 +490,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         await storeRound(turn, visible, calls, outcomes, { mode });
       }
     } catch (e) {
-      if (isAbort(e) || signal?.aborted) {
+      if (isAbortError(e) || signal?.aborted) {
         // Stopped mid-step: what was shown of this round is kept, marked stopped.
         const partial = turn.streamed.trim();
         if (partial && !storedPartial) {
@@ -503,13 +498,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         }
         return { status: 'aborted', text: storedPartial ? '' : partial, rounds };
       }
-      const error =
-        e instanceof LlmError
-          ? e
-          : new LlmError(
-              'SERVER_ERROR',
-              `Something went wrong: ${e instanceof Error ? e.message : String(e)}`,
-            );
+      const error = asLlmError(e);
       const partial = error.detail.partial ?? '';
       if (partial.trim()) {
         await store(turn, { role: 'assistant', text: partial, meta: { error: error.code } }, true);
@@ -729,7 +718,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
       return { status: result.aborted ? 'aborted' : 'answered', text, rounds: 0 };
     } catch (e) {
       const partial = turn.streamed;
-      if (isAbort(e) || signal?.aborted) {
+      if (isAbortError(e) || signal?.aborted) {
         if (target && partial.trim()) {
           const text = (base + joiner + partial).trimEnd();
           await saveContinued(turn, target, text, { ...target.meta, aborted: true });
@@ -737,13 +726,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         }
         return { status: 'aborted', text: base, rounds: 0 };
       }
-      const error =
-        e instanceof LlmError
-          ? e
-          : new LlmError(
-              'SERVER_ERROR',
-              `Something went wrong: ${e instanceof Error ? e.message : String(e)}`,
-            );
+      const error = asLlmError(e);
       const cutShort = error.detail.partial ?? partial;
       if (target && cutShort.trim()) {
         await saveContinued(turn, target, (base + joiner + cutShort).trimEnd(), {

@@ -1,7 +1,13 @@
 // The connector to the user's model server: detection, streamed chat completions (OpenAI wire
 // format) and KoboldCPP native generation, abort with genkey, server-side token counts, and
 // network failures turned into typed errors with a sentence that says the fix.
-import { corsError, errorFromResponse, malformedStreamError, serverDownError } from './errors';
+import {
+  corsError,
+  errorFromResponse,
+  isAbortError,
+  malformedStreamError,
+  serverDownError,
+} from './errors';
 import { MAX_ERROR_BODY_CHARS } from './limits';
 import { sseEvents } from './sse';
 import { koboldNativeReducer, openAiChunkReducer } from './stream';
@@ -124,7 +130,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
       try {
         response = await doFetch(baseUrl + path, init);
       } catch (e) {
-        if (isAbort(e)) throw e;
+        if (isAbortError(e)) throw e;
         throw await classifyNetworkError(kind);
       }
       if (response.status === 503 && attempt < retry.attempts) {
@@ -159,7 +165,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
       const r = await request(path, { headers: headers(), signal });
       return await r.json();
     } catch (e) {
-      if (isAbort(e)) throw e;
+      if (isAbortError(e)) throw e;
       if (
         e instanceof LlmError &&
         (e.code === 'SERVER_DOWN' || e.code === 'CORS' || e.code === 'UNAUTHORIZED')
@@ -264,7 +270,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
         }
       }
     } catch (e) {
-      if (isAbort(e) || signal?.aborted) {
+      if (isAbortError(e) || signal?.aborted) {
         onAbort?.();
         return { ...reducer.result(), aborted: true };
       }
@@ -367,7 +373,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
         n = Array.isArray(tokens) ? tokens.length : undefined;
       }
     } catch (e) {
-      if (isAbort(e)) throw e;
+      if (isAbortError(e)) throw e;
       n = undefined; // the tokenizer is optional: estimate instead
     }
     const count = n ?? estimateTokens(text);
@@ -443,10 +449,6 @@ function disconnected(baseUrl: string, partial: string): LlmError {
         : ' Try again, or check the server window for errors.'),
     { partial },
   );
-}
-
-export function isAbort(e: unknown): boolean {
-  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'AbortError';
 }
 
 function positive(v: unknown): number | undefined {

@@ -336,6 +336,15 @@ export function isAbortError(err: unknown): boolean {
   return isRecord(err) && err.name === 'AbortError';
 }
 
+/** `err` as an LlmError to show: itself, or an unexpected failure said as SERVER_ERROR. */
+export function asLlmError(err: unknown): LlmError {
+  if (err instanceof LlmError) return err;
+  return new LlmError(
+    'SERVER_ERROR',
+    `Something went wrong: ${err instanceof Error ? err.message : String(err)}`,
+  );
+}
+
 function startCommand(kind: ServerKind | undefined): string {
   switch (kind) {
     case 'koboldcpp':

@@ -8,12 +8,8 @@ import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { createChatSession, type ChatSession, type ToolModeMemory } from '../chat/chat-session';
 import type { EmbedderProgress, ModelInfo } from '../embeddings/types';
-import {
-  createConnector,
-  isAbort,
-  koboldPasswordError,
-  koboldPasswordMissing,
-} from '../llm/connector';
+import { createConnector, koboldPasswordError, koboldPasswordMissing } from '../llm/connector';
+import { isAbortError } from '../llm/errors';
 import type { ServerInfo, ToolMode } from '../llm/types';
 import type { Conversation, MemoryStats } from '../memory/types';
 import {
@@ -513,7 +509,7 @@ export class SmApp extends LitElement {
           message: `${connector.baseUrl} did not answer within ${TEST_TIMEOUT_MS / 1000} seconds: wait until the server has loaded its model, then check the Endpoint URL.`,
         };
       }
-      if (isAbort(e)) throw e;
+      if (isAbortError(e)) throw e;
       return { ok: false, message: e instanceof Error ? e.message : String(e) };
     }
     if (koboldPasswordMissing(info))

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  asLlmError,
   corsError,
   errorFromResponse,
   errorFromStreamPayload,
@@ -202,5 +203,17 @@ describe('network failures', () => {
     expect(isToolsUnsupported({ name: 'LlmError', code: 'TOOLS_UNSUPPORTED', message: '' })).toBe(
       true,
     );
+  });
+});
+
+describe('asLlmError', () => {
+  it('keeps an LlmError and says anything else as an unexpected failure', () => {
+    const known = new LlmError('BUSY', 'The server is busy.');
+    expect(asLlmError(known)).toBe(known);
+    const other = asLlmError(new TypeError('x is not a function'));
+    expect(other).toBeInstanceOf(LlmError);
+    expect(other.code).toBe('SERVER_ERROR');
+    expect(other.message).toBe('Something went wrong: x is not a function');
+    expect(asLlmError('plain').message).toBe('Something went wrong: plain');
   });
 });
