@@ -29,23 +29,16 @@
 // `budget`.
 
 import type { ChatMessage } from '../llm/types';
-import type { ChunkView, JsonValue } from '../memory/types';
+import type { ChunkView, JsonValue, OutlineNode, RecallHit } from '../memory/types';
 import { DEFAULT_PERSONA, MEMORY_INSTRUCTIONS, MINIMAL_SYSTEM_PROMPT } from './instructions';
 
-/** A heading of the memory tree with the number of entries under it. */
-export interface OutlineNode {
-  path: string;
-  entries: number;
-  children?: OutlineNode[];
-}
+export type { OutlineNode } from '../memory/types';
 
-/** An auto-recalled entry: relevant to the user's message, above the recall floor. */
-export interface RecallItem {
-  path: string;
-  content: JsonValue;
-  /** Fused relevance, 0..1. */
-  relevance: number;
-}
+/**
+ * What the prompt needs of an auto-recalled entry (a `recallMemory` hit: relevant to the user's
+ * message, above the recall floor); why it matched stays with the engine.
+ */
+export type RecallItem = Pick<RecallHit, 'path' | 'content' | 'relevance'>;
 
 /**
  * A queryMemory result whose context chunks go back into the prompt (docs/design.md, "Prompt
