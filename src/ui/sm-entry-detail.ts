@@ -895,9 +895,17 @@ export class SmEntryDetail extends LitElement {
               @click=${() => this.handleSelectVersion(v.id)}
             >
               <span class="name">Version ${v.version}</span>
-              <span class="preview"
-                >${REASONS[v.reason]}${v.movedTo !== undefined ? ` to ${v.movedTo}` : ''}</span
-              >
+              ${
+                v.conflictFrom !== undefined
+                  ? html`<span
+                      class="preview"
+                      title="Two devices changed this entry while apart; the later change is the live one, and this version, from ${v.conflictFrom}, is kept here."
+                      >conflict, from ${v.conflictFrom}</span
+                    >`
+                  : html`<span class="preview"
+                      >${REASONS[v.reason]}${v.movedTo !== undefined ? ` to ${v.movedTo}` : ''}</span
+                    >`
+              }
               <span class="aside" title=${dateFormat.format(v.replaced)}>
                 ${ago(v.replaced, now)}
               </span>

@@ -236,6 +236,20 @@ describe('sync between two browsers', () => {
       expect(lost.content).not.toEqual(live);
       expect(lost.conflictFrom).toBe('Chrome on Linux');
     }
+    // The entry's history in the explorer says which version is the other device's.
+    await a.getByRole('tab', { name: 'Tree' }).click();
+    const filter = a.getByRole('searchbox', { name: 'Filter paths' });
+    await filter.fill('Pets/cat');
+    const item = a.getByRole('tree', { name: 'Memory' }).getByRole('treeitem', { name: 'cat' });
+    await expect.poll(() => item.count(), { timeout: 20_000 }).toBeGreaterThan(0);
+    await item.first().click();
+    await filter.fill('');
+    const history = a.locator('sm-entry-detail .history');
+    await expect
+      .poll(() => history.textContent(), { timeout: 20_000 })
+      .toMatch(/conflict, from Chrome on Linux/);
+    await history.scrollIntoViewIfNeeded();
+    await shot(a, 'desktop-conflict-in-history');
   });
 
   it('1,000 entries reach an empty browser; the server stopped mid-sync, then resumed: each entry once', async () => {
