@@ -84,14 +84,14 @@ function createWorkerApi() {
     }
   });
 
-  // Every engine method, forwarded to the current engine (which changes when the model does).
-  const forward = Object.fromEntries(
-    Object.keys(memory).map((name) => [
-      name,
+  // Every engine method, forwarded to the current engine (which changes when the model does):
+  // each looks the method up on `memory` when it is called.
+  const forward: MemoryApi = new Proxy(memory, {
+    get:
+      (_first, name) =>
       (...args: unknown[]) =>
-        (memory[name as keyof MemoryApi] as (...a: unknown[]) => unknown)(...args),
-    ]),
-  ) as unknown as MemoryApi;
+        Reflect.apply(Reflect.get(memory, name) as (...a: unknown[]) => unknown, memory, args),
+  });
 
   // Sync with a CouchDB server (docs/sync.md): arrivals are embedded by the engine in use.
   const sync = createBrowserSync(() => memory);

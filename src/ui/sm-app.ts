@@ -25,7 +25,6 @@ import {
   type FallbackNotice,
 } from '../app/settings';
 import type { MemoryClient } from '../worker-client';
-import type { MemoryApi } from '../memory/types';
 import { MemoryWatch, followMemoryChanges } from './memory-watch';
 import { base, tokens } from './styles';
 import type { SmChat, ChatStatus } from './sm-chat';
@@ -450,8 +449,7 @@ export class SmApp extends LitElement {
       contextSize: s.contextSize,
     });
     const session = createChatSession({
-      // The proxy has every MemoryApi method, each async, as the session expects.
-      memory: memory as unknown as MemoryApi,
+      memory,
       connector,
       settings: s,
       toolModes: this.toolModes(memory),
