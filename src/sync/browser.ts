@@ -59,5 +59,10 @@ export function createBrowserSync(
     origin: self.location.origin,
     probe,
     onArrived: (arrived) => indexArrivals(memory(), arrived, onEmbedding),
+    // Every tab's worker runs an engine on the same databases: one reconciles at a time.
+    exclusive: async (body) => {
+      if (self.navigator.locks) await self.navigator.locks.request('structured-memory-sync', body);
+      else await body();
+    },
   });
 }

@@ -117,6 +117,11 @@ export interface SyncOptions {
   origin?: string;
   /** PBKDF2 rounds for a new encrypted database (tests lower it). */
   kdfIterations?: number;
+  /**
+   * Runs `body` alone among every engine on this memory (the app: a Web Lock, so two tabs never
+   * reconcile at once); default: alone in this engine.
+   */
+  exclusive?: (body: () => Promise<void>) => Promise<void>;
 }
 
 /** The sync's record of one document: what the mirror and Dexie agreed on last. */
@@ -925,7 +930,8 @@ export function createSync(options: SyncOptions) {
 
   // ---- one cycle, and live sync ----------------------------------------------------------------
 
-  function serial(body: () => Promise<void>): Promise<void> {
+  function serial(inner: () => Promise<void>): Promise<void> {
+    const body = options.exclusive ? () => options.exclusive!(inner) : inner;
     const next = running.then(body, body);
     running = next.catch(() => undefined);
     return next;
