@@ -7,7 +7,6 @@ import type { ToolMode } from '../llm/types';
 import { emit } from './events';
 import { base, tokens } from './styles';
 import '../sync/sm-sync-settings';
-import '../sync/sm-sync-settings';
 import { embeddingThreads } from '../embeddings/threads';
 
 export interface SaveSettingsDetail {
@@ -527,10 +526,6 @@ export class SmSettings extends LitElement {
                     ></textarea>`,
                     'Who the assistant is and how it talks; added before the memory instructions.',
                   )}
-                </fieldset>
-                <fieldset>
-                  <legend>Sync</legend>
-                  <sm-sync-settings></sm-sync-settings>
                 </fieldset>
                 <fieldset>
                   <legend>Sync</legend>
