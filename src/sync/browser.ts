@@ -58,7 +58,11 @@ export function createBrowserSync(
     device: deviceLabel(self.navigator.userAgent),
     origin: self.location.origin,
     probe,
-    onArrived: (arrived) => indexArrivals(memory(), arrived, onEmbedding),
+    onArrived: (arrived, progress) =>
+      indexArrivals(memory(), arrived, (p) => {
+        progress(p);
+        onEmbedding?.(p);
+      }),
     // Every tab's worker runs an engine on the same databases: one reconciles at a time.
     exclusive: async (body) => {
       if (self.navigator.locks) await self.navigator.locks.request('structured-memory-sync', body);

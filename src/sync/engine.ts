@@ -86,6 +86,8 @@ export interface SyncStatus {
   skippedWhy?: string;
   /** Conflicts decided this session. */
   conflicts: number;
+  /** What arrived being embedded in the background (search by meaning finds it when done). */
+  embedding?: { done: number; total: number };
   /** How long the last Sync now took in each step, ms (for the benchmark). */
   timings?: { pull: number; reconcile: number; push: number };
 }
@@ -107,7 +109,10 @@ export interface SyncOptions {
   /** Names this device in conflict records ("Chrome on Linux"). */
   device?: string;
   /** Told after rows arrived: entries to embed, messages to index. */
-  onArrived?: (arrived: { entries: number; messages: ArrivedMessage[] }) => void | Promise<void>;
+  onArrived?: (
+    arrived: { entries: number; messages: ArrivedMessage[] },
+    progress: (p: { done: number; total: number }) => void,
+  ) => void | Promise<void>;
   /**
    * For the CORS check: true when the URL answers a no-CORS request, false when nothing answers,
    * 'unknown' when the page cannot tell.
@@ -220,7 +225,14 @@ export function createSync(options: SyncOptions) {
   let arrivals: Promise<void> = Promise.resolve();
   const background = (arrived: { entries: number; messages: ArrivedMessage[] }) => {
     const run = async () => {
-      if (!closed) await options.onArrived?.(arrived);
+      if (closed) return;
+      try {
+        await options.onArrived?.(arrived, (p) =>
+          setStatus({ embedding: p.done < p.total ? { ...p } : undefined }),
+        );
+      } finally {
+        if (status.embedding) setStatus({ embedding: undefined });
+      }
     };
     arrivals = arrivals.then(run, run).catch(() => undefined);
   };

@@ -45,6 +45,8 @@ export function statusLine(s: SyncStatus | undefined): string {
   else parts.push('Not synced yet on this device');
   if (s.state === 'live') parts.push('keeping in sync');
   if (s.state === 'retrying') parts.push('trying again');
+  if (s.embedding)
+    parts.push(`embedding what arrived: ${s.embedding.done} of ${s.embedding.total}`);
   if (s.waiting) parts.push(`${s.waiting} ${s.waiting === 1 ? 'change' : 'changes'} waiting`);
   if (s.conflicts)
     parts.push(

@@ -45,7 +45,7 @@ async function device(database: string, extra: Partial<SyncConfig> = {}, label =
     device: label,
     now: clock.now,
     kdfIterations: 2000,
-    onArrived: (arrived) => indexArrivals(mem, arrived),
+    onArrived: (arrived, progress) => indexArrivals(mem, arrived, progress),
   });
   engines.push(sync);
   await sync.configure({
@@ -91,9 +91,16 @@ describe('sync at size and under faults', () => {
     expect(imported).toMatchObject({ status: 'SUCCESS', imported: 1000 });
     expect((await a.sync.syncNow()).error).toBeNull();
     const b = await device(db, {}, 'Laptop');
+    const seen: { done: number; total: number }[] = [];
+    b.sync.onStatus((st) => {
+      if (st.embedding) seen.push(st.embedding);
+    });
     const s = await b.sync.syncNow();
     expect(s.error).toBeNull();
-    await b.sync.idle(); // embedded in the background
+    await b.sync.idle(); // embedded in the background, with progress
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((p) => p.total === 1000 && p.done < 1000)).toBe(true);
+    expect(b.sync.status().embedding).toBeUndefined();
     const got = await paths(b.mem);
     expect(got).toHaveLength(1000);
     expect(got).toEqual(await paths(a.mem));

@@ -46,7 +46,7 @@ async function device(
     device: label,
     now: clock.now,
     kdfIterations: 2000,
-    onArrived: (arrived) => indexArrivals(mem, arrived),
+    onArrived: (arrived, progress) => indexArrivals(mem, arrived, progress),
   });
   engines.push(sync);
   await sync.configure({
