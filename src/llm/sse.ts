@@ -145,6 +145,9 @@ export function createSseParser(): SseParser {
  */
 export const STREAM_SLICE_MS = 8;
 
+/** Characters of one read parsed at a time (the parser takes text split anywhere). */
+const PARSE_PIECE_CHARS = 16 * 1024;
+
 interface YieldingScheduler {
   yield(): Promise<void>;
 }
@@ -192,7 +195,10 @@ export async function* sseEvents(
       const { done, value } = await reader.read();
       signal?.throwIfAborted();
       if (done) break;
-      yield* handOver(parser.push(decoder.decode(value, { stream: true })));
+      // A read can hold a megabyte of events: parse it in pieces, so the slices stay short.
+      const text = decoder.decode(value, { stream: true });
+      for (let at = 0; at < text.length; at += PARSE_PIECE_CHARS)
+        yield* handOver(parser.push(text.slice(at, at + PARSE_PIECE_CHARS)));
     }
     finished = true;
     const tail = decoder.decode();
