@@ -1,5 +1,6 @@
 // entryDetail: what the explorer shows for one path, in one call.
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryDB } from '../../src/memory/db';
 import { closeAll, ok, openTestMemory } from './helpers';
 
 afterEach(closeAll);
@@ -19,6 +20,30 @@ describe('entryDetail', () => {
     const turns = d.entry!.contextChunks.map((c) => c.turn_id);
     expect(turns.length).toBeGreaterThan(0);
     for (const t of turns) expect(d.sources?.[t]).toBe(conv.id);
+  });
+
+  it('no source for a chunk whose message id now names another message', async () => {
+    const { mem, name } = openTestMemory();
+    const conv = ok(await mem.createConversation('Trip'));
+    const said = ok(
+      await mem.recordTurn({ conversationId: conv.id, role: 'user', text: 'I fly to Lisbon.' }),
+    );
+    ok(await mem.saveMemory('Travel/Lisbon', 'Flight on the ninth.'));
+    // As on a device that received this entry by sync: its message ids are another device's.
+    ok(await mem.deleteConversation(conv.id));
+    const other = ok(await mem.createConversation('Groceries'));
+    const db = new MemoryDB(name);
+    await db.messages.put({
+      id: said.turnId,
+      conversationId: other.id,
+      role: 'user',
+      text: 'Milk.',
+      time: new Date(),
+    });
+    db.close();
+    const d = ok(await mem.entryDetail('Travel/Lisbon'));
+    expect(d.entry!.contextChunks.length).toBeGreaterThan(0);
+    expect(d.sources).toEqual({});
   });
 
   it('a heading: the entries below and its first children', async () => {

@@ -61,13 +61,17 @@ export function detailTools(ctx: StoreContext, reads: DetailReads) {
       if (path !== '' && idx.exists(path)) {
         const entry = await reads.getEntry(path);
         if (!isToolError(entry)) {
-          // Each source message's conversation, so a Source link opens it directly.
+          // Each source message's conversation, so a Source link opens it directly. A message
+          // counts only if it holds the chunk's text: a snapshot synced from another device
+          // names that device's message ids, which may be other messages here (docs/sync.md).
           const turns = [...new Set(entry.contextChunks.map((c) => c.turn_id))];
           const messages = turns.length ? await db.messages.bulkGet(turns) : [];
+          const byId = new Map(messages.flatMap((m, i) => (m ? [[turns[i]!, m] as const] : [])));
           const sources: Record<number, number> = {};
-          messages.forEach((m, i) => {
-            if (m?.conversationId !== undefined) sources[turns[i]!] = m.conversationId;
-          });
+          for (const c of entry.contextChunks) {
+            const m = byId.get(c.turn_id);
+            if (m && m.text.includes(c.text)) sources[c.turn_id] = m.conversationId;
+          }
           return { ...base, kind: 'entry' as const, entry, sources };
         }
         if (entry.code !== 'NOT_FOUND') return entry;
