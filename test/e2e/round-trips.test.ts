@@ -61,6 +61,8 @@ describe('round trips (Chromium)', () => {
       'Flight on the ninth; pack the blue umbrella.',
     );
     expect(saved.status).toBe('SUCCESS');
+    // A fresh load, so no view is still reloading after the writes above when counting starts.
+    await page.reload();
     await page.getByRole('treeitem', { name: 'Travel' }).waitFor({ timeout: 30_000 });
   });
 
