@@ -153,6 +153,8 @@ describe('bundled model in Chromium: no ONNX runtime', () => {
     await page.goto(served.url);
     // What Settings stores when the user picks "bundled offline model".
     await callWorker(page, 'setSetting', 'app', { embeddingModel: 'bundled' });
+    // This first load's own model (the hub's, then the fallback) has arrived before counting.
+    await callWorker(page, 'modelInfo');
     const before = served.requests.length;
     await page.reload();
     expect(
