@@ -117,7 +117,7 @@ describe('the app in Chromium', () => {
         timeout: 30_000,
       })
       .toBeGreaterThan(0);
-    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
     await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(fake.url);
     await shot('settings');
     await page.getByRole('button', { name: 'Save' }).click();

@@ -369,7 +369,7 @@ describe('trash, undo and moves in Chromium', () => {
   });
 
   it('a tool card link to a moved path follows the move', async () => {
-    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
     await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(fake.url);
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await expect

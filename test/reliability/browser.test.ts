@@ -345,7 +345,7 @@ describe('reliability in Chromium', () => {
           const context = await newProfile(served);
           try {
             const { page, errors } = await openApp(served, context);
-            await page.getByRole('button', { name: 'Settings' }).click();
+            await page.getByRole('button', { name: 'Settings', exact: true }).click();
             await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(url);
             await page.getByRole('button', { name: 'Save' }).click();
             // The model name is markup; it shows as text.

@@ -165,7 +165,7 @@ export async function expectResponsive(page: Page, what: string): Promise<void> 
     page.evaluate(() => 1 + 1),
     `${what}: the page's main thread`,
   );
-  await page.getByRole('button', { name: 'Settings' }).click({ timeout: HANG_MS });
+  await page.getByRole('button', { name: 'Settings', exact: true }).click({ timeout: HANG_MS });
   const endpoint = page.getByRole('textbox', { name: 'Endpoint URL' });
   await endpoint.waitFor({ timeout: HANG_MS });
   await page.keyboard.press('Escape');
