@@ -2,11 +2,11 @@
 // into an empty memory, the server gone mid-sync (nothing lost, nothing twice), and end-to-end
 // encryption (the server holds no plaintext; a wrong passphrase writes nothing here).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { indexArrivals } from '../../src/sync/arrivals';
-import { createSync, type SyncConfig, type SyncEngine } from '../../src/sync/engine';
+import type { SyncConfig, SyncEngine } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
-import { nodePouchFactory, startSyncServer, type TestSyncServer } from '../sync-server';
-import { Clock, closeAll, openTestMemory, sharedEmbedder } from './helpers';
+import { startSyncServer, type TestSyncServer } from '../sync-server';
+import { closeAll, sharedEmbedder } from './helpers';
+import { openDevice } from './sync-device';
 
 let server: TestSyncServer;
 const engines: SyncEngine[] = [];
@@ -36,29 +36,8 @@ afterEach(async () => {
 let serial = 0;
 const freshDb = () => `faults-${process.pid}-${++serial}`;
 
-async function device(database: string, extra: Partial<SyncConfig> = {}, label = 'Desktop') {
-  const clock = new Clock();
-  const { mem, name } = openTestMemory({ clock });
-  const sync = createSync({
-    Pouch: nodePouchFactory,
-    memoryName: name,
-    device: label,
-    now: clock.now,
-    kdfIterations: 2000,
-    onArrived: (arrived, progress) => indexArrivals(mem, arrived, progress),
-  });
-  engines.push(sync);
-  await sync.configure({
-    url: server.url,
-    database,
-    username: '',
-    password: '',
-    encrypt: false,
-    passphrase: '',
-    live: false,
-    ...extra,
-  });
-  return { mem, sync, name };
+function device(database: string, extra: Partial<SyncConfig> = {}, label = 'Desktop') {
+  return openDevice({ url: server.url, database, label, engines, extra });
 }
 
 /** A JSON backup of `n` entries (what an older memory brings), for a fast bulk load. */

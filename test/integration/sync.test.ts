@@ -2,11 +2,11 @@
 // (express-pouchdb, in memory, on 127.0.0.1): what syncs, conflicts, deletes and moves, a restore
 // after sync, hostile documents, and the errors a user sees.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { indexArrivals } from '../../src/sync/arrivals';
 import { createSync, type SyncConfig, type SyncEngine } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
 import { nodePouchFactory, startSyncServer, type TestSyncServer } from '../sync-server';
 import { Clock, closeAll, openTestMemory, sharedEmbedder } from './helpers';
+import { openDevice, type Device } from './sync-device';
 
 let server: TestSyncServer;
 const engines: SyncEngine[] = [];
@@ -25,41 +25,14 @@ afterEach(async () => {
 
 let dbSerial = 0;
 
-interface Device {
-  mem: MemoryApi;
-  sync: SyncEngine;
-  clock: Clock;
-  name: string;
-}
-
 /** A memory with a sync engine over it, configured for `database` on the test server. */
-async function device(
+function device(
   label: string,
   database: string,
   clock = new Clock(),
   extra: Partial<SyncConfig> = {},
 ): Promise<Device> {
-  const { mem, name } = openTestMemory({ clock });
-  const sync = createSync({
-    Pouch: nodePouchFactory,
-    memoryName: name,
-    device: label,
-    now: clock.now,
-    kdfIterations: 2000,
-    onArrived: (arrived, progress) => indexArrivals(mem, arrived, progress),
-  });
-  engines.push(sync);
-  await sync.configure({
-    url: server.url,
-    database,
-    username: '',
-    password: '',
-    encrypt: false,
-    passphrase: '',
-    live: false,
-    ...extra,
-  });
-  return { mem, sync, clock, name };
+  return openDevice({ url: server.url, database, label, engines, clock, extra });
 }
 
 const freshDb = () => `sync-${process.pid}-${++dbSerial}`;
