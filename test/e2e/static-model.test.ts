@@ -7,30 +7,15 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
 import { serveStatic, type StaticServer } from './static-server';
+import { BUNDLED_MODEL } from '../../src/embeddings/models';
+import { callWorker } from './explorer-fixture';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BUNDLED_MODEL = 'structured-memory/glove-100d-sif';
-
-/** Calls a method of the worker's Comlink proxy, which the page keeps on <sm-app>. */
-async function callWorker(page: Page, method: string, ...args: unknown[]): Promise<unknown> {
-  await page.waitForFunction(
-    () => !!(document.querySelector('sm-app') as { memory?: unknown } | null)?.memory,
-  );
-  return page.evaluate(
-    async ([m, a]) => {
-      const app = document.querySelector('sm-app') as unknown as {
-        memory: Record<string, (...x: unknown[]) => Promise<unknown>>;
-      };
-      return app.memory[m as string](...(a as unknown[]));
-    },
-    [method, args] as const,
-  );
-}
 
 /** Every file under `dir`, as paths relative to it with a leading `/`. */
 async function listFiles(dir: string, prefix = '/'): Promise<string[]> {
