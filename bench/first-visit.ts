@@ -55,23 +55,28 @@ try {
     await new Promise((r) => setTimeout(r, QUIET_MS));
   }
   const isolated = await page.evaluate(() => crossOriginIsolated);
-  const byUrl = new Map<string, { times: number; bytes: number }>();
+  // A 304 (the browser asked whether its copy is current) sends no body: counted apart.
+  const byUrl = new Map<string, { times: number; bytes: number; revalidated: number }>();
   for (const r of server.requests) {
     const url = r.url.replace(/\?.*$/, '');
-    const row = byUrl.get(url) ?? { times: 0, bytes: 0 };
-    row.times++;
+    const row = byUrl.get(url) ?? { times: 0, bytes: 0, revalidated: 0 };
+    if (r.status === 304) row.revalidated++;
+    else row.times++;
     row.bytes += r.bytes ?? 0;
     byUrl.set(url, row);
   }
   const rows = [...byUrl].sort((a, b) => b[1].bytes - a[1].bytes);
   const mb = (n: number) => (n / 1e6).toFixed(2);
   for (const [url, row] of rows) {
-    console.log(`${mb(row.bytes).padStart(8)} MB  ${row.times}×  ${url}`);
+    const checks = row.revalidated ? ` (+ ${row.revalidated}× 304)` : '';
+    console.log(`${mb(row.bytes).padStart(8)} MB  ${row.times}×  ${url}${checks}`);
   }
   const total = rows.reduce((n, [, row]) => n + row.bytes, 0);
   const twice = rows.filter(([, row]) => row.times > 1).map(([url]) => url);
+  const revalidated = rows.reduce((n, [, row]) => n + row.revalidated, 0);
   console.log(
-    `total ${mb(total)} MB in ${server.requests.length} responses; page loads ${loads}; ` +
+    `total ${mb(total)} MB in ${server.requests.length} responses ` +
+      `(${revalidated} of them 304 with no body); page loads ${loads}; ` +
       `crossOriginIsolated ${isolated}; sent more than once: ${twice.join(', ') || 'nothing'}`,
   );
 } finally {

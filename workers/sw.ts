@@ -1,7 +1,7 @@
 // The app's service worker, built by vite-plugin-pwa (injectManifest) with its precache list:
 // - the app shell is precached, so the app starts offline;
-// - the ONNX runtime (`ort/`) and the bundled model (`models/`) are cached the first time the app
-//   itself fetches them (the page starts its worker only once this service worker controls it),
+// - the ONNX runtime (`ort/`), the models (`models/`) and the transformers.js chunk are cached the
+//   first time the app itself fetches them (the page starts its worker only once this service worker controls it),
 //   so a first visit downloads each file once, and a build that never needs the runtime never
 //   downloads it; each is kept under its build revision, so a new version refetches what changed;
 // - every response it serves carries the cross-origin isolation headers, so the app gets threads
@@ -22,8 +22,11 @@ import { ISOLATION_HEADERS } from '../src/isolation';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: (string | PrecacheEntry)[] };
 
-/** Folders whose files are cached on first use instead of precached. */
-const ON_DEMAND = ['ort/', 'models/'];
+/**
+ * Files cached on first use instead of precached: the ONNX runtime, the models, and the
+ * transformers.js chunk, which only a transformer model (not the bundled one) loads.
+ */
+const ON_DEMAND = [/^ort\//, /^models\//, /^assets\/transformers\.web-[\w-]+\.js$/];
 /** The cache of those files, keyed by URL and build revision. */
 const FILES_CACHE = 'structured-memory-files';
 
@@ -50,7 +53,7 @@ const isolation: WorkboxPlugin = {
 };
 
 const entries = self.__WB_MANIFEST.map((e) => (typeof e === 'string' ? { url: e } : e));
-const onDemand = (url: string) => ON_DEMAND.some((folder) => url.startsWith(folder));
+const onDemand = (url: string) => ON_DEMAND.some((pattern) => pattern.test(url));
 
 /** Absolute URL (no query) of each on-demand file → its cache key, which names its revision. */
 const fileKeys = new Map<string, string>();
@@ -61,14 +64,37 @@ for (const entry of entries) {
   fileKeys.set(new URL(entry.url, scope).href, url.href);
 }
 
-addPlugins([isolation]);
-precacheAndRoute(entries.filter((e) => !onDemand(e.url)));
+/**
+ * Workbox fetches a precached file that has a revision (no hash in its name: index.html, icons)
+ * with `cache: 'reload'`, past the HTTP cache, so a first visit would download what the page
+ * has just fetched a second time. `no-cache` asks the server instead whether the copy the
+ * browser holds is current (a 304 and no body when it is), which is as safe: the revision
+ * cannot be paired with a stale file.
+ */
+const revalidate: WorkboxPlugin = {
+  requestWillFetch: async ({ request }) =>
+    request.cache === 'reload' && request.mode !== 'navigate'
+      ? new Request(request, { cache: 'no-cache' })
+      : request,
+};
+
+/**
+ * The shell is precached as `./`, the address the page itself was loaded from, so the
+ * revalidation above finds the page's own copy (as `index.html` it would be a second download).
+ */
+const SHELL = './';
+const shellEntries = entries
+  .filter((e) => !onDemand(e.url))
+  .map((e) => (e.url === 'index.html' ? { ...e, url: SHELL } : e));
+
+addPlugins([revalidate, isolation]);
+precacheAndRoute(shellEntries);
 cleanupOutdatedCaches();
 
 // Page loads get the app shell; a file path that is not precached is never answered with it.
 const escaped = scope.pathname.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 registerRoute(
-  new NavigationRoute(createHandlerBoundToURL('index.html'), {
+  new NavigationRoute(createHandlerBoundToURL(SHELL), {
     denylist: [new RegExp(`^${escaped}(ort|models|assets)/`)],
   }),
 );

@@ -116,9 +116,20 @@ export async function serveStatic(root: string, options: ServeOptions = {}): Pro
       res.end('Not found');
       return;
     }
+    // Validators, as every static host sends them (GitHub Pages, Netlify, nginx): a browser
+    // revalidating what it holds gets 304 and no body.
+    const etag = `W/"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+    const validators = { ETag: etag, 'Last-Modified': info.mtime.toUTCString() };
+    const known = req.headers['if-none-match'];
+    if (known !== undefined && known.split(/\s*,\s*/).includes(etag)) {
+      reply(304, validators);
+      res.end();
+      return;
+    }
     reply(200, {
       'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
       'Content-Length': String(info.size),
+      ...validators,
     });
     if (record.method === 'HEAD') {
       res.end();
