@@ -109,8 +109,13 @@ export function registerServiceWorker(handlers: PwaHandlers): PwaRegistration {
     },
     onRegisterError: (error: unknown) => {
       startApp();
+      // The browser's own reason is technical (a blocked registration can surface as a
+      // TypeError inside workbox-window); the banner says what it means for the person.
+      console.warn('Service worker registration failed:', error);
       handlers.onError?.(
-        `Offline use is unavailable: the service worker did not register (${String(error)}).`,
+        'Offline use is unavailable: this browser did not let the app install its service ' +
+          'worker (private windows and some privacy settings block them). Everything else ' +
+          'works while the app is online.',
       );
     },
   });

@@ -508,7 +508,9 @@ export class SmSettings extends LitElement {
                     </select>`,
                     'Turns text into numbers for search by meaning; changing it re-embeds all memory in the background.' +
                       (this.modelInUse ? ` In use now: ${this.modelInUse}.` : '') +
-                      ` ${embeddingThreads().sentence}`,
+                      (d.embeddingModel === 'bundled'
+                        ? ' The bundled model is a word table: it needs no neural runtime and no threads.'
+                        : ` ${embeddingThreads().sentence}`),
                   )}
                   ${this.reembed ? this.renderReembed(this.reembed) : nothing}
                 </fieldset>

@@ -148,6 +148,18 @@ describe('bundled model in Chromium: no ONNX runtime', () => {
       status: 'SUCCESS',
     });
     expect(await callWorker(page, 'modelInfo')).toMatchObject({ id: BUNDLED_MODEL });
+    // Service workers are blocked in this browser: the banner says so in words, not in a
+    // script error's.
+    const banner = page.getByText('Offline use is unavailable');
+    await banner.waitFor();
+    expect(await banner.textContent()).toContain('did not let the app install its service worker');
+    expect(await banner.textContent()).not.toMatch(/TypeError|undefined/);
+    // Settings speak of no threads for a model that has none.
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
+    const hint = page.getByRole('dialog', { name: 'Settings' }).locator('#embeddingModel-hint');
+    await expect.poll(() => hint.textContent()).toContain('needs no neural runtime and no threads');
+    expect(await hint.textContent()).not.toContain('Embeddings use');
+    await page.screenshot({ path: '/tmp/sm-static-model-settings.png' });
     const after = served.requests.slice(before).map((r) => r.url.split('?')[0]);
     expect(after.filter((p) => /transformers|\.wasm$|\/ort\//.test(p))).toEqual([]);
     // The bundled model was loaded once, not after a default model first.
