@@ -41,8 +41,9 @@ const ORT_MIME: Record<string, string> = {
 };
 
 /**
- * Serves the ONNX runtime from the app itself under `BASE_URL + 'ort/'` (SPEC §5: never
- * a CDN): copied into the build output, and streamed from node_modules by the dev server.
+ * Serves the ONNX runtime from the app itself under `BASE_URL + 'ort/'`, never from a CDN (the app
+ * fetches nothing but its own files and the user's servers: docs/design.md, "Security"): copied
+ * into the build output, and streamed from node_modules by the dev server.
  */
 function onnxRuntimeFiles(): Plugin {
   let base = '/';
@@ -163,7 +164,7 @@ function productionWorkbox(): Plugin {
 }
 
 /**
- * The installable, offline app (SPEC §7): the service worker (workers/sw.ts) precaches the app
+ * The installable, offline app (docs/design.md, "The installable app"): the service worker (workers/sw.ts) precaches the app
  * shell; the ONNX runtime under `ort/` and the bundled model under `models/` are listed with their
  * revisions but cached when the app first fetches them, so a first visit downloads each once; it
  * adds the cross-origin isolation headers where the host sends none (docs/hosting.md). New

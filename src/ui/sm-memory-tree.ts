@@ -28,7 +28,7 @@ const WINDOW_MIN = 150;
 /** Extra rows rendered above and below the viewport. */
 const OVERSCAN = 12;
 
-/** Deepest level a path can have (SPEC §3), for the indentation rules. */
+/** Deepest level a path can have (docs/design.md, "Paths"), for the indentation rules. */
 const MAX_LEVEL = 12;
 
 /** Indentation per `aria-level`, as static rules: no style attributes under the CSP. */
