@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import type { Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { defineConfig } from 'vitest/config';
-import { ISOLATION_HEADERS } from './src/isolation';
+import { ISOLATION_HEADERS } from './src/isolation.ts';
 
 export { ISOLATION_HEADERS };
 
