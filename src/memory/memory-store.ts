@@ -9,6 +9,7 @@ import { detailTools } from './tools/detail';
 import { entryTools } from './tools/entry';
 import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
+import { turnStartTools } from './tools/prepare-turn';
 import { readTools } from './tools/read';
 import { turnsTools } from './tools/turns';
 import { writeTools } from './tools/write';
@@ -21,15 +22,18 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
   const read = readTools(ctx);
   const history = historyTools(ctx);
   const entry = entryTools(ctx);
+  const turns = turnsTools(ctx);
+  const conversations = conversationTools(ctx);
   return {
     ...writeTools(ctx),
     ...read,
     ...history,
-    ...turnsTools(ctx),
+    ...turns,
     ...portableTools(ctx),
-    ...conversationTools(ctx),
+    ...conversations,
     ...entry,
     ...detailTools(ctx, { ...read, ...history, ...entry }),
+    ...turnStartTools({ ...read, ...turns, ...conversations }),
     ...adminTools(ctx),
     ...backupTools(ctx),
     setTokenCounter: (fn) => {
