@@ -1,7 +1,7 @@
 // The memory tools (docs/design.md, "The tools") over Dexie. Every method resolves to a result
 // object; bad input and failures come back as ToolError and write nothing. Multi-row writes are
 // single transactions.
-import { createStoreContext } from './context';
+import { openStore } from './store';
 import { adminTools } from './tools/admin';
 import { backupTools } from './tools/backup';
 import { conversationTools } from './tools/conversations';
@@ -18,7 +18,7 @@ import type { MemoryApi, OpenMemoryOptions } from './types';
 export { mergePatch } from './tools/write';
 
 export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
-  const ctx = createStoreContext(options);
+  const ctx = openStore(options);
   const read = readTools(ctx);
   const history = historyTools(ctx);
   const entry = entryTools(ctx);

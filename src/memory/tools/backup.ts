@@ -2,7 +2,7 @@
 // messages. A backup is validated against a JSON Schema and every path and content is checked
 // before anything is written; the restore is one transaction. Vectors are recomputed.
 import { Validator, type Schema } from '@cfworker/json-schema';
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import type { PortableEntry } from '../markdown';
 import { parsePath } from '../paths';
 import { addToShards } from '../shards';

@@ -1,5 +1,5 @@
 // Conversations and their messages (turns). Messages are stored here; recordTurn indexes them.
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import { removeFromShards } from '../shards';
 import { DEFAULT_TITLE, altOf, replyGroups, titleFromMessage } from '../replies';
 import type { Conversation, Message, Role, ToolError } from '../types';

@@ -1,5 +1,5 @@
 // Reading entries: queryMemory, queryMemoryHeading (similarity blended with recency) and listMemory.
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import { getOwn, intArg, isToolError, numberArg, setOwn, short, toolError } from '../validate';
 import { headingOf, parentOf } from '../paths';
 import { DEFAULT_RECENCY_BIAS, MIN_RELEVANCE, type Signals } from '../ranking';
