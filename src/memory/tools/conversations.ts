@@ -14,32 +14,34 @@ export interface NewMessage {
   meta?: Record<string, unknown>;
 }
 
-type Parts = Pick<Message, 'toolCalls' | 'toolCallId' | 'meta'>;
+export type MessageParts = Pick<Message, 'toolCalls' | 'toolCallId' | 'meta'>;
+
+/** Checks one new message; its parts as they will be stored, or why not. */
+export function checkMessage(
+  msg: NewMessage,
+): { conversationId: number; parts: MessageParts } | ToolError {
+  if (!msg || typeof msg !== 'object')
+    return toolError('INVALID_ARGUMENT', 'addMessage needs a message object');
+  const conversationId = intArg(
+    msg.conversationId,
+    'conversationId',
+    -1,
+    0,
+    Number.MAX_SAFE_INTEGER,
+  );
+  if (isToolError(conversationId)) return conversationId;
+  if (!ROLES.includes(msg.role))
+    return toolError('INVALID_ARGUMENT', `role must be one of ${ROLES.join(', ')}`);
+  if (typeof msg.text !== 'string') return toolError('INVALID_ARGUMENT', 'text must be a string');
+  // Checked before the transaction: a value IndexedDB cannot clone would otherwise fail
+  // inside it, as an internal error.
+  const parts = validateMessageParts(msg);
+  if (isToolError(parts)) return parts;
+  return { conversationId, parts: parts as MessageParts };
+}
 
 export function conversationTools(ctx: StoreContext) {
   const { db, now, guard, noteChunkWrite } = ctx;
-
-  /** Checks one new message; its parts as they will be stored, or why not. */
-  function checkMessage(msg: NewMessage): { conversationId: number; parts: Parts } | ToolError {
-    if (!msg || typeof msg !== 'object')
-      return toolError('INVALID_ARGUMENT', 'addMessage needs a message object');
-    const conversationId = intArg(
-      msg.conversationId,
-      'conversationId',
-      -1,
-      0,
-      Number.MAX_SAFE_INTEGER,
-    );
-    if (isToolError(conversationId)) return conversationId;
-    if (!ROLES.includes(msg.role))
-      return toolError('INVALID_ARGUMENT', `role must be one of ${ROLES.join(', ')}`);
-    if (typeof msg.text !== 'string') return toolError('INVALID_ARGUMENT', 'text must be a string');
-    // Checked before the transaction: a value IndexedDB cannot clone would otherwise fail
-    // inside it, as an internal error.
-    const parts = validateMessageParts(msg);
-    if (isToolError(parts)) return parts;
-    return { conversationId, parts: parts as Parts };
-  }
 
   /**
    * Inside a transaction: stores messages of one conversation (creating it if needed), names
@@ -48,7 +50,7 @@ export function conversationTools(ctx: StoreContext) {
    */
   async function insert(
     conversationId: number,
-    rows: { msg: NewMessage; parts: Parts }[],
+    rows: { msg: NewMessage; parts: MessageParts }[],
     at: Date,
   ): Promise<number[]> {
     const conv = await db.conversations.get(conversationId);
@@ -195,7 +197,7 @@ export function conversationTools(ctx: StoreContext) {
     return guard(async () => {
       if (!Array.isArray(msgs) || !msgs.length)
         return toolError('INVALID_ARGUMENT', 'addMessages needs a non-empty list of messages');
-      const rows: { msg: NewMessage; parts: Parts }[] = [];
+      const rows: { msg: NewMessage; parts: MessageParts }[] = [];
       let conversationId: number | undefined;
       for (const msg of msgs) {
         const checked = checkMessage(msg);
