@@ -1,5 +1,6 @@
-// Checks lifted out of the tool closures (src/memory/tools/): a new message's shape
-// (checkMessage) and a backup's problems before anything is written (backupProblems).
+// Parts lifted out of the tool closures (src/memory/tools/): a new message's shape
+// (checkMessage), a backup's problems before anything is written (backupProblems), and taking
+// messages' sentences out of the semantic index (dropTurnChunks).
 import { describe, expect, it } from 'vitest';
 import {
   BACKUP_FORMAT,
@@ -7,7 +8,14 @@ import {
   backupProblems,
   backupValidator,
 } from '../../src/memory/tools/backup';
-import { checkMessage, type NewMessage } from '../../src/memory/tools/conversations';
+import { MemoryDB } from '../../src/memory/db';
+import { addToShards, shardVectorCount } from '../../src/memory/shards';
+import {
+  checkMessage,
+  dropTurnChunks,
+  type NewMessage,
+} from '../../src/memory/tools/conversations';
+import type { Chunk } from '../../src/memory/types';
 
 describe('checkMessage', () => {
   it('gives the parts to store', () => {
@@ -77,5 +85,38 @@ describe('backupProblems', () => {
   it('at most ten', () => {
     const many = Array.from({ length: 15 }, () => entry);
     expect(backupProblems(backup({ entries: many }), validator)).toHaveLength(10);
+  });
+});
+
+describe('dropTurnChunks', () => {
+  it("deletes the turns' sentences, rows and shard places, and says which", async () => {
+    const db = new MemoryDB(`tool-checks-${crypto.randomUUID()}`);
+    try {
+      const rows: Chunk[] = [1, 1, 2].map((turnId, i) => ({
+        conversationId: 1,
+        turnId,
+        sentenceId: i,
+        role: 'user',
+        text: `Sentence ${i}.`,
+        tokenCount: 3,
+        embedding: new Float32Array([1, 0]),
+        model: 'm',
+        time: new Date(0),
+      }));
+      const ids = (await db.chunks.bulkAdd(rows, { allKeys: true })) as number[];
+      rows.forEach((r, i) => (r.id = ids[i]));
+      await addToShards(db.shards, rows);
+      expect(await shardVectorCount(db.shards, 'm')).toBe(3);
+
+      const dropped = await db.transaction('rw', db.chunks, db.shards, () =>
+        dropTurnChunks(db, [1]),
+      );
+      expect(dropped.sort()).toEqual(ids.slice(0, 2).sort());
+      expect((await db.chunks.toArray()).map((c) => c.turnId)).toEqual([2]);
+      expect(await shardVectorCount(db.shards, 'm')).toBe(1);
+      expect(await dropTurnChunks(db, [])).toEqual([]);
+    } finally {
+      db.close();
+    }
   });
 });

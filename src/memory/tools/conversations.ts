@@ -1,4 +1,5 @@
 // Conversations and their messages (turns). Messages are stored here; recordTurn indexes them.
+import type { MemoryDB } from '../db';
 import type { StoreContext } from '../store';
 import { removeFromShards } from '../shards';
 import { DEFAULT_TITLE, altOf, replyGroups, titleFromMessage } from '../replies';
@@ -38,6 +39,21 @@ export function checkMessage(
   const parts = validateMessageParts(msg);
   if (isToolError(parts)) return parts;
   return { conversationId, parts: parts as MessageParts };
+}
+
+/**
+ * Inside a transaction (chunks and shards): deletes the sentences of these messages (turns)
+ * and their place in the shards. The ids of the chunk rows deleted.
+ */
+export async function dropTurnChunks(
+  db: Pick<MemoryDB, 'chunks' | 'shards'>,
+  turnIds: number[],
+): Promise<number[]> {
+  if (!turnIds.length) return [];
+  const chunkIds = await db.chunks.where('turnId').anyOf(turnIds).primaryKeys();
+  await db.chunks.bulkDelete(chunkIds);
+  await removeFromShards(db.shards, chunkIds);
+  return chunkIds;
 }
 
 export function conversationTools(ctx: StoreContext) {
@@ -106,11 +122,7 @@ export function conversationTools(ctx: StoreContext) {
 
   /** Inside a transaction: removes these messages' sentences from the semantic index. */
   async function dropChunks(turnIds: number[]): Promise<void> {
-    if (!turnIds.length) return;
-    const chunkIds = await db.chunks.where('turnId').anyOf(turnIds).primaryKeys();
-    await db.chunks.bulkDelete(chunkIds);
-    await removeFromShards(db.shards, chunkIds);
-    noteChunkWrite(chunkIds);
+    noteChunkWrite(await dropTurnChunks(db, turnIds));
   }
 
   async function createConversation(
