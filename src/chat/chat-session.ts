@@ -28,7 +28,7 @@ import {
 } from '../llm/types';
 import { replyGroups, visibleMessages } from '../memory/replies';
 import type { MemoryApi, Message, ToolCallRecord } from '../memory/types';
-import { MAX_RECALL, assemblePrompt, type InjectedMemory, type RecallItem } from './context';
+import { MAX_RECALL, assemblePrompt, type InjectedMemory } from './context';
 import { MEMORY_INSTRUCTIONS } from './instructions';
 import {
   EXTRA_TOOLS,
@@ -211,11 +211,26 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
   }
 
   const modeKey = (s: ServerInfo) => `${s.kind}|${s.baseUrl}|${s.model}`;
+  // The learned mode per server and model, read once per session (the page keeps it in the
+  // memory database's settings): a turn's rounds then ask the worker nothing for it.
+  const learned = new Map<string, Promise<ToolMode | undefined>>();
 
   async function toolMode(): Promise<'native' | 'prompted'> {
     if (settings.toolMode !== 'auto') return settings.toolMode;
-    const s = await server();
-    return (await toolModes.get(modeKey(s))) === 'prompted' ? 'prompted' : 'native';
+    const key = modeKey(await server());
+    let mode = learned.get(key);
+    if (!mode) {
+      mode = Promise.resolve(toolModes.get(key));
+      learned.set(key, mode);
+      mode.catch(() => learned.delete(key));
+    }
+    return (await mode) === 'prompted' ? 'prompted' : 'native';
+  }
+
+  /** Remembers that `s` needs prompted tools, for this session and in `toolModes`. */
+  async function learnPrompted(s: ServerInfo): Promise<void> {
+    await toolModes.set(modeKey(s), 'prompted');
+    learned.set(modeKey(s), Promise.resolve('prompted'));
   }
 
   /** A message as this turn stores it: with its alternative and what auto-recall added. */
@@ -362,15 +377,34 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     try {
       const s = await step(server(signal));
       let userId = start.userId;
-      if (userId === undefined) userId = await store(turn, { role: 'user', text }, true);
-      else if (start.index && text.trim()) await indexTurn(turn, 'user', text, userId);
-      const recall = settings.autoRecall ? await step(recallFor(text)) : [];
-      const outline = await step(memory.memoryOutline(2));
+      let index = start.index;
+      if (userId === undefined) {
+        // Stored on its own first, so it shows at once while it is indexed.
+        userId = await store(turn, { role: 'user', text }, false);
+        index = true;
+      }
+      // One call for the rest: index the message, read the conversation, outline and recall.
+      // A stop ends the wait, not the indexing.
+      const ready = await step(
+        memory.prepareTurn({
+          conversationId,
+          ...(index && userId !== undefined && text.trim()
+            ? { index: { turnId: userId, text } }
+            : {}),
+          ...(settings.autoRecall ? { recall: { query: text, limit: MAX_RECALL } } : {}),
+          outlineDepth: 2,
+        }),
+      );
+      const { outline, recall } = ready;
+      let read: Message[] | undefined = ready.messages;
 
       for (;;) {
         turn.streamed = '';
         const mode = await step(toolMode());
-        const history = visibleMessages(await step(memory.getMessages(conversationId)), turn.alt);
+        // The first round's history came with the turn's start; later rounds read it again.
+        const stored = read ?? (await step(memory.getMessages(conversationId)));
+        read = undefined;
+        const history = visibleMessages(stored, turn.alt);
         // Tool descriptions cost context too: in prompted mode they join the instructions (and
         // are budgeted there); native tool schemas are added to the reserve.
         const prompt = assemblePrompt({
@@ -408,7 +442,7 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
           ));
         } catch (e) {
           if (isToolsUnsupported(e) && mode === 'native' && settings.toolMode === 'auto') {
-            await step(toolModes.set(modeKey(s), 'prompted'));
+            await step(learnPrompted(s));
             emit({
               type: 'notice',
               message: `${s.model || 'This model'} on ${s.kind} does not take native tool calls, so memory tools are now described in the prompt instead (remembered for this server and model).`,
@@ -637,7 +671,10 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     let target: Message | undefined;
     try {
       const s = await step(server(signal));
-      const shown = visibleMessages(await step(memory.getMessages(conversationId)));
+      const { messages: stored, outline } = await step(
+        memory.prepareTurn({ conversationId, outlineDepth: 2 }),
+      );
+      const shown = visibleMessages(stored);
       target = shown.at(-1);
       if (
         !target ||
@@ -649,7 +686,6 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
         return refuse(turn, 'Only the last reply, with words in it, can be continued.');
       }
       base = target.text;
-      const outline = await step(memory.memoryOutline(2));
       const prompt = assemblePrompt({
         persona: settings.persona,
         outline,
@@ -753,11 +789,6 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     }
     turn.emit({ type: 'message', id: target.id!, role: 'assistant' });
     if (text !== target.text) await indexTurn(turn, 'assistant', text, target.id!);
-  }
-
-  async function recallFor(text: string): Promise<RecallItem[]> {
-    const hits = await memory.recallMemory(text, MAX_RECALL);
-    return Array.isArray(hits) ? hits : [];
   }
 
   return { server, toolMode, send, regenerate, resend, continueReply };

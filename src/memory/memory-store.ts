@@ -1,7 +1,7 @@
 // The memory tools (docs/design.md, "The tools") over Dexie. Every method resolves to a result
 // object; bad input and failures come back as ToolError and write nothing. Multi-row writes are
 // single transactions.
-import { createStoreContext } from './context';
+import { openStore } from './store';
 import { adminTools } from './tools/admin';
 import { backupTools } from './tools/backup';
 import { conversationTools } from './tools/conversations';
@@ -9,6 +9,7 @@ import { detailTools } from './tools/detail';
 import { entryTools } from './tools/entry';
 import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
+import { turnStartTools } from './tools/prepare-turn';
 import { readTools } from './tools/read';
 import { turnsTools } from './tools/turns';
 import { writeTools } from './tools/write';
@@ -17,19 +18,22 @@ import type { MemoryApi, OpenMemoryOptions } from './types';
 export { mergePatch } from './tools/write';
 
 export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
-  const ctx = createStoreContext(options);
+  const ctx = openStore(options);
   const read = readTools(ctx);
   const history = historyTools(ctx);
   const entry = entryTools(ctx);
+  const turns = turnsTools(ctx);
+  const conversations = conversationTools(ctx);
   return {
     ...writeTools(ctx),
     ...read,
     ...history,
-    ...turnsTools(ctx),
+    ...turns,
     ...portableTools(ctx),
-    ...conversationTools(ctx),
+    ...conversations,
     ...entry,
     ...detailTools(ctx, { ...read, ...history, ...entry }),
+    ...turnStartTools({ ...read, ...turns, ...conversations }),
     ...adminTools(ctx),
     ...backupTools(ctx),
     setTokenCounter: (fn) => {

@@ -405,6 +405,28 @@ export interface RecallHit {
   why: MatchReason;
 }
 
+/** What `prepareTurn` is asked for at the start of a chat turn. */
+export interface TurnRequest {
+  conversationId: number;
+  /** A stored user message to index first (`recordTurn` with its id as `turnId`). */
+  index?: { turnId: number; text: string };
+  /** Auto-recall: `recallMemory(query, limit)`; none without it. */
+  recall?: { query: string; limit: number };
+  /** `memoryOutline(outlineDepth)`; none without it. */
+  outlineDepth?: number;
+}
+
+/** What a chat turn builds its first prompt from, read in one call (`prepareTurn`). */
+export interface TurnContext {
+  /** The conversation's messages, oldest first (every alternative: the page picks). */
+  messages: Message[];
+  outline: OutlineNode[];
+  /** Auto-recall hits, best first (empty when not asked for, or when recall failed). */
+  recall: RecallHit[];
+  /** How indexing the message went, when one was given. */
+  indexed?: RecordTurnResult | ToolError;
+}
+
 /** An entry for the app's detail view: everything but the vectors. */
 export interface EntryView {
   path: string;
@@ -582,6 +604,12 @@ export interface MemoryApi {
   selectAlternative(id: unknown, alternative: unknown): Promise<{ status: 'SUCCESS' } | ToolError>;
   /** Oldest first. */
   getMessages(conversationId: number): Promise<Message[]>;
+  /**
+   * The start of a chat turn in one call (docs/design.md, "One chat turn"): indexes the stored
+   * user message (resolving once it is searchable), then returns the conversation, the outline
+   * and the auto-recall hits.
+   */
+  prepareTurn(request: TurnRequest): Promise<TurnContext>;
   /** One entry without vectors, for the app (does not count as an access). */
   getEntry(path: unknown): Promise<EntryView | ToolError>;
   /**

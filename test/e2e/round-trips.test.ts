@@ -1,8 +1,11 @@
 // One straight path per action (issue 14): opening an entry's detail is one call to the memory
-// worker, and a context chunk's Source link opens its conversation at the message directly.
-// Calls are counted where they leave the page: Comlink's APPLY messages to the worker.
+// worker, a context chunk's Source link opens its conversation at the message directly, and a
+// chat turn reaches the model server after two calls of its own (addMessage, prepareTurn).
+// Calls are counted where they leave the page: Comlink's APPLY messages to the worker; the chat
+// request to the model server is marked in the same log where the page sends it.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
 import { buildAndServe, callWorker } from './explorer-fixture';
 import type { StaticServer } from './static-server';
@@ -16,7 +19,16 @@ const COUNT_CALLS = `(() => {
     if (data && data.type === 'APPLY' && Array.isArray(data.path)) calls.push(data.path.join('.'));
     return post.call(this, data, ...rest);
   };
+  const send = window.fetch;
+  window.fetch = function (input, init) {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url.includes('/chat/completions')) calls.push('(model request)');
+    return send.call(this, input, init);
+  };
 })();`;
+
+/** What a chat turn asked of the worker before, and did not need since prepareTurn. */
+const TURN_START_CALLS = ['recordTurn', 'recallMemory', 'memoryOutline', 'getSetting'];
 
 const callsSince = (p: Page, from: number) =>
   p.evaluate(
@@ -32,6 +44,7 @@ describe('round trips (Chromium)', () => {
   let page: Page;
   let server: StaticServer;
   let dispose: () => Promise<void>;
+  let fake: FakeServer | undefined;
   let messageId = 0;
 
   beforeAll(async () => {
@@ -69,6 +82,7 @@ describe('round trips (Chromium)', () => {
   afterAll(async () => {
     await context?.close();
     await browser?.close();
+    await fake?.close();
     await dispose?.();
   });
 
@@ -95,5 +109,31 @@ describe('round trips (Chromium)', () => {
     const calls = await callsSince(page, before);
     expect(calls).not.toContain('listConversations');
     expect(calls.filter((c) => c === 'getMessages').length).toBeLessThanOrEqual(1);
+  });
+
+  it('a chat turn: the message stored, then one call to start the turn, then the model', async () => {
+    fake = await startFakeServer('llamacpp', {
+      defaultReply: { text: 'Have a good flight!' },
+      tokenDelayMs: 2,
+    });
+    await callWorker(page, 'setSetting', 'app', { endpoint: fake.url });
+    await page.reload();
+    const chat = page.locator('sm-chat');
+    await chat.locator('.status.connected').waitFor({ timeout: 30_000 });
+    const before = await callCount(page);
+    const box = chat.getByRole('textbox', { name: 'Message', exact: true });
+    await box.fill('When do we fly to Lisbon?');
+    await box.press('Enter');
+    await chat.getByText('Have a good flight!', { exact: true }).waitFor({ timeout: 30_000 });
+    const calls = await callsSince(page, before);
+    const asked = calls.indexOf('(model request)');
+    expect(asked).toBeGreaterThan(-1);
+    const beforeModel = calls.slice(0, asked);
+    // The session's own calls; the views (the chat's log, the status line) may reload meanwhile,
+    // on their own schedule, so only the turn's calls are counted here (exactly:
+    // test/integration/turn-calls.test.ts).
+    expect(beforeModel.filter((c) => c === 'addMessage')).toHaveLength(1);
+    expect(beforeModel.filter((c) => c === 'prepareTurn')).toHaveLength(1);
+    expect(beforeModel.filter((c) => TURN_START_CALLS.includes(c))).toEqual([]);
   });
 });

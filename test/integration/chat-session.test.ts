@@ -499,9 +499,11 @@ describe('Stop ends the turn, whatever the stream or the memory is doing', () =>
   });
 
   it('while the user message is being indexed (a model still loading, say)', async () => {
+    // The turn's start indexes the message (prepareTurn): here that never finishes.
     const r = await runaway({ kind: 'text', text: 'never asked for' }, (m) => ({
       ...m,
       recordTurn: () => new Promise<never>(() => undefined),
+      prepareTurn: (req) => (req.index ? new Promise<never>(() => undefined) : m.prepareTurn(req)),
     }));
     await expect.poll(() => r.events.some((e) => e.type === 'message'), POLL).toBe(true);
     r.controller.abort();

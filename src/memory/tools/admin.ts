@@ -1,6 +1,6 @@
 // Housekeeping for the app: the entry summary the explorer draws, counts, settings, and
 // re-embedding rows of another model after the user switches embedding model.
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import { addToShards, removeFromShards } from '../shards';
 import type { EntrySummary, MemoryStats, ReembedProgress, ToolError } from '../types';
 import { isToolError, toolError } from '../validate';

@@ -2,7 +2,7 @@
 // messages. A backup is validated against a JSON Schema and every path and content is checked
 // before anything is written; the restore is one transaction. Vectors are recomputed.
 import { Validator, type Schema } from '@cfworker/json-schema';
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import type { PortableEntry } from '../markdown';
 import { parsePath } from '../paths';
 import { addToShards } from '../shards';
@@ -185,6 +185,99 @@ const historyExtras = (h: Pick<HistoryRow, 'movedTo' | 'deleteRoot'>) => ({
   ...(h.deleteRoot !== undefined ? { deleteRoot: h.deleteRoot } : {}),
 });
 
+/** The validator of a backup's shape (built once per engine: compiling the schema costs). */
+export function backupValidator(): Validator {
+  return new Validator(BACKUP_SCHEMA, '2020-12', false);
+}
+
+/**
+ * Every problem of a parsed backup, as sentences (at most 10); [] when it can be restored.
+ * `validator` checks the file's shape against BACKUP_SCHEMA (`backupValidator()`).
+ */
+export function backupProblems(data: unknown, validator: Validator): string[] {
+  const check = validator.validate(data);
+  if (!check.valid) {
+    return [
+      ...new Set(
+        check.errors
+          .filter((e) => !['properties', 'items', 'allOf', '$ref'].includes(e.keyword))
+          .map((e) => `${e.instanceLocation.replace(/^#/, '') || 'the file'}: ${e.error}`),
+      ),
+    ].slice(0, 10);
+  }
+  const b = data as Backup;
+  const out: string[] = [];
+  const add = (where: string, problem: string | null) => {
+    if (problem) out.push(`${where}: ${problem}`);
+  };
+  const checkDate = (where: string, field: string, value: string) =>
+    add(where, dateProblem(new Date(value), `"${field}"`));
+  const seen = new Set<string>();
+  const checkPath = (where: string, field: string, value: string) => {
+    const p = parsePath(value);
+    if (!p.ok) add(where, `invalid ${field} ${short(value)}: ${p.message}`);
+    else if (p.path !== value) add(where, `${field} ${short(value)} is not in normal form`);
+  };
+  const checkEntry = (e: SerialEntry, where: string) => {
+    checkPath(where, 'path', e.path);
+    if (e.movedFrom !== undefined) checkPath(where, 'movedFrom', e.movedFrom);
+    if (e.contextVersion !== undefined) {
+      add(where, versionProblem(e.contextVersion, 'contextVersion'));
+      if (e.contextVersion > e.version)
+        add(where, `contextVersion ${e.contextVersion} is after the version ${e.version}`);
+    }
+    const c = validateContent(e.content as unknown);
+    if (isToolError(c)) add(where, c.message);
+    add(where, versionProblem(e.version));
+    for (const field of ['created', 'modified', 'accessed'] as const)
+      checkDate(where, field, e[field]);
+    e.contextChunks.forEach((c, j) => {
+      for (const p of chunkProblems(c as unknown as Record<string, unknown>))
+        add(`${where}.contextChunks[${j}]`, p);
+    });
+  };
+  b.entries.forEach((e, i) => {
+    checkEntry(e, `entries[${i}]`);
+    if (seen.has(e.path)) out.push(`entries[${i}]: duplicate path "${e.path}"`);
+    seen.add(e.path);
+  });
+  // A history row is listed (getHistory) and restored under its own path: it must be a valid
+  // path, and the entry it holds must be that path's, at that version.
+  b.history?.forEach((h, i) => {
+    const where = `history[${i}]`;
+    checkEntry(h.entry, `${where}.entry`);
+    if (h.path !== h.entry.path)
+      add(where, `path ${short(h.path)} differs from its entry's path ${short(h.entry.path)}`);
+    if (h.version !== h.entry.version)
+      add(where, `version ${h.version} differs from its entry's version ${h.entry.version}`);
+    if (h.movedTo !== undefined) checkPath(where, 'movedTo', h.movedTo);
+    if (h.deleteRoot !== undefined) checkPath(where, 'deleteRoot', h.deleteRoot);
+    checkDate(where, 'replaced', h.replaced);
+  });
+  const convIds = new Set<number>();
+  b.conversations?.forEach((c, i) => {
+    const where = `conversations[${i}]`;
+    add(where, wholeNumberProblem(c.id, 'id', 0));
+    if (convIds.has(c.id)) add(where, `duplicate id ${c.id}`);
+    convIds.add(c.id);
+    checkDate(where, 'created', c.created);
+    checkDate(where, 'modified', c.modified);
+  });
+  const msgIds = new Set<number>();
+  b.messages?.forEach((m, i) => {
+    const where = `messages[${i}]`;
+    add(where, wholeNumberProblem(m.id, 'id', 1));
+    if (!convIds.has(m.conversationId))
+      add(where, `conversation ${m.conversationId} is not in the file`);
+    if (msgIds.has(m.id)) add(where, `duplicate id ${m.id}`);
+    msgIds.add(m.id);
+    checkDate(where, 'time', m.time);
+    const parts = validateMessageParts(m);
+    if (isToolError(parts)) add(where, parts.message);
+  });
+  return out.slice(0, 10);
+}
+
 export function backupTools(ctx: StoreContext) {
   const { db, now, embed, guard, noteWrite, noteChunkWrite } = ctx;
   let validator: Validator | undefined;
@@ -231,92 +324,6 @@ export function backupTools(ctx: StoreContext) {
     });
   }
 
-  /** Every problem of a parsed backup, as sentences; [] when it can be restored. */
-  function problems(data: unknown): string[] {
-    validator ??= new Validator(BACKUP_SCHEMA, '2020-12', false);
-    const check = validator.validate(data);
-    if (!check.valid) {
-      return [
-        ...new Set(
-          check.errors
-            .filter((e) => !['properties', 'items', 'allOf', '$ref'].includes(e.keyword))
-            .map((e) => `${e.instanceLocation.replace(/^#/, '') || 'the file'}: ${e.error}`),
-        ),
-      ].slice(0, 10);
-    }
-    const b = data as Backup;
-    const out: string[] = [];
-    const add = (where: string, problem: string | null) => {
-      if (problem) out.push(`${where}: ${problem}`);
-    };
-    const checkDate = (where: string, field: string, value: string) =>
-      add(where, dateProblem(new Date(value), `"${field}"`));
-    const seen = new Set<string>();
-    const checkPath = (where: string, field: string, value: string) => {
-      const p = parsePath(value);
-      if (!p.ok) add(where, `invalid ${field} ${short(value)}: ${p.message}`);
-      else if (p.path !== value) add(where, `${field} ${short(value)} is not in normal form`);
-    };
-    const checkEntry = (e: SerialEntry, where: string) => {
-      checkPath(where, 'path', e.path);
-      if (e.movedFrom !== undefined) checkPath(where, 'movedFrom', e.movedFrom);
-      if (e.contextVersion !== undefined) {
-        add(where, versionProblem(e.contextVersion, 'contextVersion'));
-        if (e.contextVersion > e.version)
-          add(where, `contextVersion ${e.contextVersion} is after the version ${e.version}`);
-      }
-      const c = validateContent(e.content as unknown);
-      if (isToolError(c)) add(where, c.message);
-      add(where, versionProblem(e.version));
-      for (const field of ['created', 'modified', 'accessed'] as const)
-        checkDate(where, field, e[field]);
-      e.contextChunks.forEach((c, j) => {
-        for (const p of chunkProblems(c as unknown as Record<string, unknown>))
-          add(`${where}.contextChunks[${j}]`, p);
-      });
-    };
-    b.entries.forEach((e, i) => {
-      checkEntry(e, `entries[${i}]`);
-      if (seen.has(e.path)) out.push(`entries[${i}]: duplicate path "${e.path}"`);
-      seen.add(e.path);
-    });
-    // A history row is listed (getHistory) and restored under its own path: it must be a valid
-    // path, and the entry it holds must be that path's, at that version.
-    b.history?.forEach((h, i) => {
-      const where = `history[${i}]`;
-      checkEntry(h.entry, `${where}.entry`);
-      if (h.path !== h.entry.path)
-        add(where, `path ${short(h.path)} differs from its entry's path ${short(h.entry.path)}`);
-      if (h.version !== h.entry.version)
-        add(where, `version ${h.version} differs from its entry's version ${h.entry.version}`);
-      if (h.movedTo !== undefined) checkPath(where, 'movedTo', h.movedTo);
-      if (h.deleteRoot !== undefined) checkPath(where, 'deleteRoot', h.deleteRoot);
-      checkDate(where, 'replaced', h.replaced);
-    });
-    const convIds = new Set<number>();
-    b.conversations?.forEach((c, i) => {
-      const where = `conversations[${i}]`;
-      add(where, wholeNumberProblem(c.id, 'id', 0));
-      if (convIds.has(c.id)) add(where, `duplicate id ${c.id}`);
-      convIds.add(c.id);
-      checkDate(where, 'created', c.created);
-      checkDate(where, 'modified', c.modified);
-    });
-    const msgIds = new Set<number>();
-    b.messages?.forEach((m, i) => {
-      const where = `messages[${i}]`;
-      add(where, wholeNumberProblem(m.id, 'id', 1));
-      if (!convIds.has(m.conversationId))
-        add(where, `conversation ${m.conversationId} is not in the file`);
-      if (msgIds.has(m.id)) add(where, `duplicate id ${m.id}`);
-      msgIds.add(m.id);
-      checkDate(where, 'time', m.time);
-      const parts = validateMessageParts(m);
-      if (isToolError(parts)) add(where, parts.message);
-    });
-    return out.slice(0, 10);
-  }
-
   async function importJson(
     textIn: unknown,
     modeIn: unknown = 'merge',
@@ -339,7 +346,7 @@ export function backupTools(ctx: StoreContext) {
           `The file was not imported; nothing changed. It is not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
         );
       }
-      const found = problems(data);
+      const found = backupProblems(data, (validator ??= backupValidator()));
       if (found.length) {
         return toolError(
           'INVALID_CONTENT',

@@ -1,5 +1,6 @@
 // Conversations and their messages (turns). Messages are stored here; recordTurn indexes them.
-import type { StoreContext } from '../context';
+import type { MemoryDB } from '../db';
+import type { StoreContext } from '../store';
 import { removeFromShards } from '../shards';
 import { DEFAULT_TITLE, altOf, replyGroups, titleFromMessage } from '../replies';
 import type { Conversation, Message, Role, ToolError } from '../types';
@@ -14,32 +15,49 @@ export interface NewMessage {
   meta?: Record<string, unknown>;
 }
 
-type Parts = Pick<Message, 'toolCalls' | 'toolCallId' | 'meta'>;
+export type MessageParts = Pick<Message, 'toolCalls' | 'toolCallId' | 'meta'>;
+
+/** Checks one new message; its parts as they will be stored, or why not. */
+export function checkMessage(
+  msg: NewMessage,
+): { conversationId: number; parts: MessageParts } | ToolError {
+  if (!msg || typeof msg !== 'object')
+    return toolError('INVALID_ARGUMENT', 'addMessage needs a message object');
+  const conversationId = intArg(
+    msg.conversationId,
+    'conversationId',
+    -1,
+    0,
+    Number.MAX_SAFE_INTEGER,
+  );
+  if (isToolError(conversationId)) return conversationId;
+  if (!ROLES.includes(msg.role))
+    return toolError('INVALID_ARGUMENT', `role must be one of ${ROLES.join(', ')}`);
+  if (typeof msg.text !== 'string') return toolError('INVALID_ARGUMENT', 'text must be a string');
+  // Checked before the transaction: a value IndexedDB cannot clone would otherwise fail
+  // inside it, as an internal error.
+  const parts = validateMessageParts(msg);
+  if (isToolError(parts)) return parts;
+  return { conversationId, parts: parts as MessageParts };
+}
+
+/**
+ * Inside a transaction (chunks and shards): deletes the sentences of these messages (turns)
+ * and their place in the shards. The ids of the chunk rows deleted.
+ */
+export async function dropTurnChunks(
+  db: Pick<MemoryDB, 'chunks' | 'shards'>,
+  turnIds: number[],
+): Promise<number[]> {
+  if (!turnIds.length) return [];
+  const chunkIds = await db.chunks.where('turnId').anyOf(turnIds).primaryKeys();
+  await db.chunks.bulkDelete(chunkIds);
+  await removeFromShards(db.shards, chunkIds);
+  return chunkIds;
+}
 
 export function conversationTools(ctx: StoreContext) {
   const { db, now, guard, noteChunkWrite } = ctx;
-
-  /** Checks one new message; its parts as they will be stored, or why not. */
-  function checkMessage(msg: NewMessage): { conversationId: number; parts: Parts } | ToolError {
-    if (!msg || typeof msg !== 'object')
-      return toolError('INVALID_ARGUMENT', 'addMessage needs a message object');
-    const conversationId = intArg(
-      msg.conversationId,
-      'conversationId',
-      -1,
-      0,
-      Number.MAX_SAFE_INTEGER,
-    );
-    if (isToolError(conversationId)) return conversationId;
-    if (!ROLES.includes(msg.role))
-      return toolError('INVALID_ARGUMENT', `role must be one of ${ROLES.join(', ')}`);
-    if (typeof msg.text !== 'string') return toolError('INVALID_ARGUMENT', 'text must be a string');
-    // Checked before the transaction: a value IndexedDB cannot clone would otherwise fail
-    // inside it, as an internal error.
-    const parts = validateMessageParts(msg);
-    if (isToolError(parts)) return parts;
-    return { conversationId, parts: parts as Parts };
-  }
 
   /**
    * Inside a transaction: stores messages of one conversation (creating it if needed), names
@@ -48,7 +66,7 @@ export function conversationTools(ctx: StoreContext) {
    */
   async function insert(
     conversationId: number,
-    rows: { msg: NewMessage; parts: Parts }[],
+    rows: { msg: NewMessage; parts: MessageParts }[],
     at: Date,
   ): Promise<number[]> {
     const conv = await db.conversations.get(conversationId);
@@ -104,11 +122,7 @@ export function conversationTools(ctx: StoreContext) {
 
   /** Inside a transaction: removes these messages' sentences from the semantic index. */
   async function dropChunks(turnIds: number[]): Promise<void> {
-    if (!turnIds.length) return;
-    const chunkIds = await db.chunks.where('turnId').anyOf(turnIds).primaryKeys();
-    await db.chunks.bulkDelete(chunkIds);
-    await removeFromShards(db.shards, chunkIds);
-    noteChunkWrite(chunkIds);
+    noteChunkWrite(await dropTurnChunks(db, turnIds));
   }
 
   async function createConversation(
@@ -195,7 +209,7 @@ export function conversationTools(ctx: StoreContext) {
     return guard(async () => {
       if (!Array.isArray(msgs) || !msgs.length)
         return toolError('INVALID_ARGUMENT', 'addMessages needs a non-empty list of messages');
-      const rows: { msg: NewMessage; parts: Parts }[] = [];
+      const rows: { msg: NewMessage; parts: MessageParts }[] = [];
       let conversationId: number | undefined;
       for (const msg of msgs) {
         const checked = checkMessage(msg);

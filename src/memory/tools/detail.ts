@@ -1,7 +1,7 @@
 // What the explorer shows for one path, read in one call (docs/design.md, "One explorer
 // click"): the entry or heading, its history, what lies below it, where it went if it moved,
 // and the conversation of each context chunk's source message.
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import type {
   EntryDetail,
   EntryView,

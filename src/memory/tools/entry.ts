@@ -1,6 +1,6 @@
 // The app's read of one entry: everything but the vectors, without touching `accessed` (a
 // person looking at the explorer is not the model using the memory).
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import type { EntryView, ToolError } from '../types';
 import { isToolError, toolError } from '../validate';
 

@@ -1,6 +1,6 @@
 // Deleting, moving and restoring entries; every replaced row goes to history first. A move takes
 // the entry's history along and leaves a row at the old path saying where it went.
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import { boolArg, intArg, isToolError, nextVersion, toolError } from '../validate';
 import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
 import type {

@@ -1,6 +1,6 @@
 // Markdown export and import (docs/design.md, "Markdown export and import"): import validates
 // the whole file, then writes in one transaction.
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import { isToolError, nextVersion, short, toolError } from '../validate';
 import { descendantRange, headingOf, parentOf } from '../paths';
 import { entriesToMarkdown, parseMarkdown } from '../markdown';

@@ -1,5 +1,6 @@
 // Reading entries: queryMemory, queryMemoryHeading (similarity blended with recency) and listMemory.
-import type { StoreContext } from '../context';
+import type { Table } from 'dexie';
+import type { StoreContext } from '../store';
 import { getOwn, intArg, isToolError, numberArg, setOwn, short, toolError } from '../validate';
 import { headingOf, parentOf } from '../paths';
 import { DEFAULT_RECENCY_BIAS, MIN_RELEVANCE, type Signals } from '../ranking';
@@ -49,6 +50,30 @@ function enumArg<T extends string>(
 
 function effectiveSignals(q: EntryQuery): Signals {
   return q.vector ? (q.signals ?? 'both') : 'lexical';
+}
+
+/** The entry rows with these ids, by id (ids with no row left out). */
+export async function entryRows(
+  table: Table<MemoryEntry, number>,
+  ids: number[],
+): Promise<Map<number, MemoryEntry>> {
+  const rows = new Map<number, MemoryEntry>();
+  (await table.bulkGet(ids)).forEach((r) => r?.id !== undefined && rows.set(r.id, r));
+  return rows;
+}
+
+/**
+ * An entry's context chunks that match the query, best first (at most 5); by words alone when
+ * the row's vectors are of another model than the query's.
+ */
+export function relevantChunks(row: MemoryEntry | undefined, q: EntryQuery): ChunkView[] {
+  if (!row) return [];
+  const sameModel = q.info && row.model === q.info.id;
+  return matchingChunks(
+    row.contextChunks,
+    sameModel ? q : { text: q.text, signals: 'lexical' },
+    MAX_RELEVANT_CHUNKS,
+  );
 }
 
 export function readTools(ctx: StoreContext) {
@@ -177,7 +202,7 @@ export function readTools(ctx: StoreContext) {
           modified: new Date(h.ref.modified),
           ...(descendants ? { descendants } : {}),
           ...scoreFields(h),
-          relevantChunks: relevant(row, q),
+          relevantChunks: relevantChunks(row, q),
         };
       };
       const searched = (children: HeadingChild[], matched: number): HeadingResult => ({
@@ -227,7 +252,7 @@ export function readTools(ctx: StoreContext) {
             path: h.ref.path,
             heading: headingOf(h.ref.path),
             content: row?.content ?? null,
-            relevantChunks: relevant(row, q),
+            relevantChunks: relevantChunks(row, q),
           },
         };
       });
@@ -243,23 +268,7 @@ export function readTools(ctx: StoreContext) {
     return { text, vector: emb.vectors[0], info: emb.info, signals };
   }
 
-  async function rowsOf(ids: number[]): Promise<Map<number, MemoryEntry>> {
-    const rows = new Map<number, MemoryEntry>();
-    (await db.structured_memory.bulkGet(ids)).forEach(
-      (r) => r?.id !== undefined && rows.set(r.id, r),
-    );
-    return rows;
-  }
-
-  function relevant(row: MemoryEntry | undefined, q: EntryQuery): ChunkView[] {
-    if (!row) return [];
-    const sameModel = q.info && row.model === q.info.id;
-    return matchingChunks(
-      row.contextChunks,
-      sameModel ? q : { text: q.text, signals: 'lexical' },
-      MAX_RELEVANT_CHUNKS,
-    );
-  }
+  const rowsOf = (ids: number[]) => entryRows(db.structured_memory, ids);
 
   async function listMemory(
     rootIn?: unknown,

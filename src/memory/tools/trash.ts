@@ -2,7 +2,7 @@
 // their deletes, where a recursive delete is one item; restoring an item brings it back whole, and
 // emptying the trash removes every stored version of its paths. Also `resolvePath`, which follows
 // an old path's moves to where its entry is now.
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import type { MemoryDB } from '../db';
 import { descendantRange, headingOf, parentOf } from '../paths';
 import type {

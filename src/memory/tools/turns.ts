@@ -1,5 +1,5 @@
 // The semantic index of conversations: recordTurn and searchChunks.
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import { intArg, isToolError, short, toolError } from '../validate';
 import { addToShards } from '../shards';
 import { indexedPart, splitSentences } from '../text';

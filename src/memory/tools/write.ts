@@ -1,6 +1,6 @@
 // Writing entries: saveMemory (with its context snapshot), updateMemory (RFC 7396 merge patch) and
 // editMemory (a hand edit that keeps the snapshot).
-import type { StoreContext } from '../context';
+import type { StoreContext } from '../store';
 import {
   intArg,
   isToolError,

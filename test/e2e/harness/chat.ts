@@ -414,6 +414,15 @@ const liveMemory = {
   async getMessages(conversationId: number) {
     return structuredClone(messages.filter((m) => m.conversationId === conversationId));
   },
+  async prepareTurn(request: { conversationId: number }) {
+    return {
+      messages: structuredClone(
+        messages.filter((m) => m.conversationId === request.conversationId),
+      ),
+      outline: [],
+      recall: [],
+    };
+  },
   setTokenCounter() {},
 } as unknown as MemoryApi;
 
