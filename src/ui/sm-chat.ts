@@ -8,6 +8,7 @@
 import { LitElement, css, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
+import type { ServerStatus } from '../app/app';
 import type { ChatSession, SessionEvent, TurnResult } from '../chat/chat-session';
 import { altOf, replyGroups, type ReplyGroup } from '../memory/replies';
 import type { Message } from '../memory/types';
@@ -27,19 +28,8 @@ import type {
   SmMessage,
 } from './sm-message';
 
-/** What the status line shows about the model server. */
-export interface ChatStatus {
-  /** Server kind (`koboldcpp`, `llamacpp`, `ollama`, `lmstudio`, `openai`). */
-  kind?: string;
-  model?: string;
-  /** Context size in tokens. */
-  contextSize?: number;
-  /** `native` or `prompted` (or `auto` before the first turn). */
-  toolMode?: string;
-  state: 'connecting' | 'connected' | 'error';
-  /** The error sentence (with the fix) when `state` is `error`; a detail otherwise. */
-  message?: string;
-}
+/** What the status line shows about the model server (the app's `ServerStatus`). */
+export type ChatStatus = ServerStatus;
 
 declare module './events' {
   interface SmEvents {

@@ -2,8 +2,12 @@
 // validates it, tests the connection to the server, and hands the settings up on Save.
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
-import { DEFAULT_SETTINGS, type AppSettings, type ConnectionLine } from '../app/settings';
-import type { ToolMode } from '../llm/types';
+import {
+  DEFAULT_SETTINGS,
+  type AppSettings,
+  type ConnectionReport,
+  type ConnectionTest,
+} from '../app/settings';
 import { emit } from './events';
 import { base, tokens } from './styles';
 import '../sync/sm-sync-settings';
@@ -14,19 +18,8 @@ export interface SaveSettingsDetail {
   settings: AppSettings;
 }
 
-/** What Test connection found: a line per fact, or the sentence that says what is wrong. */
-export type ConnectionReport =
-  { ok: true; lines: ConnectionLine[] } | { ok: false; message: string };
-
-export interface TestConnectionDetail {
-  /** The server as typed in the dialog (not saved yet). */
-  endpoint: string;
-  apiKey: string;
-  /** The context size override as typed (0: the server's). */
-  contextSize: number;
-  toolMode: ToolMode;
-  /** Aborted when the dialog closes or a new test starts. */
-  signal: AbortSignal;
+/** The server typed in the dialog, to test; the listener answers in `reply`. */
+export interface TestConnectionDetail extends ConnectionTest {
   /** Set by the listener, synchronously: the report to show. */
   reply?: Promise<ConnectionReport>;
 }
