@@ -421,7 +421,10 @@ export interface EntryView {
   contextVersion?: number;
 }
 
-/** One entry as the explorer and the map see it (from the in-memory index; no row reads). */
+/**
+ * One entry as the explorer and the map see it, from the in-memory index (no row reads); the
+ * index's own `EntryRef` (entry-index.ts) is this with where it keeps the vectors.
+ */
 export interface EntrySummary {
   path: string;
   version: number;
@@ -431,7 +434,7 @@ export interface EntrySummary {
   accessed: number;
   /** Characters of the content as JSON. */
   size: number;
-  /** Context chunks stored with it. */
+  /** Context chunks stored with it (of any model). */
   chunks: number;
 }
 
