@@ -1,5 +1,5 @@
-// <sm-memory-map>'s own styles; the element puts only the shared tokens (styles.ts) first: sm-memory-map.ts
-// says why not the base sheet.
+// <sm-memory-map>'s own styles; the element puts only the shared tokens (styles.ts) first
+// (sm-memory-map.ts says why not the base sheet).
 import { css } from 'lit';
 
 export const memoryMapStyles = css`
