@@ -176,10 +176,13 @@ describe('App (the composition of memory, settings, connector and chat session)'
     await saved;
     expect(mem.settings.get(SETTINGS_KEY)).toMatchObject({ endpoint: 'http://10.0.0.2:5001' });
     expect(app.state.settingsSaved).toBe(true);
-    // The old server answering (first) does not speak for the new one.
-    conns.pending[0].resolve(KOBOLD);
     conns.pending[1].resolve({ ...KOBOLD, baseUrl: 'http://10.0.0.2:5001', model: 'new' });
     await until(app, (s) => s.status.state === 'connected');
+    expect(app.state.status.model).toBe('new');
+    // The old server answering late does not speak for the new one (everything here settles in
+    // microtasks, so one macrotask later the old session's answer has been handled).
+    conns.pending[0].resolve(KOBOLD);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(app.state.status.model).toBe('new');
   });
 
