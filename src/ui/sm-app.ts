@@ -294,6 +294,7 @@ export class SmApp extends LitElement {
               .settings=${this.state.settings}
               .reembed=${this.state.reembed}
               .modelInUse=${this.modelInUse()}
+              .syncClient=${this.memory}
             ></sm-settings>`
           : nothing
       }

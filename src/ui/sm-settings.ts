@@ -11,6 +11,7 @@ import {
 import { emit } from './events';
 import { base, tokens } from './styles';
 import '../sync/sm-sync-settings';
+import type { SyncClient } from '../sync/sm-sync-settings';
 import { embeddingThreads } from '../embeddings/threads';
 import { settingsStyles } from './sm-settings.styles';
 
@@ -191,6 +192,9 @@ export class SmSettings extends LitElement {
   /** The embedding model in use, in words (shown under the choice), when known. */
   @property({ attribute: false }) modelInUse: string | undefined;
 
+  /** The worker's sync API, for the Sync section. */
+  @property({ attribute: false }) syncClient: SyncClient | undefined;
+
   @state() private draft: Draft | undefined;
   @state() private errors: Errors = {};
   @state() private test: TestState | undefined;
@@ -359,7 +363,7 @@ export class SmSettings extends LitElement {
                 </fieldset>
                 <fieldset>
                   <legend>Sync</legend>
-                  <sm-sync-settings></sm-sync-settings>
+                  <sm-sync-settings .client=${this.syncClient}></sm-sync-settings>
                 </fieldset>
               </div>
               <div class="foot">
