@@ -1,12 +1,15 @@
-// Composition root: start the memory worker and give its proxy to the app element.
+// Composition root: start the memory worker, compose the app around its proxy (src/app/app.ts:
+// settings, connector, chat session) and hand that to the app element.
+import { App } from './app/app';
 import { whenAppMayStart } from './pwa';
+import { followMemoryChanges } from './ui/memory-watch';
 import { startMemoryWorker, type MemoryClient } from './worker-client';
 import './ui/sm-app';
 
 // The page has no stylesheet of its own (CSP style-src 'self', Lit styles live in shadow roots).
 document.body.style.margin = '0';
 
-const app =
+const element =
   document.querySelector('sm-app') ?? document.body.appendChild(document.createElement('sm-app'));
 // On a first visit the worker starts once the service worker is in control, so the model is
 // fetched once, through its cache (docs/hosting.md); calls made before then wait for it.
@@ -14,14 +17,20 @@ const started = whenAppMayStart().then(
   () =>
     startMemoryWorker({
       onError: (message) => {
-        app.workerError = message;
+        element.workerError = message;
       },
     }).memory,
 );
 started.catch((error: unknown) => {
-  app.workerError = error instanceof Error ? error.message : String(error);
+  element.workerError = error instanceof Error ? error.message : String(error);
 });
-app.memory = whenStarted(started);
+const memory = whenStarted(started);
+// First, before any load through this client: the views reload on the changes it reports.
+void followMemoryChanges(memory);
+void navigator.storage?.persist?.().catch(() => false);
+const app = new App({ memory });
+element.app = app;
+void app.start();
 
 /** A client whose every method waits for the worker to start, then calls it. */
 function whenStarted(client: Promise<MemoryClient>): MemoryClient {

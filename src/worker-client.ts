@@ -16,16 +16,6 @@ export interface StartOptions {
   onError?: (message: string) => void;
 }
 
-let active: MemoryClient | undefined;
-
-/**
- * The running worker's client, for parts of the page that are not handed it (the Sync section
- * of Settings, docs/sync.md); undefined before the worker starts.
- */
-export function activeMemoryClient(): MemoryClient | undefined {
-  return active;
-}
-
 export function startMemoryWorker(options: StartOptions = {}): MemoryWorkerHandle {
   const worker = new Worker(new URL('../workers/memory.worker.ts', import.meta.url), {
     type: 'module',
@@ -36,11 +26,9 @@ export function startMemoryWorker(options: StartOptions = {}): MemoryWorkerHandl
   });
   const remote = wrap<MemoryWorkerApi>(worker);
   const memory = plainClient(remote);
-  active = memory;
   return {
     memory,
     terminate() {
-      if (active === memory) active = undefined;
       remote[releaseProxy]();
       worker.terminate();
     },

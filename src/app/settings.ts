@@ -50,6 +50,21 @@ export interface ConnectionLine {
   value: string;
 }
 
+/** What Test connection found: a line per fact, or the sentence that says what is wrong. */
+export type ConnectionReport =
+  { ok: true; lines: ConnectionLine[] } | { ok: false; message: string };
+
+/** A server to test, as typed in the Settings dialog (not saved yet). */
+export interface ConnectionTest {
+  endpoint: string;
+  apiKey: string;
+  /** The context size override as typed (0: the server's). */
+  contextSize: number;
+  toolMode: ToolMode;
+  /** Aborted when the dialog closes or a new test starts. */
+  signal: AbortSignal;
+}
+
 /** Servers whose detection reads the context size from the server itself. */
 const REPORTS_CONTEXT: ReadonlySet<ServerKind> = new Set(['koboldcpp', 'llamacpp']);
 

@@ -6,7 +6,7 @@ import type { Table } from 'dexie';
 import { Bm25Index, type LexicalMatch, type LexicalQuery } from './lexical/bm25-index';
 import { parentOf } from './paths';
 import { contentText, pathWords } from './text';
-import type { MemoryEntry } from './types';
+import type { EntrySummary, MemoryEntry } from './types';
 import { PackedVectors } from './vector-store';
 
 /** Characters of an entry's content indexed for words. */
@@ -17,17 +17,12 @@ export function entrySearchText(path: string, content: unknown): string {
   return `${pathWords(path)} ${contentText(content, LEXICAL_CONTENT_CHARS)}`;
 }
 
-export interface EntryRef {
+/**
+ * One entry in the index: the summary the explorer sees (`EntrySummary`, counting the context
+ * chunks of any model) with where the index keeps the row's vectors.
+ */
+export interface EntryRef extends EntrySummary {
   id: number;
-  path: string;
-  version: number;
-  created: number;
-  modified: number;
-  accessed: number;
-  /** Characters of the content as JSON. */
-  size: number;
-  /** Context chunks stored with the entry (any model). */
-  contextChunks: number;
   /** Row of the entry vector in `entryVectors`, or -1 when the row is of another model. */
   vectorRow: number;
   chunkRow: number;
@@ -172,7 +167,7 @@ export class EntryIndex {
       modified: row.modified.getTime(),
       accessed: row.accessed.getTime(),
       size: JSON.stringify(row.content).length,
-      contextChunks: row.contextChunks.length,
+      chunks: row.contextChunks.length,
       vectorRow: -1,
       chunkRow: 0,
       chunkCount: 0,

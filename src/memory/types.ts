@@ -443,7 +443,10 @@ export interface EntryView {
   contextVersion?: number;
 }
 
-/** One entry as the explorer and the map see it (from the in-memory index; no row reads). */
+/**
+ * One entry as the explorer and the map see it, from the in-memory index (no row reads); the
+ * index's own `EntryRef` (entry-index.ts) is this with where it keeps the vectors.
+ */
 export interface EntrySummary {
   path: string;
   version: number;
@@ -453,7 +456,7 @@ export interface EntrySummary {
   accessed: number;
   /** Characters of the content as JSON. */
   size: number;
-  /** Context chunks stored with it. */
+  /** Context chunks stored with it (of any model). */
   chunks: number;
 }
 

@@ -5,7 +5,6 @@ import { proxy } from 'comlink';
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { base, tokens } from '../ui/styles';
-import { activeMemoryClient } from '../worker-client';
 import type { SyncConfig, SyncStatus } from './engine';
 
 /** What the section needs from the worker. */
@@ -132,7 +131,7 @@ export class SmSyncSettings extends LitElement {
     `,
   ];
 
-  /** The worker's sync API (default: the running worker's). */
+  /** The worker's sync API, handed down by the Settings dialog; without it only the form shows. */
   @property({ attribute: false }) client: SyncClient | undefined;
 
   @state() private draft: SyncConfig = { ...EMPTY };
@@ -142,7 +141,6 @@ export class SmSyncSettings extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    this.client ??= activeMemoryClient();
     void this.load();
   }
 

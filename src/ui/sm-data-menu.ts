@@ -1,11 +1,12 @@
 // Export and Import of the whole memory: Markdown (all or the selected subtree) and the JSON
 // backup, downloaded as files; imports validated by the engine, which writes nothing on error.
-import { LitElement, css, html, nothing } from 'lit';
+import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { ImportResult, ToolError } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { emit } from './events';
 import { base, tokens } from './styles';
+import { dataMenuStyles } from './sm-data-menu.styles';
 
 type ExportKind = 'markdown' | 'subtree' | 'json';
 
@@ -63,146 +64,7 @@ function isError(r: unknown): r is ToolError {
  */
 @customElement('sm-data-menu')
 export class SmDataMenu extends LitElement {
-  static override styles = [
-    tokens,
-    base,
-    css`
-      :host {
-        display: inline-flex;
-        position: relative;
-        gap: 6px;
-      }
-      .menu-wrap {
-        position: relative;
-      }
-      ul.menu {
-        position: absolute;
-        z-index: 20;
-        top: calc(100% + 4px);
-        left: 0;
-        min-width: 230px;
-        width: max-content;
-        max-width: calc(100vw - 24px);
-        margin: 0;
-        padding: 4px;
-        list-style: none;
-        border: 1px solid var(--sm-border);
-        border-radius: var(--sm-radius);
-        background: var(--sm-surface);
-        box-shadow: 0 6px 24px rgb(20 30 50 / 16%);
-      }
-      ul.menu.end {
-        left: auto;
-        right: 0;
-      }
-      /* A format's name is its button; the hint below it describes it (aria-describedby) and,
-         under the button's overlay, takes the click too. */
-      .menu li {
-        position: relative;
-        border-radius: 4px;
-      }
-      .menu li:hover,
-      .menu li:has(button:focus-visible) {
-        background: var(--sm-surface-2);
-      }
-      .menu button {
-        display: block;
-        width: 100%;
-        border: none;
-        background: none;
-        padding: 6px 10px 0;
-        text-align: left;
-      }
-      .menu button::after {
-        content: '';
-        position: absolute;
-        inset: 0;
-      }
-      .menu button:focus-visible {
-        outline: none;
-      }
-      .menu .hint {
-        display: block;
-        padding: 0 10px 6px;
-        font-size: 0.78rem;
-        color: var(--sm-muted);
-      }
-      /* Read, not shown: the colon between a choice's name and its hint (the button is named by
-         all its text, so what is said matches what is shown). */
-      .sr {
-        position: absolute;
-        width: 1px;
-        height: 1px;
-        overflow: hidden;
-        clip-path: inset(50%);
-        white-space: nowrap;
-      }
-      .caret {
-        margin-left: 4px;
-        font-size: 0.7em;
-      }
-      input[type='file'] {
-        display: none;
-      }
-      dialog {
-        width: min(440px, calc(100vw - 24px));
-        padding: 18px 20px;
-        border: 1px solid var(--sm-border);
-        border-radius: 10px;
-        background: var(--sm-surface);
-        color: var(--sm-text);
-        box-shadow: 0 12px 40px rgb(20 30 50 / 25%);
-      }
-      dialog::backdrop {
-        background: rgb(20 30 50 / 35%);
-      }
-      h2 {
-        margin: 0 0 10px;
-        font-size: 1.1rem;
-      }
-      p {
-        margin: 0 0 10px;
-      }
-      .file {
-        font-family: var(--sm-mono);
-        font-size: 0.9em;
-        overflow-wrap: anywhere;
-      }
-      .choices {
-        display: grid;
-        gap: 8px;
-        margin: 12px 0 4px;
-      }
-      .choice {
-        display: grid;
-        gap: 2px;
-        padding: 8px 12px;
-        text-align: left;
-      }
-      .choice .hint {
-        font-size: 0.82rem;
-        color: var(--sm-muted);
-      }
-      .choice.primary .hint {
-        color: inherit;
-        opacity: 0.85;
-      }
-      progress {
-        width: 100%;
-      }
-      [role='alert'] {
-        color: var(--sm-danger);
-        overflow-wrap: anywhere;
-        white-space: pre-wrap;
-      }
-      .actions {
-        display: flex;
-        justify-content: flex-end;
-        gap: 8px;
-        margin-top: 14px;
-      }
-    `,
-  ];
+  static override styles = [tokens, base, dataMenuStyles];
 
   /** The memory engine (the worker proxy). */
   @property({ attribute: false }) memory: MemoryClient | undefined;

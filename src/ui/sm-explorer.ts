@@ -3,7 +3,7 @@
 // tab. Two dividers, remembered per device, share its room: the tree or map against the search
 // results, and the explorer against the entry detail below it. It also hosts the memory panel's
 // toast (Undo), and follows a tool card's link through moves to where the entry is now.
-import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
+import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { EntrySummary } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
@@ -20,6 +20,7 @@ import './sm-toast';
 import './sm-trash';
 import {
   DEFAULT_SPLIT,
+  MIN_HEIGHT,
   clampShare,
   loadSplit,
   saveSplit,
@@ -27,6 +28,7 @@ import {
   type SplitSizes,
 } from './split-layout';
 import { searchScope } from './tree-model';
+import { explorerStyles } from './sm-explorer.styles';
 
 type View = 'tree' | 'map' | 'trash';
 /** The two dividers: tree or map | search results, and explorer | entry detail. */
@@ -34,14 +36,6 @@ type Divider = 'views' | 'explorer';
 
 /** Pause in typing before the filter applies. */
 const FILTER_DELAY_MS = 120;
-
-/** Least height (px) each side of a divider keeps. */
-const MIN = {
-  views: 84,
-  search: 110,
-  explorer: 170,
-  detail: 140,
-} as const;
 
 /** localStorage, where the page may use it (absent in a sandboxed frame or some private modes). */
 function deviceStorage(): Storage | undefined {
@@ -79,160 +73,7 @@ const VIEWS: readonly { id: View; label: string }[] = [
  */
 @customElement('sm-explorer')
 export class SmExplorer extends LitElement {
-  static override styles = [
-    tokens,
-    base,
-    css`
-      :host {
-        display: flex;
-        flex-direction: column;
-        gap: 8px;
-        height: 100%;
-        min-height: 0;
-        font-size: 0.875rem;
-      }
-      .bar {
-        display: flex;
-        gap: 8px;
-        align-items: center;
-        flex-wrap: wrap;
-      }
-      .bar input {
-        flex: 1 1 10rem;
-        min-width: 0;
-      }
-      [role='tablist'] {
-        display: inline-flex;
-        flex: none;
-        padding: 2px;
-        border: 1px solid var(--sm-border);
-        border-radius: var(--sm-radius);
-        background: var(--sm-surface-2);
-      }
-      [role='tab'] {
-        padding: 4px 14px;
-        border: none;
-        border-radius: 4px;
-        background: none;
-        color: var(--sm-muted);
-      }
-      [role='tab'][aria-selected='true'] {
-        background: var(--sm-surface);
-        color: var(--sm-text);
-        box-shadow: 0 1px 2px rgb(0 0 0 / 0.12);
-      }
-      .summary {
-        margin: -2px 0 0;
-        font-size: 0.75rem;
-        color: var(--sm-muted);
-      }
-      /* The plain count is in the app's header already: read here, not drawn, unless filtering. */
-      .summary.quiet {
-        position: absolute;
-        width: 1px;
-        height: 1px;
-        margin: 0;
-        overflow: hidden;
-        clip-path: inset(50%);
-        white-space: nowrap;
-      }
-      .split {
-        flex: 1 1 0;
-        min-height: 0;
-        display: flex;
-        flex-direction: column;
-        gap: 2px;
-      }
-      .views {
-        position: relative;
-        /* Basis 0: the tree's content height must not squeeze the search below. */
-        flex: 1 1 0;
-        min-height: ${MIN.views}px;
-        display: flex;
-        flex-direction: column;
-        border: 1px solid var(--sm-border);
-        border-radius: var(--sm-radius);
-        background: var(--sm-surface);
-        overflow: hidden;
-      }
-      [role='tabpanel'] {
-        flex: 1 1 auto;
-        min-height: 0;
-        display: flex;
-        flex-direction: column;
-      }
-      [role='tabpanel'][hidden] {
-        display: none;
-      }
-      sm-memory-tree {
-        flex: 1 1 auto;
-        min-height: 0;
-      }
-      sm-memory-map {
-        flex: 1 1 auto;
-        min-height: 0;
-        padding: 6px;
-      }
-      sm-trash {
-        flex: 1 1 auto;
-        min-height: 0;
-      }
-      .search {
-        flex: none;
-        overflow: auto;
-        overscroll-behavior: contain;
-      }
-      /* With results, the divider's share (custom properties set on the host) splits the room. */
-      .split.results .views {
-        flex-grow: var(--sm-views-share, ${DEFAULT_SPLIT.views});
-      }
-      .split.results .search {
-        flex: 1 1 0;
-        flex-grow: calc(1 - var(--sm-views-share, ${DEFAULT_SPLIT.views}));
-        min-height: ${MIN.search}px;
-      }
-      [role='separator'] {
-        flex: none;
-        position: relative;
-        height: 12px;
-        margin: 0 -4px;
-        border-radius: 4px;
-        cursor: row-resize;
-        touch-action: none;
-        user-select: none;
-      }
-      [role='separator']::before {
-        content: '';
-        position: absolute;
-        left: 50%;
-        top: 4px;
-        width: 40px;
-        height: 4px;
-        margin-left: -20px;
-        border-radius: 2px;
-        background: var(--sm-border);
-      }
-      [role='separator']:hover::before,
-      [role='separator'].dragging::before {
-        background: var(--sm-muted);
-      }
-      [role='separator']:focus-visible {
-        outline: 2px solid var(--sm-accent);
-        outline-offset: -2px;
-      }
-      [role='separator'].foot {
-        margin-bottom: -8px;
-      }
-      .status {
-        margin: 0;
-        padding: 12px;
-        color: var(--sm-muted);
-      }
-      .status.error {
-        color: var(--sm-danger);
-      }
-    `,
-  ];
+  static override styles = [tokens, base, explorerStyles];
 
   /** The memory engine (worker proxy). */
   @property({ attribute: false }) memory: MemoryClient | undefined;
@@ -328,9 +169,9 @@ export class SmExplorer extends LitElement {
       return;
     }
     const total = this.parentHeight;
-    const share = clampShare(this.split.explorer, total, MIN.explorer, MIN.detail);
+    const share = clampShare(this.split.explorer, total, MIN_HEIGHT.explorer, MIN_HEIGHT.detail);
     this.style.height = `${Math.round(share * total)}px`;
-    this.style.minHeight = `${Math.min(MIN.explorer, total)}px`;
+    this.style.minHeight = `${Math.min(MIN_HEIGHT.explorer, total)}px`;
   }
 
   override render() {
@@ -456,11 +297,11 @@ export class SmExplorer extends LitElement {
   private room(which: Divider): { height: number; min: [number, number] } {
     if (which === 'explorer') {
       const height = this.parentHeight || this.parentElement?.clientHeight || 0;
-      return { height, min: [MIN.explorer, MIN.detail] };
+      return { height, min: [MIN_HEIGHT.explorer, MIN_HEIGHT.detail] };
     }
     const box = this.renderRoot.querySelector('.split')?.getBoundingClientRect();
     // Less the divider itself and the gaps around it.
-    return { height: (box?.height ?? 0) - 16, min: [MIN.views, MIN.search] };
+    return { height: (box?.height ?? 0) - 16, min: [MIN_HEIGHT.views, MIN_HEIGHT.search] };
   }
 
   private setShare(which: Divider, share: number, remember: boolean): void {

@@ -1,6 +1,6 @@
 // The memory explorer's ARIA tree: headings and entries with counts and recency, keyboard
 // navigable (WAI-ARIA tree pattern), rendering only expanded nodes and windowing long lists.
-import { LitElement, css, html, noChange, nothing, unsafeCSS, type PropertyValues } from 'lit';
+import { LitElement, html, noChange, nothing, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { Directive, PartType, directive, type ElementPart, type PartInfo } from 'lit/directive.js';
 import { repeat } from 'lit/directives/repeat.js';
@@ -20,24 +20,12 @@ import {
   type MemoryTree,
   type TreeRow,
 } from './tree-model';
+import { ROW_H, indentRules, memoryTreeStyles } from './sm-memory-tree.styles';
 
-/** Row height in px; the CSS below uses the same number (windowing needs it fixed). */
-const ROW_H = 28;
 /** Below this many visible rows everything is rendered; above, only the rows in view. */
 const WINDOW_MIN = 150;
 /** Extra rows rendered above and below the viewport. */
 const OVERSCAN = 12;
-
-/** Deepest level a path can have (docs/design.md, "Paths"), for the indentation rules. */
-const MAX_LEVEL = 12;
-
-/** Indentation per `aria-level`, as static rules: no style attributes under the CSP. */
-const indentRules = unsafeCSS(
-  Array.from(
-    { length: MAX_LEVEL },
-    (_, i) => `.row[aria-level='${i + 1}'] { padding-left: ${4 + i * 16}px; }`,
-  ).join('\n'),
-);
 
 /**
  * Sets an element's height through the CSSOM. Lit's `styleMap` writes a `style` attribute on
@@ -75,136 +63,7 @@ interface Reveal {
  */
 @customElement('sm-memory-tree')
 export class SmMemoryTree extends LitElement {
-  static override styles = [
-    tokens,
-    base,
-    indentRules,
-    css`
-      :host {
-        display: block;
-        overflow: auto;
-        overscroll-behavior: contain;
-        font-size: 0.875rem;
-        background: var(--sm-surface);
-      }
-      [role='tree'] {
-        padding: 2px 0;
-        outline: none;
-      }
-      .row {
-        display: flex;
-        align-items: center;
-        gap: 6px;
-        height: 28px;
-        padding: 0 10px 0 4px;
-        cursor: pointer;
-        user-select: none;
-        white-space: nowrap;
-        border-radius: 4px;
-        margin: 0 4px;
-      }
-      .row:hover {
-        background: var(--sm-surface-2);
-      }
-      .row[aria-selected='true'] {
-        background: #dfe6fa;
-        box-shadow: inset 3px 0 0 var(--sm-accent);
-      }
-      .row:focus-visible {
-        outline: 2px solid var(--sm-accent);
-        outline-offset: -2px;
-      }
-      .twisty {
-        flex: none;
-        width: 18px;
-        height: 22px;
-        display: grid;
-        place-items: center;
-        border-radius: 4px;
-        color: var(--sm-muted);
-      }
-      .twisty:hover {
-        background: var(--sm-border);
-        color: var(--sm-text);
-      }
-      .twisty::before {
-        content: '';
-        width: 6px;
-        height: 6px;
-        border-right: 1.5px solid currentColor;
-        border-bottom: 1.5px solid currentColor;
-        transform: rotate(-45deg);
-        transition: transform 0.12s;
-      }
-      .row[aria-expanded='true'] .twisty::before {
-        transform: rotate(45deg) translate(-1px, -1px);
-      }
-      .leaf {
-        flex: none;
-        width: 18px;
-        display: grid;
-        place-items: center;
-      }
-      .leaf::before {
-        content: '';
-        width: 5px;
-        height: 5px;
-        border-radius: 1px;
-        background: var(--sm-border);
-      }
-      .name {
-        flex: 1 1 auto;
-        min-width: 0;
-        overflow: hidden;
-        text-overflow: ellipsis;
-      }
-      .heading-only .name {
-        font-weight: 600;
-      }
-      .meta {
-        flex: none;
-        display: flex;
-        align-items: center;
-        gap: 8px;
-        color: var(--sm-muted);
-        font-size: 0.75rem;
-        font-variant-numeric: tabular-nums;
-      }
-      .count {
-        min-width: 1.6em;
-        padding: 0 6px;
-        border-radius: 9px;
-        background: var(--sm-surface-2);
-        text-align: center;
-        line-height: 18px;
-      }
-      .age {
-        display: inline-flex;
-        align-items: center;
-        gap: 5px;
-        min-width: 4.6em;
-        justify-content: flex-end;
-      }
-      .dot {
-        width: 8px;
-        height: 8px;
-        flex: none;
-      }
-      .spacer {
-        pointer-events: none;
-      }
-      .empty {
-        margin: 0;
-        padding: 12px;
-        color: var(--sm-muted);
-      }
-      @media (pointer: coarse) {
-        .twisty {
-          width: 24px;
-        }
-      }
-    `,
-  ];
+  static override styles = [tokens, base, indentRules, memoryTreeStyles];
 
   /** Every entry (from `memoryIndex()`). */
   @property({ attribute: false }) entries: EntrySummary[] = [];

@@ -1,9 +1,10 @@
 // A short notice at the bottom of the screen, with one action (Undo) for a few seconds. Any
 // component asks for one with `requestToast()`, a bubbling event; the component that renders
 // <sm-toast> (the explorer, for the memory panel) shows it.
-import { LitElement, css, html, nothing } from 'lit';
+import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { base, tokens } from './styles';
+import { toastStyles } from './sm-toast.styles';
 
 export interface ToastAction {
   /** The button's text, e.g. "Undo". */
@@ -46,77 +47,7 @@ function deepActive(): Element | null {
  */
 @customElement('sm-toast')
 export class SmToast extends LitElement {
-  static override styles = [
-    tokens,
-    base,
-    css`
-      /* Bottom right, over the memory column on a wide screen (not over the chat's Send). */
-      :host {
-        position: fixed;
-        z-index: 20;
-        right: 16px;
-        bottom: 16px;
-        width: max-content;
-        max-width: min(400px, calc(100vw - 24px));
-        pointer-events: none;
-      }
-      @media (max-width: 599px) {
-        :host {
-          left: 12px;
-          right: 12px;
-          bottom: 12px;
-          width: auto;
-        }
-      }
-      .toast {
-        display: flex;
-        align-items: center;
-        gap: 6px 12px;
-        padding: 8px 8px 8px 14px;
-        border-radius: var(--sm-radius);
-        background: #1d2430;
-        color: #ffffff;
-        box-shadow: 0 4px 16px rgb(0 0 0 / 0.25);
-        font-size: 0.9rem;
-        pointer-events: auto;
-      }
-      /* Closed, it stays in the page, empty: a live region must exist before its text changes
-         for screen readers to announce the change. */
-      .toast:not(.open) {
-        padding: 0;
-        background: none;
-        box-shadow: none;
-        pointer-events: none;
-      }
-      [role='status'] {
-        flex: 1 1 auto;
-        min-width: 0;
-        margin: 0;
-        overflow-wrap: anywhere;
-      }
-      button {
-        flex: none;
-        padding: 4px 10px;
-        border-color: transparent;
-        background: transparent;
-        color: #ffffff;
-      }
-      button.action {
-        color: #a9c1ff;
-        font-weight: 600;
-      }
-      button:hover {
-        background: rgb(255 255 255 / 0.12);
-      }
-      button:focus-visible {
-        outline-color: #a9c1ff;
-      }
-      .close {
-        font-size: 1.1rem;
-        line-height: 1;
-      }
-    `,
-  ];
+  static override styles = [tokens, base, toastStyles];
 
   /** How long a notice with an action stays, in ms. */
   @property({ type: Number }) duration = TOAST_MS;

@@ -1,6 +1,6 @@
 // The explorer's Trash: deleted entries and subtrees (a recursive delete is one item), newest
 // first, each restorable whole with its history and context; "Empty trash" behind a confirmation.
-import { LitElement, css, html, nothing, type PropertyValues } from 'lit';
+import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { JsonValue, RestoreDeletedResult, TrashItem } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
@@ -9,6 +9,7 @@ import { MemoryWatch } from './memory-watch';
 import { requestToast } from './sm-toast';
 import { base, tokens } from './styles';
 import { describeAge } from './tree-model';
+import { trashStyles } from './sm-trash.styles';
 
 /** Paths shown under a subtree item before "…and N more". */
 const PATHS_SHOWN = 8;
@@ -40,126 +41,7 @@ function named(path: string, entries: number): string {
  */
 @customElement('sm-trash')
 export class SmTrash extends LitElement {
-  static override styles = [
-    tokens,
-    base,
-    css`
-      :host {
-        display: flex;
-        flex-direction: column;
-        min-height: 0;
-      }
-      .head {
-        display: flex;
-        align-items: center;
-        justify-content: space-between;
-        gap: 8px;
-        padding: 8px 10px;
-        border-bottom: 1px solid var(--sm-border);
-      }
-      .head p {
-        margin: 0;
-        color: var(--sm-muted);
-      }
-      .head p:focus {
-        outline: none;
-      }
-      .small {
-        padding: 3px 10px;
-        font-size: 0.85rem;
-      }
-      .list {
-        flex: 1 1 auto;
-        min-height: 0;
-        overflow: auto;
-        list-style: none;
-        margin: 0;
-        padding: 0;
-      }
-      .list > li {
-        display: flex;
-        align-items: flex-start;
-        gap: 8px;
-        padding: 8px 10px;
-        border-bottom: 1px solid var(--sm-surface-2);
-      }
-      .main {
-        flex: 1 1 auto;
-        min-width: 0;
-      }
-      .path {
-        padding: 0;
-        border: none;
-        background: none;
-        color: var(--sm-accent);
-        font-weight: 600;
-        text-align: left;
-        overflow-wrap: anywhere;
-      }
-      .path:hover {
-        text-decoration: underline;
-      }
-      .meta,
-      .preview {
-        display: block;
-        font-size: 0.8rem;
-        color: var(--sm-muted);
-      }
-      .preview {
-        overflow: hidden;
-        text-overflow: ellipsis;
-        white-space: nowrap;
-      }
-      details {
-        margin-top: 2px;
-        font-size: 0.8rem;
-      }
-      summary {
-        width: fit-content;
-        cursor: pointer;
-        color: var(--sm-muted);
-      }
-      details ul {
-        margin: 2px 0 0;
-        padding-left: 18px;
-        overflow-wrap: anywhere;
-      }
-      .empty,
-      [role='alert'] {
-        margin: 0;
-        padding: 12px;
-        color: var(--sm-muted);
-      }
-      [role='alert'] {
-        color: var(--sm-danger);
-      }
-      dialog {
-        max-width: min(420px, calc(100vw - 32px));
-        padding: 18px;
-        border: 1px solid var(--sm-border);
-        border-radius: var(--sm-radius);
-        background: var(--sm-surface);
-        color: var(--sm-text);
-        box-shadow: 0 8px 28px rgb(0 0 0 / 0.25);
-      }
-      dialog::backdrop {
-        background: rgb(20 24 32 / 0.45);
-      }
-      dialog h2 {
-        margin: 0 0 8px;
-        font-size: 1.1rem;
-      }
-      dialog p {
-        margin: 0 0 14px;
-        line-height: 1.45;
-      }
-      .actions {
-        display: flex;
-        justify-content: flex-end;
-        gap: 8px;
-      }
-    `,
-  ];
+  static override styles = [tokens, base, trashStyles];
 
   /** The memory engine (worker proxy). */
   @property({ attribute: false }) memory: MemoryClient | undefined;

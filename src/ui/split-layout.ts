@@ -20,6 +20,14 @@ export const SPLIT_KEY = 'sm-explorer-split';
  */
 export const DEFAULT_SPLIT: Readonly<SplitSizes> = { explorer: 0.5, views: 0.3 };
 
+/** Least height (px) each side of a divider keeps. */
+export const MIN_HEIGHT = {
+  views: 84,
+  search: 110,
+  explorer: 170,
+  detail: 140,
+} as const;
+
 /** How far one arrow key press moves a divider (Page Up/Down: four times as far). */
 export const SPLIT_STEP = 0.05;
 

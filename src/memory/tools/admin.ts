@@ -12,6 +12,7 @@ export function adminTools(ctx: StoreContext) {
 
   async function memoryIndex(): Promise<EntrySummary[]> {
     const idx = await entries({ waitForModel: false });
+    // The summary alone: the index's ids and vector rows stay in the worker.
     return idx.subtree('').map((r) => ({
       path: r.path,
       version: r.version,
@@ -19,7 +20,7 @@ export function adminTools(ctx: StoreContext) {
       modified: r.modified,
       accessed: r.accessed,
       size: r.size,
-      chunks: r.contextChunks,
+      chunks: r.chunks,
     }));
   }
 

@@ -1,0 +1,337 @@
+// The app's composition, with no DOM: it owns the memory client, the settings, the connector and
+// the chat session, and holds what the page shows about them (the server's status, the open
+// conversation, the embedding model's progress and notices). main.ts creates it and hands it to
+// <sm-app>, which renders its state and turns its children's events into calls here
+// (docs/design.md, "Layers on the page").
+import { proxy } from 'comlink';
+import {
+  createChatSession as createSession,
+  type ChatSession,
+  type ChatSessionOptions,
+  type ToolModeMemory,
+} from '../chat/chat-session';
+import type { EmbedderProgress, ModelInfo } from '../embeddings/types';
+import {
+  createConnector as createLlmConnector,
+  koboldPasswordError,
+  koboldPasswordMissing,
+  type Connector,
+  type ConnectorOptions,
+} from '../llm/connector';
+import { isAbortError } from '../llm/errors';
+import type { ServerInfo, ToolMode } from '../llm/types';
+import type { MemoryClient } from '../worker-client';
+import {
+  DEFAULT_SETTINGS,
+  SETTINGS_KEY,
+  describeConnection,
+  dismissNotice,
+  isNoticeDismissed,
+  normaliseSettings,
+  parseFallbackNotice,
+  toolModeKey,
+  type AppSettings,
+  type ConnectionReport,
+  type ConnectionTest,
+  type FallbackNotice,
+  type NoticeStorage,
+} from './settings';
+
+const TOOL_MODES_KEY = 'toolModes';
+/** How long Test connection waits for the server before saying it does not answer. */
+export const TEST_TIMEOUT_MS = 15_000;
+
+/** What the status line says about the model server. */
+export interface ServerStatus {
+  /** Server kind (`koboldcpp`, `llamacpp`, `ollama`, `lmstudio`, `openai`). */
+  kind?: string;
+  model?: string;
+  /** Context size in tokens. */
+  contextSize?: number;
+  /** `native` or `prompted` (or `auto` before the first turn). */
+  toolMode?: string;
+  state: 'connecting' | 'connected' | 'error';
+  /** The error sentence (with the fix) when `state` is `error`; a detail otherwise. */
+  message?: string;
+}
+
+/** Everything the page shows that the app, not a component, decides. */
+export interface AppState {
+  settings: AppSettings;
+  /** The stored settings have been read (the Settings dialog waits for them). */
+  settingsLoaded: boolean;
+  /** Settings were saved on this device before (no: the first run). */
+  settingsSaved: boolean;
+  /** The chat session for the current settings; undefined until started. */
+  session: ChatSession | undefined;
+  status: ServerStatus;
+  /** The conversation the chat shows. */
+  conversationId: number | undefined;
+  /** The embedding model's download or load, while it lasts. */
+  modelProgress: EmbedderProgress | undefined;
+  /** A notice about the model or from a component, until dismissed. */
+  notice: string | undefined;
+  /** The offline-model fallback, unless dismissed on this device for what it says now. */
+  fallback: FallbackNotice | undefined;
+  /** Re-embedding after a model switch, while it lasts. */
+  reembed: { done: number; total: number } | undefined;
+  /** The embedding model in use, once known. */
+  activeModel: ModelInfo | undefined;
+}
+
+/** The state before `start()`: default settings, not loaded yet, no session. */
+export const IDLE_STATE: Readonly<AppState> = {
+  settings: DEFAULT_SETTINGS,
+  settingsLoaded: false,
+  settingsSaved: false,
+  session: undefined,
+  status: { state: 'connecting' },
+  conversationId: undefined,
+  modelProgress: undefined,
+  notice: undefined,
+  fallback: undefined,
+  reembed: undefined,
+  activeModel: undefined,
+};
+
+export interface AppOptions {
+  memory: MemoryClient;
+  /** Builds the connector for the settings (tests hand in a fake). */
+  createConnector?: (options: ConnectorOptions) => Connector;
+  /** Builds the chat session (tests may hand in a fake). */
+  createChatSession?: (options: ChatSessionOptions) => ChatSession;
+  /**
+   * Wraps a callback that the worker calls back (Comlink's `proxy`, the default); tests that
+   * call a memory without a worker pass the callback as it is.
+   */
+  wrapCallback?: <F extends (...args: never[]) => unknown>(fn: F) => F;
+  /** Where dismissed notices are remembered (undefined: localStorage, see settings.ts). */
+  noticeStorage?: NoticeStorage;
+}
+
+export class App {
+  readonly memory: MemoryClient;
+  private current: AppState = IDLE_STATE;
+  private readonly listeners = new Set<() => void>();
+  private readonly createConnector: (options: ConnectorOptions) => Connector;
+  private readonly createChatSession: (options: ChatSessionOptions) => ChatSession;
+  private readonly wrap: <F extends (...args: never[]) => unknown>(fn: F) => F;
+  private readonly noticeStorage: NoticeStorage | undefined;
+
+  constructor(options: AppOptions) {
+    this.memory = options.memory;
+    this.createConnector = options.createConnector ?? createLlmConnector;
+    this.createChatSession = options.createChatSession ?? createSession;
+    this.wrap = options.wrapCallback ?? proxy;
+    this.noticeStorage = options.noticeStorage;
+  }
+
+  /** The state now; a new object after each change. */
+  get state(): Readonly<AppState> {
+    return this.current;
+  }
+
+  /** Calls `listener` after each change of `state`; returns the unsubscribe. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private set(patch: Partial<AppState>): void {
+    this.current = { ...this.current, ...patch };
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Loads settings, subscribes to model progress, picks the conversation and connects. */
+  async start(): Promise<void> {
+    const memory = this.memory;
+    void memory.onModelProgress(this.wrap((p: EmbedderProgress) => this.handleModelProgress(p)));
+    const stored = await memory.getSetting(SETTINGS_KEY);
+    this.set({
+      settings: normaliseSettings(stored),
+      settingsSaved: stored !== undefined,
+      settingsLoaded: true,
+    });
+    const convs = await memory.listConversations();
+    this.set({ conversationId: convs[0]?.id ?? (await this.createConversation()) });
+    void this.applyModel();
+    this.connect();
+  }
+
+  /** Saves the settings; a new server or key takes effect at once, a new model in the background. */
+  async saveSettings(next: AppSettings): Promise<void> {
+    const before = this.current.settings;
+    this.set({ settings: normaliseSettings(next), settingsSaved: true });
+    // Connect first: a message sent right after Save must go to the new endpoint.
+    this.connect();
+    await this.memory.setSetting(SETTINGS_KEY, this.current.settings);
+    if (before.embeddingModel !== this.current.settings.embeddingModel) void this.applyModel();
+  }
+
+  /**
+   * Test connection: detects the server typed in Settings (not saved yet) the way a chat does,
+   * and says what it found or the sentence with the fix. Touches nothing the chat uses.
+   */
+  async testConnection(test: ConnectionTest): Promise<ConnectionReport> {
+    const connector = this.createConnector({
+      endpoint: test.endpoint,
+      apiKey: test.apiKey || undefined,
+      contextSize: test.contextSize,
+      retry: { attempts: 1, baseDelayMs: 0 },
+    });
+    const timeout = AbortSignal.timeout(TEST_TIMEOUT_MS);
+    let info: ServerInfo;
+    try {
+      info = await connector.detect(AbortSignal.any([test.signal, timeout]));
+    } catch (e) {
+      if (timeout.aborted) {
+        return {
+          ok: false,
+          message: `${connector.baseUrl} did not answer within ${TEST_TIMEOUT_MS / 1000} seconds: wait until the server has loaded its model, then check the Endpoint URL.`,
+        };
+      }
+      if (isAbortError(e)) throw e;
+      return { ok: false, message: e instanceof Error ? e.message : String(e) };
+    }
+    if (koboldPasswordMissing(info))
+      return { ok: false, message: koboldPasswordError(info).message };
+    const remembered =
+      test.toolMode === 'auto' ? await this.toolModes().get(toolModeKey(info)) : undefined;
+    return {
+      ok: true,
+      lines: describeConnection(info, {
+        toolMode: test.toolMode,
+        remembered,
+        contextOverride: test.contextSize,
+      }),
+    };
+  }
+
+  /** Starts a conversation and opens it; its id, or undefined when it could not be made. */
+  async newConversation(): Promise<number | undefined> {
+    const id = await this.createConversation();
+    if (id !== undefined) this.set({ conversationId: id });
+    return id;
+  }
+
+  /** Opens a conversation in the chat. */
+  openConversation(id: number): void {
+    this.set({ conversationId: id });
+  }
+
+  async renameConversation(id: number, title: string): Promise<void> {
+    await this.memory.renameConversation(id, title);
+  }
+
+  /** Deletes a conversation; the open one gives way to the newest left, or to a new one. */
+  async deleteConversation(id: number): Promise<void> {
+    await this.memory.deleteConversation(id);
+    if (this.current.conversationId === id) {
+      const rest = await this.memory.listConversations();
+      this.set({ conversationId: rest[0]?.id ?? (await this.createConversation()) });
+    }
+  }
+
+  /** Shows a notice (from a component, or about the model) until dismissed. */
+  showNotice(message: string): void {
+    this.set({ notice: message });
+  }
+
+  dismissNotice(): void {
+    this.set({ notice: undefined });
+  }
+
+  /** Dismisses the offline-model notice on this device, for what it says now. */
+  dismissFallback(): void {
+    if (this.current.fallback) dismissNotice(this.current.fallback.key, this.noticeStorage);
+    this.set({ fallback: undefined });
+  }
+
+  private async createConversation(): Promise<number | undefined> {
+    const r = await this.memory.createConversation('New chat');
+    return r && r.status === 'SUCCESS' ? r.id : undefined;
+  }
+
+  /** The tool modes learned per server and model, kept in the memory database. */
+  private toolModes(): ToolModeMemory {
+    const memory = this.memory;
+    return {
+      get: async (key) =>
+        ((await memory.getSetting(TOOL_MODES_KEY)) as Record<string, ToolMode> | undefined)?.[key],
+      set: async (key, mode) => {
+        const all =
+          ((await memory.getSetting(TOOL_MODES_KEY)) as Record<string, ToolMode> | undefined) ?? {};
+        await memory.setSetting(TOOL_MODES_KEY, { ...all, [key]: mode });
+      },
+    };
+  }
+
+  /** A connector and chat session for the current settings; detects the server right away. */
+  private connect(): void {
+    const s = this.current.settings;
+    const connector = this.createConnector({
+      endpoint: s.endpoint,
+      apiKey: s.apiKey || undefined,
+      contextSize: s.contextSize,
+    });
+    const session = this.createChatSession({
+      memory: this.memory,
+      connector,
+      settings: s,
+      toolModes: this.toolModes(),
+      wrapCallback: this.wrap,
+      onEvent: (e) => {
+        if (e.type === 'notice' && /prompt/.test(e.message)) void this.refreshStatus(session);
+      },
+    });
+    this.set({ session, status: { state: 'connecting' } });
+    void this.refreshStatus(session);
+  }
+
+  private async refreshStatus(session: ChatSession): Promise<void> {
+    try {
+      const info = await session.server();
+      const toolMode = await session.toolMode();
+      if (session !== this.current.session) return;
+      this.set({
+        status: {
+          state: 'connected',
+          kind: info.kind,
+          model: info.model,
+          contextSize: info.contextSize,
+          toolMode,
+        },
+      });
+    } catch (e) {
+      if (session !== this.current.session) return;
+      this.set({ status: { state: 'error', message: e instanceof Error ? e.message : String(e) } });
+    }
+  }
+
+  private async applyModel(): Promise<void> {
+    try {
+      await this.memory.useModel(
+        this.current.settings.embeddingModel,
+        this.wrap((p: { done: number; total: number }) => {
+          this.set({ reembed: p.done < p.total ? p : undefined });
+        }),
+      );
+      this.set({ activeModel: await this.memory.modelInfo() });
+    } catch (e) {
+      this.set({
+        notice: `The embedding model could not be loaded: ${e instanceof Error ? e.message : String(e)}`,
+      });
+    } finally {
+      this.set({ reembed: undefined });
+    }
+  }
+
+  private handleModelProgress(p: EmbedderProgress): void {
+    const patch: Partial<AppState> = { modelProgress: p.status === 'ready' ? undefined : p };
+    if (p.status === 'fallback' && p.message) {
+      const notice = parseFallbackNotice(p.message);
+      patch.fallback = isNoticeDismissed(notice.key, this.noticeStorage) ? undefined : notice;
+    }
+    this.set(patch);
+  }
+}

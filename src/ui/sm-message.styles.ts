@@ -1,0 +1,317 @@
+// <sm-message>'s own styles; the element puts the shared tokens and base sheet (styles.ts) first.
+import { css } from 'lit';
+
+export const messageStyles = css`
+  :host {
+    position: relative;
+    display: flex;
+    flex-direction: column;
+    align-items: flex-start;
+    scroll-margin: 24px;
+  }
+  :host([kind='user']) {
+    align-items: flex-end;
+  }
+  .bubble {
+    max-width: min(46rem, 100%);
+    min-width: 0;
+    padding: 8px 12px;
+    border-radius: 10px;
+    line-height: 1.5;
+    overflow-wrap: anywhere;
+    transition: box-shadow 0.3s;
+  }
+  :host([kind='user']) .bubble {
+    max-width: min(36rem, 88%);
+    background: #e6ecfb;
+    border-bottom-right-radius: 3px;
+  }
+  .text {
+    white-space: pre-wrap;
+  }
+  :host([kind='assistant']) .bubble {
+    background: var(--sm-surface);
+    border: 1px solid var(--sm-border);
+    border-bottom-left-radius: 3px;
+  }
+  :host([kind='assistant']) .bubble.empty {
+    display: none;
+  }
+  :host([highlighted]) .bubble,
+  :host([highlighted]) .bubble.empty + .tools {
+    box-shadow: 0 0 0 3px #f2c94c;
+    border-radius: 10px;
+  }
+  :host([kind='notice']) {
+    align-items: center;
+  }
+  .notice {
+    max-width: 40rem;
+    font-size: 0.85rem;
+    color: var(--sm-muted);
+    text-align: center;
+    white-space: pre-wrap;
+  }
+  .notice::before {
+    content: 'ℹ︎ ';
+  }
+  .who {
+    position: absolute;
+    width: 1px;
+    height: 1px;
+    overflow: hidden;
+    clip-path: inset(50%);
+    white-space: nowrap;
+  }
+  /* Finished blocks sit in .chunk boxes (see putBlocks), the block arriving after them. */
+  .md > :first-child,
+  .md > .chunk:first-child > :first-child {
+    margin-top: 0;
+  }
+  .md > :last-child,
+  .md > .chunk:last-child > :last-child {
+    margin-bottom: 0;
+  }
+  .md p,
+  .md ul,
+  .md ol,
+  .md pre,
+  .md blockquote,
+  .md table {
+    margin: 0 0 0.6em;
+  }
+  .md h1,
+  .md h2,
+  .md h3,
+  .md h4,
+  .md h5,
+  .md h6 {
+    margin: 0.8em 0 0.4em;
+    font-size: 1em;
+    line-height: 1.3;
+  }
+  .md h1 {
+    font-size: 1.2em;
+  }
+  .md h2 {
+    font-size: 1.1em;
+  }
+  .md ul,
+  .md ol {
+    padding-left: 1.4em;
+  }
+  .md li + li {
+    margin-top: 0.15em;
+  }
+  .md code {
+    background: var(--sm-surface-2);
+    padding: 0.1em 0.3em;
+    border-radius: 3px;
+  }
+  .md pre {
+    background: var(--sm-surface-2);
+    padding: 8px 10px;
+    border-radius: var(--sm-radius);
+    overflow-x: auto;
+    white-space: pre;
+    overflow-wrap: normal;
+  }
+  .md pre code {
+    background: none;
+    padding: 0;
+  }
+  .md blockquote {
+    padding-left: 10px;
+    border-left: 3px solid var(--sm-border);
+    color: var(--sm-muted);
+  }
+  .md a[href] {
+    color: var(--sm-accent);
+  }
+  .md table {
+    border-collapse: collapse;
+    display: block;
+    overflow-x: auto;
+  }
+  .md th,
+  .md td {
+    border: 1px solid var(--sm-border);
+    padding: 3px 8px;
+  }
+  .md hr {
+    border: 0;
+    border-top: 1px solid var(--sm-border);
+  }
+  .caret,
+  :host([state='streaming']) .md > :last-child:not(.chunk)::after,
+  :host([state='streaming']) .md > .chunk:last-child > :last-child::after {
+    content: '';
+    display: inline-block;
+    width: 0.5em;
+    height: 1em;
+    margin-left: 2px;
+    vertical-align: text-bottom;
+    background: var(--sm-muted);
+    animation: blink 1s steps(2) infinite;
+  }
+  @keyframes blink {
+    to {
+      visibility: hidden;
+    }
+  }
+  .mark {
+    margin-top: 3px;
+    font-size: 0.78rem;
+    color: var(--sm-muted);
+  }
+  .mark.partial {
+    color: var(--sm-warn);
+  }
+  .tools {
+    display: flex;
+    flex-direction: column;
+    gap: 6px;
+    width: min(46rem, 100%);
+  }
+  .tools.some {
+    margin-top: 6px;
+  }
+  .bubble.empty + .tools.some {
+    margin-top: 0;
+  }
+  .recalled {
+    margin-top: 4px;
+    max-width: min(46rem, 100%);
+    font-size: 0.78rem;
+    color: var(--sm-muted);
+    overflow-wrap: anywhere;
+  }
+  .recalled button {
+    padding: 0;
+    border: 0;
+    background: none;
+    color: var(--sm-accent);
+    font: inherit;
+    font-family: var(--sm-mono);
+    text-decoration: underline;
+    text-underline-offset: 2px;
+  }
+  .controls {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: center;
+    gap: 2px;
+    margin-top: 2px;
+    min-height: 28px;
+  }
+  @media (hover: hover) {
+    :host(:not(:hover):not(:focus-within)) .controls .quiet {
+      opacity: 0;
+    }
+    /* Only hover controls: they float over the bubble's top corner and take no room. */
+    .controls.floating {
+      position: absolute;
+      top: -14px;
+      right: 8px;
+      z-index: 1;
+      margin: 0;
+      min-height: 0;
+      padding: 1px;
+      background: var(--sm-surface);
+      border: 1px solid var(--sm-border);
+      border-radius: 6px;
+      box-shadow: 0 1px 3px rgb(0 0 0 / 12%);
+    }
+    :host(:not(:hover):not(:focus-within)) .controls.floating {
+      opacity: 0;
+    }
+  }
+  .controls button {
+    height: 28px;
+    min-width: 28px;
+    padding: 0 6px;
+    border: 0;
+    background: none;
+    color: var(--sm-muted);
+    border-radius: 4px;
+    display: inline-flex;
+    align-items: center;
+    gap: 4px;
+    font-size: 0.8rem;
+  }
+  .controls button:hover:not(:disabled) {
+    background: var(--sm-border);
+    color: var(--sm-text);
+  }
+  .controls button:disabled {
+    opacity: 0.45;
+  }
+  .controls button.outlined {
+    border: 1px solid var(--sm-border);
+    color: var(--sm-text);
+  }
+  .controls svg {
+    width: 15px;
+    height: 15px;
+    fill: none;
+    stroke: currentColor;
+    stroke-width: 1.7;
+    stroke-linecap: round;
+    stroke-linejoin: round;
+  }
+  .alts {
+    display: inline-flex;
+    align-items: center;
+    font-size: 0.8rem;
+    color: var(--sm-muted);
+    font-variant-numeric: tabular-nums;
+  }
+  .confirm,
+  form.edit {
+    width: min(36rem, 100%);
+    margin-top: 4px;
+    padding: 8px;
+    border: 1px solid var(--sm-border);
+    border-radius: var(--sm-radius);
+    background: var(--sm-surface);
+    font-size: 0.85rem;
+  }
+  .confirm {
+    border-color: var(--sm-danger);
+    background: #fdf1f0;
+  }
+  .confirm p,
+  form.edit p {
+    margin: 0 0 6px;
+  }
+  form.edit textarea {
+    width: 100%;
+    min-height: 4rem;
+    max-height: 16rem;
+    field-sizing: content;
+    resize: vertical;
+    line-height: 1.4;
+    padding: 6px 8px;
+    margin-bottom: 6px;
+  }
+  .row {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 6px;
+  }
+  .row button {
+    padding: 3px 10px;
+  }
+  .confirm button.danger {
+    background: var(--sm-danger);
+    border-color: var(--sm-danger);
+    color: #fff;
+  }
+  @media (prefers-reduced-motion: reduce) {
+    .caret,
+    :host([state='streaming']) .md > :last-child:not(.chunk)::after,
+    :host([state='streaming']) .md > .chunk:last-child > :last-child::after {
+      animation: none;
+    }
+  }
+`;
