@@ -5,7 +5,7 @@ import Dexie from 'dexie';
 import type { IntervalTree, ObservabilitySet } from 'dexie';
 import type { Embedder, ModelInfo } from '../embeddings/types';
 import { CHUNK_TABLE, DEFAULT_DB_NAME, ENTRY_TABLE, MemoryDB, isQuotaError } from './db';
-import { EntryIndex } from './entry-index';
+import { EntryIndex, changedPaths, entrySummary } from './entry-index';
 import { parsePath } from './paths';
 import { SemanticIndex } from './semantic-index';
 import { MIN_RELEVANCE } from './ranking';
@@ -14,8 +14,10 @@ import { searchChunkIndex } from './search';
 import { countSentenceTokens } from './token-count';
 import { contentText, pathWords } from './text';
 import type {
+  ChangedKeys,
   Chunk,
   ChunkView,
+  EntrySummary,
   ContextChunk,
   HistoryRow,
   JsonValue,
@@ -29,6 +31,11 @@ import { errorText, isToolError, toolError } from './validate';
 export type Result<T> = T | ToolError;
 
 const SNAPSHOT_CANDIDATES = 50;
+/**
+ * Most entry paths one change report lists; beyond, the page loads the index again (a report
+ * as long as the index would cost as much, docs/design.md "Change notifications").
+ */
+export const MAX_ENTRY_CHANGES = 500;
 /** Turns before the save that a snapshot keeps first (the exchange that led to it). */
 const SNAPSHOT_RECENT_TURNS = 2;
 /** Chunks read to find those turns. */
@@ -61,6 +68,17 @@ export function createStoreContext(options: OpenMemoryOptions) {
     chunks: new Set<number>(),
     entriesAll: false,
     chunksAll: false,
+  };
+  // Paths whose summary the entry index changed since the change feed last asked (`entryChanges`);
+  // `all` when it cannot say (no index to compare with, or too many).
+  const entryLog = { paths: new Set<string>(), all: true };
+  const logEntry = (path: string) => {
+    if (entryLog.all) return;
+    entryLog.paths.add(path);
+    if (entryLog.paths.size > MAX_ENTRY_CHANGES) {
+      entryLog.all = true;
+      entryLog.paths.clear();
+    }
   };
   const prefix = `idb://${name}/`;
   const onMutated = (parts: ObservabilitySet) => {
@@ -146,14 +164,22 @@ export function createStoreContext(options: OpenMemoryOptions) {
     if (!entryIndex || entryIndex.model !== modelId || pending.entriesAll) {
       pending.entriesAll = false;
       pending.entries.clear();
+      const before = entryIndex;
       entryIndex = null;
-      const fresh = new EntryIndex(
+      const fresh: EntryIndex = new EntryIndex(
         db.structured_memory,
         modelId,
         isToolError(info) ? 0 : info.dims,
+        (path) => {
+          if (entryIndex === fresh) logEntry(path);
+        },
       );
       await fresh.load();
       entryIndex = fresh;
+      // What the rebuild changed, compared with the index it replaces (none to compare with
+      // at the first load: the change feed then says to load everything).
+      if (before) for (const path of changedPaths(before, fresh)) logEntry(path);
+      else entryLog.all = true;
     }
     if (pending.entries.size) {
       const ids = [...pending.entries];
@@ -205,6 +231,32 @@ export function createStoreContext(options: OpenMemoryOptions) {
       await semanticIndex.refresh(ids);
     }
     return semanticIndex;
+  }
+
+  /**
+   * The entries whose summary changed since the last call, once the index has taken in every
+   * write noted so far; undefined when it cannot say (then the page loads the whole index).
+   */
+  async function entryChanges(): Promise<
+    { upserted: EntrySummary[]; removed: string[] } | undefined
+  > {
+    await entries({ waitForModel: false });
+    const idx = entryIndex;
+    if (!idx || entryLog.all) {
+      // From here on the log holds every change: the caller loads the index as it is now.
+      entryLog.all = !idx;
+      entryLog.paths.clear();
+      return undefined;
+    }
+    const upserted: EntrySummary[] = [];
+    const removed: string[] = [];
+    for (const path of entryLog.paths) {
+      const ref = idx.entry(path);
+      if (ref) upserted.push(entrySummary(ref));
+      else removed.push(path);
+    }
+    entryLog.paths.clear();
+    return { upserted, removed };
   }
 
   // ---- shared helpers ------------------------------------------------------------------------
@@ -375,6 +427,7 @@ export function createStoreContext(options: OpenMemoryOptions) {
     model,
     embed,
     entries,
+    entryChanges,
     chunksIndex,
     guard,
     pathArg,
@@ -391,10 +444,30 @@ export function createStoreContext(options: OpenMemoryOptions) {
 }
 
 /**
+ * The primary keys a storagemutated report names per table of database `name` ('all' for a
+ * range: a bulk write or a clear). Every table written is there.
+ */
+export function mutatedKeys(parts: ObservabilitySet, name: string): ChangedKeys {
+  const prefix = `idb://${name}/`;
+  const keys = new Map<string, Set<number> | 'all'>();
+  for (const [part, tree] of Object.entries(parts)) {
+    if (!part.startsWith(prefix)) continue;
+    const [table, index] = part.slice(prefix.length).split('/');
+    if (!keys.has(table)) keys.set(table, new Set());
+    const into = keys.get(table);
+    if (into === 'all' || (index !== '' && index !== ':dels')) continue;
+    if (!collectKeys(tree, into!)) keys.set(table, 'all');
+  }
+  const out: ChangedKeys = {};
+  for (const [table, ids] of keys) out[table] = ids === 'all' ? 'all' : [...ids];
+  return out;
+}
+
+/**
  * Adds the keys of a Dexie mutation range set to `into`. Returns false when the set holds a
  * real range (a bulk write or a clear), which calls for a full reload instead.
  */
-function collectKeys(tree: IntervalTree, into: Set<number>): boolean {
+export function collectKeys(tree: IntervalTree, into: Set<number>): boolean {
   const stack: IntervalTree[] = [tree];
   while (stack.length) {
     const node = stack.pop()!;

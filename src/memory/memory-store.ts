@@ -4,6 +4,7 @@
 import { createStoreContext } from './context';
 import { adminTools } from './tools/admin';
 import { backupTools } from './tools/backup';
+import { changeTools } from './tools/changes';
 import { conversationTools } from './tools/conversations';
 import { detailTools } from './tools/detail';
 import { entryTools } from './tools/entry';
@@ -32,6 +33,7 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
     ...detailTools(ctx, { ...read, ...history, ...entry }),
     ...adminTools(ctx),
     ...backupTools(ctx),
+    ...changeTools(ctx),
     setTokenCounter: (fn) => {
       ctx.state.countTokens = typeof fn === 'function' ? fn : null;
     },
