@@ -11,7 +11,7 @@ import type { EmbedderProgress, ModelInfo } from '../embeddings/types';
 import { createConnector, koboldPasswordError, koboldPasswordMissing } from '../llm/connector';
 import { isAbortError } from '../llm/errors';
 import type { ServerInfo, ToolMode } from '../llm/types';
-import type { Conversation, MemoryStats } from '../memory/types';
+import type { Conversation, EntrySummary, MemoryStats } from '../memory/types';
 import {
   DEFAULT_SETTINGS,
   SETTINGS_KEY,
@@ -25,7 +25,13 @@ import {
   type FallbackNotice,
 } from '../app/settings';
 import type { MemoryClient } from '../worker-client';
-import { MemoryWatch, followMemoryChanges } from './memory-watch';
+import {
+  MemoryWatch,
+  RELOAD,
+  followMemoryChanges,
+  patchConversations,
+  patchEntries,
+} from './memory-watch';
 import { base, tokens } from './styles';
 import type { SmChat, ChatStatus } from './sm-chat';
 import type { ConnectionReport, SmSettings, TestConnectionDetail } from './sm-settings';
@@ -340,6 +346,8 @@ export class SmApp extends LitElement {
   private readonly conversations = new MemoryWatch<Conversation[]>(this, {
     tables: ['conversations'],
     load: async () => (this.memory ? this.memory.listConversations() : []),
+    // Patched from the worker's reports (docs/design.md, "Change notifications").
+    patch: patchConversations,
   });
 
   private readonly stats = new MemoryWatch<MemoryStats | undefined>(this, {
@@ -357,11 +365,22 @@ export class SmApp extends LitElement {
    * counts the chat sentences indexed, which an import without those chats (or deleting a chat)
    * leaves at 0 while the entries still carry their context.
    */
-  private readonly contextChunks = new MemoryWatch<number | undefined>(this, {
+  private readonly contextChunks = new MemoryWatch<
+    { entries: readonly EntrySummary[]; total: number } | undefined
+  >(this, {
     tables: ['structured_memory'],
     load: async () => {
       if (!this.memory) return undefined;
-      return (await this.memory.memoryIndex()).reduce((n, e) => n + e.chunks, 0);
+      const entries = await this.memory.memoryIndex();
+      return { entries, total: entries.reduce((n, e) => n + e.chunks, 0) };
+    },
+    // Patched from the worker's reports, as the explorer's list is: no write reads it again.
+    patch: (value, change) => {
+      if (!value) return value;
+      const entries = patchEntries(value.entries, change);
+      if (entries === RELOAD) return RELOAD;
+      if (entries === value.entries) return value;
+      return { entries, total: entries.reduce((n, e) => n + e.chunks, 0) };
     },
     debounceMs: 300,
   });
@@ -723,7 +742,7 @@ export class SmApp extends LitElement {
   /** Counts of what memory holds; on a phone only the counts, on one line. */
   private renderStats() {
     const stats = this.stats.value;
-    const context = this.contextChunks.value;
+    const context = this.contextChunks.value?.total;
     if (!stats) return html`<p class="stats">Opening memory…</p>`;
     return html`<p class="stats">
       ${plural(stats.entries, 'entry', 'entries')} ·

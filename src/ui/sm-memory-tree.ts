@@ -6,6 +6,7 @@ import { Directive, PartType, directive, type ElementPart, type PartInfo } from 
 import { repeat } from 'lit/directives/repeat.js';
 import type { EntrySummary } from '../memory/types';
 import { emit } from './events';
+import { treeFor } from './memory-watch';
 import { base, tokens } from './styles';
 import {
   ancestorsOf,
@@ -207,7 +208,7 @@ export class SmMemoryTree extends LitElement {
   ];
 
   /** Every entry (from `memoryIndex()`). */
-  @property({ attribute: false }) entries: EntrySummary[] = [];
+  @property({ attribute: false }) entries: readonly EntrySummary[] = [];
   /** The selected path; changing it from outside expands its ancestors and scrolls to it. */
   @property({ attribute: 'selected-path' }) selectedPath: string | undefined;
   /** Path substring (case-insensitive): only matches and their ancestors are shown. */
@@ -220,6 +221,8 @@ export class SmMemoryTree extends LitElement {
   @state() private viewHeight = 0;
 
   private tree: MemoryTree = buildTree([]);
+  /** The entries `tree` shows: a list patched from them patches the tree. */
+  private treeFrom: readonly EntrySummary[] | undefined;
   private keep: Set<string> | undefined;
   private rows: TreeRow[] = [];
   /** The inputs `rows` were flattened from. */
@@ -258,7 +261,11 @@ export class SmMemoryTree extends LitElement {
   }
 
   protected override willUpdate(changed: PropertyValues): void {
-    if (changed.has('entries')) this.tree = buildTree(this.entries ?? []);
+    if (changed.has('entries')) {
+      const entries = this.entries ?? [];
+      this.tree = treeFor(entries, this.tree, this.treeFrom);
+      this.treeFrom = entries;
+    }
     if (changed.has('entries') || changed.has('filter')) {
       const hadFilter = this.keep !== undefined;
       this.keep = filterTree(this.tree, this.filter ?? '');
