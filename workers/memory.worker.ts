@@ -149,6 +149,12 @@ function createWorkerApi() {
         fallback = undefined;
         memory = open(wanted);
         await old.close();
+        // The new engine's change log starts from its own first load: the views load again.
+        for (const listener of changeListeners) {
+          Promise.resolve(listener({ tables: ['structured_memory'] })).catch(() =>
+            changeListeners.delete(listener),
+          );
+        }
       }
       const info = await memory.modelInfo();
       // Rows of another model (a switch, or a fallback earlier) are re-embedded in the background.

@@ -176,10 +176,13 @@ export function createStoreContext(options: OpenMemoryOptions) {
       );
       await fresh.load();
       entryIndex = fresh;
-      // What the rebuild changed, compared with the index it replaces (none to compare with
-      // at the first load: the change feed then says to load everything).
+      // What the rebuild changed, compared with the index it replaces; the first load is what
+      // every read so far has seen, so the log starts from it.
       if (before) for (const path of changedPaths(before, fresh)) logEntry(path);
-      else entryLog.all = true;
+      else {
+        entryLog.all = false;
+        entryLog.paths.clear();
+      }
     }
     if (pending.entries.size) {
       const ids = [...pending.entries];
