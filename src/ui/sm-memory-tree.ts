@@ -267,13 +267,20 @@ export class SmMemoryTree extends LitElement {
       this.treeFrom = entries;
     }
     if (changed.has('entries') || changed.has('filter')) {
-      const hadFilter = this.keep !== undefined;
+      const kept = this.keep;
+      const hadFilter = kept !== undefined;
       this.keep = filterTree(this.tree, this.filter ?? '');
       if (this.keep) {
         if (!hadFilter) this.expandedBeforeFilter = this.expanded;
         // Reveal every match; while the filter stays, the user may collapse what they like.
         if (changed.has('filter') || !hadFilter) {
           this.expanded = expandedForFilter(this.tree, this.keep);
+        } else {
+          // A match that a write brought while the filter stays is revealed too.
+          const added = new Set([...this.keep].filter((p) => !kept.has(p)));
+          if (added.size > 0) {
+            this.expanded = new Set([...this.expanded, ...expandedForFilter(this.tree, added)]);
+          }
         }
       } else if (hadFilter) {
         const restored = new Set(this.expandedBeforeFilter ?? []);
