@@ -5,7 +5,8 @@ import Dexie, { type ObservabilitySet } from 'dexie';
 import type { EmbedderProgress } from '../src/embeddings/types';
 import { BUNDLED_MODEL, DEFAULT_MODEL, createEmbedder, openMemory } from '../src/memory';
 import { DEFAULT_DB_NAME } from '../src/memory/db';
-import type { MemoryApi, ReembedProgress } from '../src/memory/types';
+import { mutatedKeys } from '../src/memory/live-indexes';
+import type { MemoryApi, MemoryChange, ReembedProgress } from '../src/memory/types';
 import { createBrowserSync } from '../src/sync/browser';
 import type { SyncConfig, SyncStatus } from '../src/sync/engine';
 
@@ -66,22 +67,28 @@ function createWorkerApi() {
   let modelId: Promise<string> = storedModel;
 
   // Committed writes, from this worker or any other tab's, as Dexie reports them here. The
-  // engine notes the same report (in the same dispatch) before its next read, so a read that the
-  // page sends on hearing of it sees the write.
-  const changeListeners = new Set<(tables: string[]) => void>();
-  const dbPrefix = `idb://${DEFAULT_DB_NAME}/`;
+  // engine notes the same report (in the same dispatch); the feed then asks it what the writes
+  // changed, which it answers once its indexes hold them, so the page hears of a write only
+  // when a read it sends then sees it. Reports go out one at a time, in the order of the writes.
+  const changeListeners = new Set<(change: MemoryChange) => void>();
+  let feed: Promise<void> = Promise.resolve();
   Dexie.on('storagemutated', (parts: ObservabilitySet) => {
     if (!changeListeners.size) return;
-    const tables = new Set<string>();
-    for (const part of Object.keys(parts)) {
-      if (part.startsWith(dbPrefix)) tables.add(part.slice(dbPrefix.length).split('/')[0]);
-    }
-    if (!tables.size) return;
-    const changed = [...tables];
-    for (const listener of changeListeners) {
-      // A listener from a closed page rejects; drop it.
-      Promise.resolve(listener(changed)).catch(() => changeListeners.delete(listener));
-    }
+    const keys = mutatedKeys(parts, DEFAULT_DB_NAME);
+    const tables = Object.keys(keys);
+    if (!tables.length) return;
+    feed = feed.then(async () => {
+      let change: MemoryChange = { tables };
+      try {
+        change = { tables, ...(await memory.describeChanges(keys)) };
+      } catch {
+        // Not described (the engine closed under it): the views load again in full.
+      }
+      for (const listener of changeListeners) {
+        // A listener from a closed page rejects; drop it.
+        Promise.resolve(listener(change)).catch(() => changeListeners.delete(listener));
+      }
+    });
   });
 
   // Every engine method, forwarded to the current engine (which changes when the model does):
@@ -121,11 +128,12 @@ function createWorkerApi() {
     },
 
     /**
-     * Calls `listener` (wrapped in Comlink's `proxy()` by the page) with the tables that a
-     * committed write changed, in this tab or another, once this engine has noted the write.
-     * The page reloads what it shows on these reports, never on its own view of the database.
+     * Calls `listener` (wrapped in Comlink's `proxy()` by the page) with what a committed write
+     * changed (the tables, and per table the rows where they can be told), in this tab, another
+     * tab or from sync, once this engine has taken the write in. The page patches or reloads
+     * what it shows on these reports, never on its own view of the database.
      */
-    onMemoryChange(listener: (tables: string[]) => void): void {
+    onMemoryChange(listener: (change: MemoryChange) => void): void {
       changeListeners.add(listener);
     },
 
@@ -141,6 +149,12 @@ function createWorkerApi() {
         fallback = undefined;
         memory = open(wanted);
         await old.close();
+        // The new engine's change log starts from its own first load: the views load again.
+        for (const listener of changeListeners) {
+          Promise.resolve(listener({ tables: ['structured_memory'] })).catch(() =>
+            changeListeners.delete(listener),
+          );
+        }
       }
       const info = await memory.modelInfo();
       // Rows of another model (a switch, or a fallback earlier) are re-embedded in the background.

@@ -29,6 +29,43 @@ export interface EntryRef extends EntrySummary {
   chunkCount: number;
 }
 
+/** An entry as the explorer and the map see it. */
+export function entrySummary(r: EntryRef): EntrySummary {
+  return {
+    path: r.path,
+    version: r.version,
+    created: r.created,
+    modified: r.modified,
+    accessed: r.accessed,
+    size: r.size,
+    chunks: r.chunks,
+  };
+}
+
+/** Whether two refs look the same to the explorer (its summary). */
+function sameSummary(a: EntryRef, b: EntryRef): boolean {
+  return (
+    a.version === b.version &&
+    a.accessed === b.accessed &&
+    a.modified === b.modified &&
+    a.created === b.created &&
+    a.size === b.size &&
+    a.chunks === b.chunks
+  );
+}
+
+/** Paths whose summary differs between two indexes (one rebuilt from the other's table). */
+export function changedPaths(before: EntryIndex, after: EntryIndex): string[] {
+  const old = new Map(before.subtree('').map((r) => [r.path, r]));
+  const out: string[] = [];
+  for (const ref of after.subtree('')) {
+    const was = old.get(ref.path);
+    old.delete(ref.path);
+    if (!was || !sameSummary(was, ref)) out.push(ref.path);
+  }
+  return [...out, ...old.keys()];
+}
+
 interface TreeNode {
   children: Set<string>;
   entry?: EntryRef;
@@ -52,6 +89,8 @@ export class EntryIndex {
     /** Active model, or null when no model could be loaded (tree only). */
     readonly model: string | null,
     readonly dims: number,
+    /** Told the path of every entry whose summary a refresh changed (the change feed). */
+    private readonly onChange: (path: string) => void = () => undefined,
   ) {
     this.entryVectors = model ? new PackedVectors(dims, 1024) : null;
     this.chunkVectors = model ? new PackedVectors(dims, 4096) : null;
@@ -149,7 +188,10 @@ export class EntryIndex {
         old.vectorRow < 0 && row.model === this.model && old.version === row.version;
       if (!gainsVectors) {
         // Already indexed (or a stale read); only `accessed` changes without a new version.
-        if (old.version === row.version) old.accessed = row.accessed.getTime();
+        if (old.version === row.version && old.accessed !== row.accessed.getTime()) {
+          old.accessed = row.accessed.getTime();
+          this.onChange(row.path);
+        }
         return;
       }
     }
@@ -187,6 +229,7 @@ export class EntryIndex {
     }
     this.byId.set(row.id, ref);
     this.node(row.path).entry = ref;
+    this.onChange(row.path);
     this.ownWords.add(row.id, entrySearchText(row.path, row.content));
     if (row.contextChunks.length)
       this.snapshotWords.add(row.id, row.contextChunks.map((c) => c.text).join(' '));
@@ -206,6 +249,7 @@ export class EntryIndex {
       this.entryVectors.release(ref.vectorRow, 1);
       this.chunkVectors?.release(ref.chunkRow, ref.chunkCount);
     }
+    this.onChange(ref.path);
     const node = this.nodes.get(ref.path);
     if (node?.entry?.id === id) {
       node.entry = undefined;

@@ -7,9 +7,9 @@ import type { IntervalTree, ObservabilitySet } from 'dexie';
 import type { ModelInfo } from '../embeddings/types';
 import { CHUNK_TABLE, ENTRY_TABLE, type MemoryDB } from './db';
 import type { ModelAccess, Result } from './embedding-model';
-import { EntryIndex } from './entry-index';
+import { EntryIndex, changedPaths, entrySummary } from './entry-index';
 import { SemanticIndex } from './semantic-index';
-import type { OpenMemoryOptions } from './types';
+import type { ChangedKeys, EntrySummary, OpenMemoryOptions } from './types';
 import { isToolError, toolError } from './validate';
 
 export interface LiveIndexes {
@@ -19,6 +19,11 @@ export interface LiveIndexes {
    * meanwhile, and the next call after the model is ready rebuilds it with them.
    */
   entries(options?: { waitForModel?: boolean }): Promise<EntryIndex>;
+  /**
+   * The entries whose summary changed since the last call, once the index has taken in every
+   * write noted so far; undefined when it cannot say (then the page loads the whole index).
+   */
+  entryChanges(): Promise<{ upserted: EntrySummary[]; removed: string[] } | undefined>;
   /** The semantic index of the active model, brought up to date. */
   chunksIndex(info: ModelInfo): Promise<SemanticIndex>;
   /** Our own writes are applied to the indexes before the next read, events or not. */
@@ -27,6 +32,12 @@ export interface LiveIndexes {
   /** Stops listening for writes. */
   stop(): void;
 }
+
+/**
+ * Most entry paths one change report lists; beyond, the page loads the index again (a report
+ * as long as the index would cost as much, docs/design.md "Change notifications").
+ */
+export const MAX_ENTRY_CHANGES = 500;
 
 /** Indexes over `db` (named `name`), for the model that `models` loads. */
 export function createLiveIndexes(
@@ -45,6 +56,17 @@ export function createLiveIndexes(
     chunks: new Set<number>(),
     entriesAll: false,
     chunksAll: false,
+  };
+  // Paths whose summary the entry index changed since the change feed last asked (`entryChanges`);
+  // `all` when it cannot say (no index to compare with, or too many).
+  const entryLog = { paths: new Set<string>(), all: true };
+  const logEntry = (path: string) => {
+    if (entryLog.all) return;
+    entryLog.paths.add(path);
+    if (entryLog.paths.size > MAX_ENTRY_CHANGES) {
+      entryLog.all = true;
+      entryLog.paths.clear();
+    }
   };
   const prefix = `idb://${name}/`;
   const onMutated = (parts: ObservabilitySet) => {
@@ -90,14 +112,25 @@ export function createLiveIndexes(
     if (!entryIndex || entryIndex.model !== modelId || pending.entriesAll) {
       pending.entriesAll = false;
       pending.entries.clear();
+      const before = entryIndex;
       entryIndex = null;
-      const fresh = new EntryIndex(
+      const fresh: EntryIndex = new EntryIndex(
         db.structured_memory,
         modelId,
         isToolError(info) ? 0 : info.dims,
+        (path) => {
+          if (entryIndex === fresh) logEntry(path);
+        },
       );
       await fresh.load();
       entryIndex = fresh;
+      // What the rebuild changed, compared with the index it replaces; the first load is what
+      // every read so far has seen, so the log starts from it.
+      if (before) for (const path of changedPaths(before, fresh)) logEntry(path);
+      else {
+        entryLog.all = false;
+        entryLog.paths.clear();
+      }
     }
     if (pending.entries.size) {
       const ids = [...pending.entries];
@@ -105,6 +138,28 @@ export function createLiveIndexes(
       await entryIndex.refresh(ids);
     }
     return entryIndex;
+  }
+
+  async function entryChanges(): Promise<
+    { upserted: EntrySummary[]; removed: string[] } | undefined
+  > {
+    await entries({ waitForModel: false });
+    const idx = entryIndex;
+    if (!idx || entryLog.all) {
+      // From here on the log holds every change: the caller loads the index as it is now.
+      entryLog.all = !idx;
+      entryLog.paths.clear();
+      return undefined;
+    }
+    const upserted: EntrySummary[] = [];
+    const removed: string[] = [];
+    for (const path of entryLog.paths) {
+      const ref = idx.entry(path);
+      if (ref) upserted.push(entrySummary(ref));
+      else removed.push(path);
+    }
+    entryLog.paths.clear();
+    return { upserted, removed };
   }
 
   function chunksIndex(info: ModelInfo): Promise<SemanticIndex> {
@@ -160,11 +215,32 @@ export function createLiveIndexes(
 
   return {
     entries,
+    entryChanges,
     chunksIndex,
     noteWrite,
     noteChunkWrite,
     stop: () => Dexie.on('storagemutated').unsubscribe(onMutated),
   };
+}
+
+/**
+ * The primary keys a storagemutated report names per table of database `name` ('all' for a
+ * range: a bulk write or a clear). Every table written is there.
+ */
+export function mutatedKeys(parts: ObservabilitySet, name: string): ChangedKeys {
+  const prefix = `idb://${name}/`;
+  const keys = new Map<string, Set<number> | 'all'>();
+  for (const [part, tree] of Object.entries(parts)) {
+    if (!part.startsWith(prefix)) continue;
+    const [table, index] = part.slice(prefix.length).split('/');
+    if (!keys.has(table)) keys.set(table, new Set());
+    const into = keys.get(table);
+    if (into === 'all' || (index !== '' && index !== ':dels')) continue;
+    if (!collectKeys(tree, into!)) keys.set(table, 'all');
+  }
+  const out: ChangedKeys = {};
+  for (const [table, ids] of keys) out[table] = ids === 'all' ? 'all' : [...ids];
+  return out;
 }
 
 /**

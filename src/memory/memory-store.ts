@@ -4,6 +4,7 @@
 import { openStore } from './store';
 import { adminTools } from './tools/admin';
 import { backupTools } from './tools/backup';
+import { changeTools } from './tools/changes';
 import { conversationTools } from './tools/conversations';
 import { detailTools } from './tools/detail';
 import { entryTools } from './tools/entry';
@@ -36,6 +37,7 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
     ...turnStartTools({ ...read, ...turns, ...conversations }),
     ...adminTools(ctx),
     ...backupTools(ctx),
+    ...changeTools(ctx),
     setTokenCounter: (fn) => {
       ctx.state.countTokens = typeof fn === 'function' ? fn : null;
     },

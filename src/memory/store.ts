@@ -46,6 +46,7 @@ export function openStore(options: OpenMemoryOptions) {
     model: models.model,
     embed: models.embed,
     entries,
+    entryChanges: indexes.entryChanges,
     chunksIndex,
     guard: <T>(body: () => Promise<T>): Promise<T | ToolError> => guarded(() => state.closed, body),
     pathArg,

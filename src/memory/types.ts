@@ -460,6 +460,27 @@ export interface EntrySummary {
   chunks: number;
 }
 
+/**
+ * What a committed write changed, as the memory worker reports it to the page (docs/design.md,
+ * "Change notifications"). `tables` names every table written; a table named there whose part
+ * below is absent could not be described (a bulk write, a clear, an index rebuilt): views of it
+ * load again in full.
+ */
+export interface MemoryChange {
+  tables: string[];
+  /** Entries by path: their summary now, or gone (a delete, or the old path of a move). */
+  entries?: { upserted: EntrySummary[]; removed: string[] };
+  /** Conversations by id: their list row now, or gone. */
+  conversations?: { upserted: Conversation[]; removed: number[] };
+  /** Messages written or deleted, by id. */
+  messages?: { ids: number[] };
+  /** Paths of the history rows written. */
+  history?: { paths: string[] };
+}
+
+/** Primary keys a write touched per table, or 'all' where Dexie reported a range. */
+export type ChangedKeys = Partial<Record<string, number[] | 'all'>>;
+
 export interface MemoryStats {
   entries: number;
   chunks: number;
@@ -624,6 +645,11 @@ export interface MemoryApi {
   /** Every entry, compactly, from the in-memory index (for the explorer tree and the map). */
   memoryIndex(): Promise<EntrySummary[]>;
   stats(): Promise<MemoryStats>;
+  /**
+   * Describes the writes behind `keys` (from Dexie's storagemutated), after the indexes have
+   * taken them in: the worker's change feed (docs/design.md, "Change notifications").
+   */
+  describeChanges(keys: ChangedKeys): Promise<Omit<MemoryChange, 'tables'>>;
   getSetting(key: string): Promise<unknown>;
   setSetting(key: string, value: unknown): Promise<void>;
   /** JSON backup of entries (with context chunks, no vectors), history, conversations and messages. */

@@ -8,9 +8,9 @@ import { LitElement, html, nothing, type PropertyValues, type ReactiveController
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { IDLE_STATE, type App, type AppState } from '../app/app';
 import type { FallbackNotice } from '../app/settings';
-import type { Conversation, MemoryStats } from '../memory/types';
+import type { Conversation, EntrySummary, MemoryStats } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
-import { MemoryWatch } from './memory-watch';
+import { MemoryWatch, RELOAD, patchConversations, patchEntries } from './memory-watch';
 import { base, tokens } from './styles';
 import type { SmChat } from './sm-chat';
 import type { SmSettings } from './sm-settings';
@@ -94,6 +94,8 @@ export class SmApp extends LitElement {
   private readonly conversations = new MemoryWatch<Conversation[]>(this, {
     tables: ['conversations'],
     load: async () => (this.memory ? this.memory.listConversations() : []),
+    // Patched from the worker's reports (docs/design.md, "Change notifications").
+    patch: patchConversations,
   });
 
   private readonly stats = new MemoryWatch<MemoryStats | undefined>(this, {
@@ -111,11 +113,22 @@ export class SmApp extends LitElement {
    * counts the chat sentences indexed, which an import without those chats (or deleting a chat)
    * leaves at 0 while the entries still carry their context.
    */
-  private readonly contextChunks = new MemoryWatch<number | undefined>(this, {
+  private readonly contextChunks = new MemoryWatch<
+    { entries: readonly EntrySummary[]; total: number } | undefined
+  >(this, {
     tables: ['structured_memory'],
     load: async () => {
       if (!this.memory) return undefined;
-      return (await this.memory.memoryIndex()).reduce((n, e) => n + e.chunks, 0);
+      const entries = await this.memory.memoryIndex();
+      return { entries, total: entries.reduce((n, e) => n + e.chunks, 0) };
+    },
+    // Patched from the worker's reports, as the explorer's list is: no write reads it again.
+    patch: (value, change) => {
+      if (!value) return value;
+      const entries = patchEntries(value.entries, change);
+      if (entries === RELOAD) return RELOAD;
+      if (entries === value.entries) return value;
+      return { entries, total: entries.reduce((n, e) => n + e.chunks, 0) };
     },
     debounceMs: 300,
   });
@@ -311,7 +324,7 @@ export class SmApp extends LitElement {
   /** Counts of what memory holds; on a phone only the counts, on one line. */
   private renderStats() {
     const stats = this.stats.value;
-    const context = this.contextChunks.value;
+    const context = this.contextChunks.value?.total;
     const model = this.state.activeModel;
     if (!stats) return html`<p class="stats">Opening memory…</p>`;
     return html`<p class="stats">

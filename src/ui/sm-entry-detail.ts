@@ -13,7 +13,7 @@ import type {
 import type { MemoryClient } from '../worker-client';
 import { contentText, diffContent, diffStats, planSave, type ContentFormat } from './diff';
 import { emit, type OpenMessageDetail } from './events';
-import { MemoryWatch } from './memory-watch';
+import { MemoryWatch, RELOAD, changeTouches } from './memory-watch';
 import { requestToast } from './sm-toast';
 import { base, tokens } from './styles';
 import { entryDetailStyles } from './sm-entry-detail.styles';
@@ -179,6 +179,15 @@ export class SmEntryDetail extends LitElement {
   private readonly watch = new MemoryWatch<Detail | undefined>(this, {
     tables: ['structured_memory', 'history'],
     load: () => this.load(),
+    // Read again only when a write touched this path or what lies below it; a path moved away
+    // from follows its moves, which any later write may extend.
+    patch: (detail, change) =>
+      detail &&
+      (detail.kind === 'missing' && detail.moved
+        ? change.tables.some((t) => t === 'structured_memory' || t === 'history')
+        : changeTouches(change, detail.path))
+        ? RELOAD
+        : detail,
   });
 
   override connectedCallback(): void {

@@ -8,7 +8,7 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 import type { EntrySummary } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { emit, type SelectPathDetail } from './events';
-import { MemoryWatch } from './memory-watch';
+import { MemoryWatch, applyEntryDelta, entryPatchOf, patchEntries } from './memory-watch';
 import { base, tokens } from './styles';
 import './sm-memory-map';
 import './sm-memory-search';
@@ -96,14 +96,17 @@ export class SmExplorer extends LitElement {
   /** The divider being dragged, if any. */
   @state() private dragging: Divider | undefined;
 
-  private readonly index = new MemoryWatch<EntrySummary[] | undefined>(this, {
+  private readonly index = new MemoryWatch<readonly EntrySummary[] | undefined>(this, {
     tables: ['structured_memory'],
     load: () => this.load(),
+    // Patched from the worker's reports: no write reads the whole index again.
+    patch: (entries, change) => (entries ? patchEntries(entries, change) : entries),
   });
   private filterTimer: ReturnType<typeof setTimeout> | undefined;
   /** The client the latest load used: a new one means loading again. */
   private loadedWith: MemoryClient | undefined;
-  private filtered: { entries: EntrySummary[]; filter: string; out: EntrySummary[] } | undefined;
+  private filtered:
+    { entries: readonly EntrySummary[]; filter: string; out: readonly EntrySummary[] } | undefined;
   /** Where the toast and follow listeners are (the root this element was connected in). */
   private listeningOn: Node | undefined;
   /** The parent's height, measured: the explorer's share of it is its height. */
@@ -361,11 +364,23 @@ export class SmExplorer extends LitElement {
   }
 
   /** Entries whose path contains the filter (the map shows only these); memoised. */
-  private filterEntries(entries: EntrySummary[]): EntrySummary[] {
+  private filterEntries(entries: readonly EntrySummary[]): readonly EntrySummary[] {
     const filter = this.filter.trim().toLowerCase();
     const memo = this.filtered;
     if (memo && memo.entries === entries && memo.filter === filter) return memo.out;
-    const out = filter ? entries.filter((e) => e.path.toLowerCase().includes(filter)) : entries;
+    const matches = (e: EntrySummary) => e.path.toLowerCase().includes(filter);
+    const patch = entryPatchOf(entries);
+    let out: readonly EntrySummary[];
+    if (filter && memo && memo.filter === filter && patch && patch.base === memo.entries) {
+      // Patched in turn, so the map patches its tree too (docs/design.md, "Change notifications").
+      out = applyEntryDelta(memo.out, {
+        upserted: patch.upserted.filter(matches),
+        removed: [
+          ...patch.removed,
+          ...patch.upserted.filter((e) => !matches(e)).map((e) => e.path),
+        ],
+      });
+    } else out = filter ? entries.filter(matches) : entries;
     this.filtered = { entries, filter, out };
     return out;
   }

@@ -7,6 +7,7 @@ import { customElement, property, state } from 'lit/decorators.js';
 import { guard } from 'lit/directives/guard.js';
 import type { EntrySummary } from '../memory/types';
 import { emit } from './events';
+import { treeFor } from './memory-watch';
 import { arrowDirection, nextInDirection } from './map-navigation';
 import { tokens } from './styles';
 import {
@@ -270,7 +271,7 @@ export class SmMemoryMap extends LitElement {
   static override styles = [tokens, memoryMapStyles];
 
   /** Every entry (from `memoryIndex()`). */
-  @property({ attribute: false }) entries: EntrySummary[] = [];
+  @property({ attribute: false }) entries: readonly EntrySummary[] = [];
   /** The selected path, outlined on the map. */
   @property({ attribute: 'selected-path' }) selectedPath: string | undefined;
 
@@ -294,6 +295,8 @@ export class SmMemoryMap extends LitElement {
   }
 
   private tree: MemoryTree = buildTree([]);
+  /** The entries `tree` shows: a list patched from them patches the tree. */
+  private treeFrom: readonly EntrySummary[] | undefined;
   private layout: MapLayout = { cells: [], layers: [], rects: new Map(), hidden: 0 };
   private titles = new Map<string, string>();
   /** Indices (in `layout.cells`) of the blocks the arrow keys visit; per layout. */
@@ -337,7 +340,9 @@ export class SmMemoryMap extends LitElement {
     }
     const entriesChanged = changed.has('entries') || this.stale;
     if (entriesChanged) {
-      this.tree = buildTree(this.entries ?? []);
+      const entries = this.entries ?? [];
+      this.tree = treeFor(entries, this.tree, this.treeFrom);
+      this.treeFrom = entries;
       this.titles = new Map();
       this.stale = false;
     }

@@ -6,6 +6,7 @@ import { Directive, PartType, directive, type ElementPart, type PartInfo } from 
 import { repeat } from 'lit/directives/repeat.js';
 import type { EntrySummary } from '../memory/types';
 import { emit } from './events';
+import { treeFor } from './memory-watch';
 import { base, tokens } from './styles';
 import {
   ancestorsOf,
@@ -66,7 +67,7 @@ export class SmMemoryTree extends LitElement {
   static override styles = [tokens, base, indentRules, memoryTreeStyles];
 
   /** Every entry (from `memoryIndex()`). */
-  @property({ attribute: false }) entries: EntrySummary[] = [];
+  @property({ attribute: false }) entries: readonly EntrySummary[] = [];
   /** The selected path; changing it from outside expands its ancestors and scrolls to it. */
   @property({ attribute: 'selected-path' }) selectedPath: string | undefined;
   /** Path substring (case-insensitive): only matches and their ancestors are shown. */
@@ -79,6 +80,8 @@ export class SmMemoryTree extends LitElement {
   @state() private viewHeight = 0;
 
   private tree: MemoryTree = buildTree([]);
+  /** The entries `tree` shows: a list patched from them patches the tree. */
+  private treeFrom: readonly EntrySummary[] | undefined;
   private keep: Set<string> | undefined;
   private rows: TreeRow[] = [];
   /** The inputs `rows` were flattened from. */
@@ -117,15 +120,26 @@ export class SmMemoryTree extends LitElement {
   }
 
   protected override willUpdate(changed: PropertyValues): void {
-    if (changed.has('entries')) this.tree = buildTree(this.entries ?? []);
+    if (changed.has('entries')) {
+      const entries = this.entries ?? [];
+      this.tree = treeFor(entries, this.tree, this.treeFrom);
+      this.treeFrom = entries;
+    }
     if (changed.has('entries') || changed.has('filter')) {
-      const hadFilter = this.keep !== undefined;
+      const kept = this.keep;
+      const hadFilter = kept !== undefined;
       this.keep = filterTree(this.tree, this.filter ?? '');
       if (this.keep) {
         if (!hadFilter) this.expandedBeforeFilter = this.expanded;
         // Reveal every match; while the filter stays, the user may collapse what they like.
         if (changed.has('filter') || !hadFilter) {
           this.expanded = expandedForFilter(this.tree, this.keep);
+        } else {
+          // A match that a write brought while the filter stays is revealed too.
+          const added = new Set([...this.keep].filter((p) => !kept.has(p)));
+          if (added.size > 0) {
+            this.expanded = new Set([...this.expanded, ...expandedForFilter(this.tree, added)]);
+          }
         }
       } else if (hadFilter) {
         const restored = new Set(this.expandedBeforeFilter ?? []);

@@ -105,6 +105,92 @@ export function buildTree(entries: readonly EntrySummary[]): MemoryTree {
 }
 
 /**
+ * Applies entries upserted and removed (by path) to `tree`, as `buildTree` would give for the
+ * list with the same change: the nodes on their paths are patched in place (new nodes go in at
+ * their sorted place, emptied headings go), the rest is shared. Returns a new `MemoryTree`
+ * object, so views that memoise on the tree see the change; `tree` itself must not be used
+ * again. O(changes × (depth + siblings)).
+ */
+export function applyTreeDelta(
+  tree: MemoryTree,
+  delta: { upserted: readonly EntrySummary[]; removed: readonly string[] },
+): MemoryTree {
+  const { root, byPath } = tree;
+  let { entries, headings } = tree;
+  /** Takes the entry at `node` out of the totals of the node and its ancestors. */
+  const detach = (node: MemoryNode) => {
+    const old = node.entry!;
+    node.entry = undefined;
+    entries--;
+    for (let n: MemoryNode | undefined = node; n; n = n.parent) {
+      if (n !== node) n.descendants--;
+      n.size -= old.size;
+      n.chunks -= old.chunks;
+    }
+  };
+  /** Recomputes `newest` from `node` up to the root. */
+  const renew = (node: MemoryNode | undefined) => {
+    for (let n = node; n; n = n.parent) {
+      let newest = n.entry?.modified ?? 0;
+      for (const c of n.children) if (c.newest > newest) newest = c.newest;
+      n.newest = newest;
+    }
+  };
+  for (const path of delta.removed) {
+    let node = byPath.get(path);
+    if (!node?.entry) continue;
+    detach(node);
+    // Headings left without entries below go, from the node up.
+    while (node !== root && !node.entry && node.children.length === 0) {
+      const parent: MemoryNode = node.parent!;
+      parent.children.splice(parent.children.indexOf(node), 1);
+      byPath.delete(node.path);
+      if (parent !== root && parent.children.length === 0) headings--;
+      node = parent;
+    }
+    renew(node);
+  }
+  for (const entry of delta.upserted) {
+    const segments = entry.path.split('/');
+    let node = root;
+    let path = '';
+    for (let i = 0; i < segments.length; i++) {
+      path = i === 0 ? segments[0] : `${path}/${segments[i]}`;
+      let child = byPath.get(path);
+      if (!child) {
+        child = makeNode(path, segments[i], i + 1, node);
+        insertSorted(node.children, child);
+        if (node !== root && node.children.length === 1) headings++;
+        byPath.set(path, child);
+      }
+      node = child;
+    }
+    if (node.entry) detach(node);
+    node.entry = entry;
+    entries++;
+    for (let n: MemoryNode | undefined = node; n; n = n.parent) {
+      if (n !== node) n.descendants++;
+      n.size += entry.size;
+      n.chunks += entry.chunks;
+    }
+    renew(node);
+  }
+  return { root, byPath, entries, headings };
+}
+
+/** Puts `node` among its sorted siblings, at its place by `naturalCompare`. */
+function insertSorted(children: MemoryNode[], node: MemoryNode): void {
+  let lo = 0;
+  let hi = children.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (naturalCompare(children[mid].heading, node.heading) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  children.splice(lo, 0, node);
+}
+
+/**
  * Orders headings as people expect: case-insensitively, digit runs by value (`Phase 2` before
  * `Phase 10`), ties broken by code units so the order is total. Allocation-free, so sorting
  * thousands of nodes stays fast (`Intl.Collator` or `toLowerCase` per comparison are not);

@@ -1,6 +1,7 @@
 // Housekeeping for the app: the entry summary the explorer draws, counts, settings, and
 // re-embedding rows of another model after the user switches embedding model.
 import type { StoreContext } from '../store';
+import { entrySummary } from '../entry-index';
 import { addToShards, removeFromShards } from '../shards';
 import type { EntrySummary, MemoryStats, ReembedProgress, ToolError } from '../types';
 import { isToolError, toolError } from '../validate';
@@ -13,15 +14,7 @@ export function adminTools(ctx: StoreContext) {
   async function memoryIndex(): Promise<EntrySummary[]> {
     const idx = await entries({ waitForModel: false });
     // The summary alone: the index's ids and vector rows stay in the worker.
-    return idx.subtree('').map((r) => ({
-      path: r.path,
-      version: r.version,
-      created: r.created,
-      modified: r.modified,
-      accessed: r.accessed,
-      size: r.size,
-      chunks: r.chunks,
-    }));
+    return idx.subtree('').map(entrySummary);
   }
 
   async function stats(): Promise<MemoryStats> {
