@@ -246,8 +246,7 @@ export class SmMessage extends LitElement {
         border-top: 1px solid var(--sm-border);
       }
       .caret,
-      :host([state='streaming']) .md > :last-child:not(.chunk)::after,
-      :host([state='streaming']) .md > .chunk:last-child > :last-child::after {
+      .md .caret-after::after {
         content: '';
         display: inline-block;
         width: 0.5em;
@@ -412,8 +411,7 @@ export class SmMessage extends LitElement {
       }
       @media (prefers-reduced-motion: reduce) {
         .caret,
-        :host([state='streaming']) .md > :last-child:not(.chunk)::after,
-        :host([state='streaming']) .md > .chunk:last-child > :last-child::after {
+        .md .caret-after::after {
           animation: none;
         }
       }
@@ -470,6 +468,12 @@ export class SmMessage extends LitElement {
     /** The nodes of the block still arriving (replaced as it grows). */
     tail: Node[];
   };
+  /**
+   * The element the streaming caret follows (class `caret-after`). A class on that one element,
+   * not a host-attribute selector: changing `state` then restyles one element, where
+   * `:host([state]) .md … :last-child` restyled every block of the reply when the turn ended.
+   */
+  private caretAt?: Element;
   private frame?: number;
   /** Markdown put in per frame: it is laid out in that frame too, so it follows the frame time. */
   private budget = BUDGET_CHARS.start;
@@ -815,6 +819,7 @@ export class SmMessage extends LitElement {
     }
     shown.text = text;
     shown.final = final;
+    if (final) this.moveCaret(undefined);
     const { blocks, rest } = splitMarkdown(text, shown.next, final);
     shown.next = rest;
     shown.waiting.push(...blocks);
@@ -856,6 +861,7 @@ export class SmMessage extends LitElement {
     }
     if (shown.waiting.length) {
       this.scheduleBlocks();
+      if (!shown.final) this.caretAtEnd(host);
       return;
     }
     const open = { start: shown.next.start, end: text.length, fence: shown.next.fence };
@@ -864,6 +870,20 @@ export class SmMessage extends LitElement {
       shown.tail = [...nodes.childNodes];
       host.append(nodes);
     }
+    if (!shown.final) this.caretAtEnd(host);
+  }
+
+  /** The caret after the last block shown. */
+  private caretAtEnd(host: HTMLElement): void {
+    const last = host.lastElementChild;
+    this.moveCaret(last?.classList.contains('chunk') ? last.lastElementChild : last);
+  }
+
+  private moveCaret(to: Element | null | undefined): void {
+    if (this.caretAt === to) return;
+    this.caretAt?.classList.remove('caret-after');
+    to?.classList.add('caret-after');
+    this.caretAt = to ?? undefined;
   }
 
   private scheduleBlocks(): void {
