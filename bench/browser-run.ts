@@ -42,6 +42,11 @@ const STREAM_TURN_LIMIT_MS = 120_000;
 const HARNESS = 'test/e2e/harness/chat.html';
 /** `--profile=DIR`: each streamed reply's main-thread CPU profile (.cpuprofile) goes there. */
 const PROFILE_DIR = process.argv.find((a) => a.startsWith('--profile='))?.slice(10);
+/**
+ * `--trace=DIR` (or `--profile`): each streamed reply's main-thread trace goes there, and what
+ * its longest tasks spent their CPU time on is printed (without the CPU profiler's overhead).
+ */
+const TRACE_DIR = process.argv.find((a) => a.startsWith('--trace='))?.slice(8) ?? PROFILE_DIR;
 
 const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
 
@@ -138,9 +143,46 @@ interface TraceEvent {
   name: string;
   pid: number;
   tid: number;
+  ts: number;
   dur?: number;
   tdur?: number;
   args?: { name?: string };
+}
+
+/**
+ * What the longest tasks of a trace spent their CPU time on (`--profile`): each task's events
+ * (nested on its thread) by name, self time (the event's thread time less that of the events
+ * inside it), largest first.
+ */
+function taskBreakdown(events: TraceEvent[], count: number): string[] {
+  const sorted = events
+    .filter((e) => e.ph === 'X' && e.dur !== undefined)
+    .sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0));
+  const tasks = sorted
+    .filter((e) => e.name === 'RunTask')
+    .sort((a, b) => (b.tdur ?? 0) - (a.tdur ?? 0))
+    .slice(0, count);
+  return tasks.map((task) => {
+    const end = task.ts + (task.dur ?? 0);
+    const inside = sorted.filter((e) => e !== task && e.ts >= task.ts && e.ts < end);
+    const self = new Map<string, number>();
+    const stack: { end: number; name: string }[] = [];
+    const add = (name: string, ms: number) => self.set(name, (self.get(name) ?? 0) + ms);
+    add('RunTask', (task.tdur ?? 0) / 1000);
+    stack.push({ end, name: 'RunTask' });
+    for (const e of inside) {
+      while (stack.length > 1 && e.ts >= stack[stack.length - 1].end) stack.pop();
+      const ms = (e.tdur ?? 0) / 1000;
+      add(stack[stack.length - 1].name, -ms);
+      add(e.name, ms);
+      stack.push({ end: e.ts + (e.dur ?? 0), name: e.name });
+    }
+    const parts = [...self]
+      .filter(([, ms]) => ms >= 1)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, ms]) => `${name} ${ms.toFixed(0)}`);
+    return `${((task.tdur ?? 0) / 1000).toFixed(0)} ms CPU (${((task.dur ?? 0) / 1000).toFixed(0)} wall): ${parts.join(', ')}`;
+  });
 }
 
 type HarnessWindow = Window & {
@@ -242,24 +284,34 @@ async function streamOnce(
     const cdp = await context.newCDPSession(page);
     const runTasks: { pid: number; tid: number; dur: number; tdur: number }[] = [];
     const mainThreads = new Set<string>();
+    /** With --profile: every complete event, for the breakdown of the longest tasks. */
+    const allEvents: TraceEvent[] = [];
     cdp.on('Tracing.dataCollected', ({ value }) => {
       for (const e of value as unknown as TraceEvent[]) {
         if (e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
           mainThreads.add(`${e.pid}:${e.tid}`);
         else if (e.ph === 'X' && e.name === 'RunTask')
           runTasks.push({ pid: e.pid, tid: e.tid, dur: e.dur ?? 0, tdur: e.tdur ?? 0 });
+        if (TRACE_DIR && e.ph === 'X') allEvents.push(e);
       }
     });
     const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
-    await cdp.send('Tracing.start', {
-      traceConfig: { includedCategories: ['disabled-by-default-devtools.timeline'] },
-      transferMode: 'ReportEvents',
-    });
+    // The profiler first: its start is a long task of its own, kept out of the trace.
     if (PROFILE_DIR) {
       await cdp.send('Profiler.enable');
       await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
       await cdp.send('Profiler.start');
     }
+    await cdp.send('Tracing.start', {
+      traceConfig: {
+        includedCategories: [
+          'disabled-by-default-devtools.timeline',
+          // With --profile, what the tasks hold too: scripts, style, layout, paint, GC.
+          ...(TRACE_DIR ? ['devtools.timeline', 'v8', 'blink'] : []),
+        ],
+      },
+      transferMode: 'ReportEvents',
+    });
     await box.press('Enter');
     // The runner's own view: how long the page leaves a trivial evaluate unanswered.
     let unresponsive = 0;
@@ -289,6 +341,13 @@ async function streamOnce(
     await cdp.send('Tracing.end');
     await within(traced, 60_000, undefined);
     const main = runTasks.filter((x) => mainThreads.has(`${x.pid}:${x.tid}`));
+    if (TRACE_DIR) {
+      const onMain = allEvents.filter((e) => mainThreads.has(`${e.pid}:${e.tid}`));
+      for (const line of taskBreakdown(onMain, 6)) log(`  task ${line}`);
+      await mkdir(TRACE_DIR, { recursive: true });
+      const file = join(TRACE_DIR, `stream-${chars / 1024}k-${Date.now()}.trace.json`);
+      await writeFile(file, JSON.stringify({ traceEvents: onMain }));
+    }
     if (asked !== undefined) unresponsive = Math.max(unresponsive, performance.now() - asked);
     else await pinging;
     const intact =

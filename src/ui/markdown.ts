@@ -265,12 +265,20 @@ export function splitMarkdown(
 /** Characters of block markdown whose parse is kept for the next render of the same block. */
 const BLOCK_CACHE_CHARS = 4 * 2 ** 20;
 
+/** Markdown blocks rendered, and how many of those asked for they are (see renderMarkdownBlocks). */
+export interface RenderedBlocks {
+  nodes: DocumentFragment;
+  taken: number;
+}
+
 /**
  * Blocks of a message (blockSource) as sanitised nodes, ready to insert: each block parsed on
  * its own, the HTML of them all sanitised in one go (one DOMPurify pass, not one per block).
  * With `keep`, the parse of each block is kept a while (up to BLOCK_CACHE_CHARS of markdown, the
- * oldest dropped first), so a message shown again parses only what it did not share. Needs a DOM
- * (it is the browser's half of renderMarkdown).
+ * oldest dropped first), so a message shown again parses only what it did not share. Parsing
+ * stops, after the first block, once it has taken `parseMs` (a frame's share: sanitising and
+ * laying out what was parsed cost about as much again); `taken` says how many blocks were done.
+ * Needs a DOM (it is the browser's half of renderMarkdown).
  */
 export const renderMarkdownBlocks = (() => {
   // Unsanitised marked output: it never leaves this closure without going through DOMPurify.
@@ -291,14 +299,19 @@ export const renderMarkdownBlocks = (() => {
     }
     return html;
   };
-  return (sources: readonly string[], keep: boolean): DocumentFragment => {
+  return (sources: readonly string[], keep: boolean, parseMs = Infinity): RenderedBlocks => {
     const purify = fragmentPurifier();
     if (!purify) throw new Error('Rendering markdown into nodes needs a DOM.');
-    const html = sources.map((s) => parse(s, keep)).join('');
+    const started = performance.now();
+    const html: string[] = [];
+    for (const source of sources) {
+      if (html.length > 0 && performance.now() - started >= parseMs) break;
+      html.push(parse(source, keep));
+    }
     // Configured with RETURN_DOM_FRAGMENT (the typings know only the call's own configuration).
-    const out: unknown = purify.sanitize(html);
+    const out: unknown = purify.sanitize(html.join(''));
     if (!(out instanceof DocumentFragment)) throw new Error('DOMPurify returned no fragment.');
-    return out;
+    return { nodes: out, taken: html.length };
   };
 })();
 

@@ -143,8 +143,7 @@ export const messageStyles = css`
     border-top: 1px solid var(--sm-border);
   }
   .caret,
-  :host([state='streaming']) .md > :last-child:not(.chunk)::after,
-  :host([state='streaming']) .md > .chunk:last-child > :last-child::after {
+  .md .caret-after::after {
     content: '';
     display: inline-block;
     width: 0.5em;
@@ -309,8 +308,7 @@ export const messageStyles = css`
   }
   @media (prefers-reduced-motion: reduce) {
     .caret,
-    :host([state='streaming']) .md > :last-child:not(.chunk)::after,
-    :host([state='streaming']) .md > .chunk:last-child > :last-child::after {
+    .md .caret-after::after {
       animation: none;
     }
   }

@@ -154,10 +154,15 @@ export class SmMessage extends LitElement {
     /** The nodes of the block still arriving (replaced as it grows). */
     tail: Node[];
   };
+  /**
+   * The element the streaming caret follows (class `caret-after`). A class on that one element,
+   * not a host-attribute selector: changing `state` then restyles one element, where
+   * `:host([state]) .md … :last-child` restyled every block of the reply when the turn ended.
+   */
+  private caretAt?: Element;
   private frame?: number;
-  /** Markdown put in per frame: it is laid out in that frame too, so it follows the frame time. */
-  private budget = BUDGET_CHARS.start;
-  private lastFrame = 0;
+  /** The frame (its time) in which blocks were last put in. */
+  private putAt?: CSSNumberish | null;
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
@@ -499,6 +504,7 @@ export class SmMessage extends LitElement {
     }
     shown.text = text;
     shown.final = final;
+    if (final) this.moveCaret(undefined);
     const { blocks, rest } = splitMarkdown(text, shown.next, final);
     shown.next = rest;
     shown.waiting.push(...blocks);
@@ -513,18 +519,26 @@ export class SmMessage extends LitElement {
   private putBlocks(): void {
     const shown = this.shown;
     if (!shown) return;
+    // Once per frame: the chat's update and this element's own frame can both come in one.
+    const frameTime = document.timeline.currentTime;
+    if (frameTime !== null && frameTime === this.putAt) {
+      this.scheduleBlocks();
+      return;
+    }
+    this.putAt = frameTime;
     const { host, text } = shown;
     for (const n of shown.tail) n.parentNode?.removeChild(n);
     shown.tail = [];
-    let done = 0;
+    let offered = 0;
     let chars = 0;
-    while (done < shown.waiting.length && (done === 0 || chars < this.budget)) {
-      const block = shown.waiting[done++];
+    while (offered < shown.waiting.length && (offered === 0 || chars < OFFER_CHARS)) {
+      const block = shown.waiting[offered++];
       chars += block.end - block.start;
     }
-    if (done) {
-      const sources = shown.waiting.splice(0, done).map((b) => blockSource(text, b));
-      const nodes = renderMarkdownBlocks(sources, true);
+    if (offered) {
+      const sources = shown.waiting.slice(0, offered).map((b) => blockSource(text, b));
+      const { nodes, taken } = renderMarkdownBlocks(sources, true, PARSE_MS);
+      shown.waiting.splice(0, taken);
       // In boxes of CHUNK_NODES: a box of finished blocks is laid out once, so each frame's
       // layout does not walk every block of a long reply.
       while (nodes.firstChild) {
@@ -540,27 +554,35 @@ export class SmMessage extends LitElement {
     }
     if (shown.waiting.length) {
       this.scheduleBlocks();
+      if (!shown.final) this.caretAtEnd(host);
       return;
     }
     const open = { start: shown.next.start, end: text.length, fence: shown.next.fence };
     if (!shown.final && open.end > open.start) {
-      const nodes = renderMarkdownBlocks([blockSource(text, open)], false);
+      const { nodes } = renderMarkdownBlocks([blockSource(text, open)], false);
       shown.tail = [...nodes.childNodes];
       host.append(nodes);
     }
+    if (!shown.final) this.caretAtEnd(host);
+  }
+
+  /** The caret after the last block shown. */
+  private caretAtEnd(host: HTMLElement): void {
+    const last = host.lastElementChild;
+    this.moveCaret(last?.classList.contains('chunk') ? last.lastElementChild : last);
+  }
+
+  private moveCaret(to: Element | null | undefined): void {
+    if (this.caretAt === to) return;
+    this.caretAt?.classList.remove('caret-after');
+    to?.classList.add('caret-after');
+    this.caretAt = to ?? undefined;
   }
 
   private scheduleBlocks(): void {
     if (this.frame !== undefined || !this.isConnected) return;
-    this.frame = requestAnimationFrame((time) => {
+    this.frame = requestAnimationFrame(() => {
       this.frame = undefined;
-      // Frames one after the other that took long: put in less; quick ones: more.
-      const gap = time - this.lastFrame;
-      this.lastFrame = time;
-      if (gap < 100) {
-        if (gap > 40) this.budget = Math.max(BUDGET_CHARS.min, this.budget / 2);
-        else if (gap < 24) this.budget = Math.min(BUDGET_CHARS.max, this.budget * 1.25);
-      }
       this.putBlocks();
     });
   }
@@ -578,11 +600,15 @@ export class SmMessage extends LitElement {
 }
 
 /**
- * Markdown a message puts in per frame (at least one block), as it starts and its bounds: it is
- * parsed, sanitised and laid out in that frame; the rest waits for the next. The upper bound
- * keeps one frame's parsing and sanitising short of a long task (bench/README.md, Streaming).
+ * Milliseconds of markdown parsing a frame may spend on finished blocks (at least one block);
+ * sanitising and laying out what it parsed cost about as much again, and the rest waits for the
+ * next frame. Time, not characters: under load a fixed size took a long task of its own
+ * (bench/README.md, Streaming).
  */
-const BUDGET_CHARS = { start: 8 * 1024, min: 2 * 1024, max: 16 * 1024 };
+const PARSE_MS = 1.5;
+
+/** Markdown offered to one frame's parse at most (its time budget decides what is taken). */
+const OFFER_CHARS = 64 * 1024;
 
 /** Top-level nodes of finished blocks per box (a plain div: margins collapse across it). */
 const CHUNK_NODES = 64;
