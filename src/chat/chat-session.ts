@@ -813,11 +813,7 @@ export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
         tool_calls: m.toolCalls.map((c) => ({
           id: c.id,
           type: 'function' as const,
-          function: {
-            name: c.name,
-            arguments:
-              typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
-          },
+          function: { name: c.name, arguments: argumentsJson(c.arguments) },
         })),
       });
     } else {
@@ -825,6 +821,22 @@ export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
     }
   }
   return out;
+}
+
+/**
+ * A stored call's arguments as the JSON text the wire wants. A call the model wrote as text that
+ * is not JSON is kept as it was but sent wrapped in an object: llama-server parses the arguments
+ * of every call in the history and refuses the whole request when one is not JSON
+ * (docs/chat.md, "Unreadable tool calls and a round's write"), so one bad call would fail every later turn.
+ */
+export function argumentsJson(args: unknown): string {
+  if (typeof args !== 'string') return JSON.stringify(args ?? {});
+  try {
+    JSON.parse(args);
+    return args;
+  } catch {
+    return JSON.stringify({ unparsed_arguments: args });
+  }
 }
 
 /** queryMemory results from earlier turns (newest last, at most 2): they ride along in the prompt. */

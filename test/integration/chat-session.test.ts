@@ -314,6 +314,30 @@ describe('broken input from the model', () => {
     expect(list).toMatchObject({ status: 'SUCCESS', totalEntries: 0 });
   });
 
+  it('a call that is not JSON goes back to the server wrapped in an object, the rest as stored', () => {
+    const call = (id: string, args: unknown) => ({ id, name: 'saveMemory', arguments: args });
+    const sent = toChatMessages([
+      {
+        conversationId: 1,
+        role: 'assistant',
+        text: '',
+        time: new Date(0),
+        toolCalls: [
+          call('a', '{"path": "A/B", "content": '),
+          call('b', '{"path":"A/B"}'),
+          call('c', { path: 'A/C' }),
+        ],
+      },
+    ]);
+    const args = sent[0].role === 'assistant' ? sent[0].tool_calls!.map((c) => c.function) : [];
+    expect(args.map((f) => JSON.parse(f.arguments) as unknown)).toEqual([
+      { unparsed_arguments: '{"path": "A/B", "content": ' },
+      { path: 'A/B' },
+      { path: 'A/C' },
+    ]);
+    expect(args[1].arguments).toBe('{"path":"A/B"}');
+  });
+
   it('a 9th round of tool calls ends the turn with a clear message', async () => {
     const s = await setup('llamacpp', {
       defaultReply: { toolCalls: [{ name: 'listMemory', arguments: {} }] },
