@@ -165,3 +165,33 @@ export function focused(page: Page): Promise<{ tag: string; text: string; label:
     };
   });
 }
+
+/**
+ * Installed before the app loads (`addInitScript`): records the method name of each call sent to
+ * a worker, and `(model request)` for each chat request, for the tests that count round trips.
+ */
+export const COUNT_CALLS = `(() => {
+  const calls = [];
+  window.__workerCalls = calls;
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (data, ...rest) {
+    if (data && data.type === 'APPLY' && Array.isArray(data.path)) calls.push(data.path.join('.'));
+    return post.call(this, data, ...rest);
+  };
+  const send = window.fetch;
+  window.fetch = function (input, init) {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url.includes('/chat/completions')) calls.push('(model request)');
+    return send.call(this, input, init);
+  };
+})();`;
+
+/** The calls recorded since the `from`-th. */
+export const callsSince = (p: Page, from: number) =>
+  p.evaluate(
+    (n) => (window as unknown as { __workerCalls: string[] }).__workerCalls.slice(n),
+    from,
+  );
+/** How many calls were recorded so far. */
+export const callCount = (p: Page) =>
+  p.evaluate(() => (window as unknown as { __workerCalls: string[] }).__workerCalls.length);

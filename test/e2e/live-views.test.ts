@@ -6,27 +6,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
-import { buildAndServe, callWorker } from './explorer-fixture';
+import { COUNT_CALLS, buildAndServe, callCount, callWorker, callsSince } from './explorer-fixture';
 import type { StaticServer } from './static-server';
-
-/** Installed before the app loads: records the method name of each call sent to a worker. */
-const COUNT_CALLS = `(() => {
-  const calls = [];
-  window.__workerCalls = calls;
-  const post = Worker.prototype.postMessage;
-  Worker.prototype.postMessage = function (data, ...rest) {
-    if (data && data.type === 'APPLY' && Array.isArray(data.path)) calls.push(data.path.join('.'));
-    return post.call(this, data, ...rest);
-  };
-})();`;
-
-const callsSince = (p: Page, from: number) =>
-  p.evaluate(
-    (n) => (window as unknown as { __workerCalls: string[] }).__workerCalls.slice(n),
-    from,
-  );
-const callCount = (p: Page) =>
-  p.evaluate(() => (window as unknown as { __workerCalls: string[] }).__workerCalls.length);
 
 /** Whether the map has laid out a block for `path` (its rectangles by path). */
 const mapHas = (p: Page, path: string) =>

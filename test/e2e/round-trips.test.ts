@@ -7,36 +7,11 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
-import { buildAndServe, callWorker } from './explorer-fixture';
+import { COUNT_CALLS, buildAndServe, callCount, callWorker, callsSince } from './explorer-fixture';
 import type { StaticServer } from './static-server';
-
-/** Installed before the app loads: records the method name of each call sent to a worker. */
-const COUNT_CALLS = `(() => {
-  const calls = [];
-  window.__workerCalls = calls;
-  const post = Worker.prototype.postMessage;
-  Worker.prototype.postMessage = function (data, ...rest) {
-    if (data && data.type === 'APPLY' && Array.isArray(data.path)) calls.push(data.path.join('.'));
-    return post.call(this, data, ...rest);
-  };
-  const send = window.fetch;
-  window.fetch = function (input, init) {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (url.includes('/chat/completions')) calls.push('(model request)');
-    return send.call(this, input, init);
-  };
-})();`;
 
 /** What a chat turn asked of the worker before, and did not need since prepareTurn. */
 const TURN_START_CALLS = ['recordTurn', 'recallMemory', 'memoryOutline', 'getSetting'];
-
-const callsSince = (p: Page, from: number) =>
-  p.evaluate(
-    (n) => (window as unknown as { __workerCalls: string[] }).__workerCalls.slice(n),
-    from,
-  );
-const callCount = (p: Page) =>
-  p.evaluate(() => (window as unknown as { __workerCalls: string[] }).__workerCalls.length);
 
 describe('round trips (Chromium)', () => {
   let browser: Browser;
