@@ -9,7 +9,7 @@ import {
   serverDownError,
 } from './errors';
 import { MAX_ERROR_BODY_CHARS } from './limits';
-import { sseEvents } from './sse';
+import { sseEventBatches } from './sse';
 import { koboldNativeReducer, openAiChunkReducer } from './stream';
 import { estimateTokens } from '../memory/text';
 import {
@@ -261,12 +261,16 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
       throw new LlmError('MALFORMED_STREAM', 'The server answered without a body.');
     let done = false;
     try {
-      for await (const event of sseEvents(response.body, signal)) {
-        const step = pushEvent(reducer, event, info?.kind);
-        for (const t of step.tokens) onToken?.(t);
-        if (step.done) {
-          done = true;
-          break;
+      read: for await (const events of sseEventBatches(response.body, signal)) {
+        for (const event of events) {
+          // Stopped by a consumer of the tokens: not one event more.
+          if (signal?.aborted) break read;
+          const step = pushEvent(reducer, event, info?.kind);
+          for (const t of step.tokens) onToken?.(t);
+          if (step.done) {
+            done = true;
+            break read;
+          }
         }
       }
     } catch (e) {

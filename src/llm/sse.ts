@@ -30,7 +30,8 @@ export function createSseParser(): SseParser {
   let pending = 0;
   // A chunk ended on '\r': a '\n' starting the next chunk belongs to the same line end.
   let skipLeadingLf = false;
-  let data: string[] = [];
+  // Reused from event to event (a stream is one event per token: no new array for each).
+  const data: string[] = [];
   let dataChars = 0;
   let eventType: string | undefined;
   let id: string | undefined;
@@ -38,19 +39,19 @@ export function createSseParser(): SseParser {
   const tooLarge = (): Error => {
     pieces = [];
     pending = 0;
-    data = [];
+    data.length = 0;
     dataChars = 0;
     return tooLargeError(`one stream event over ${sizeInWords(MAX_SSE_EVENT_CHARS)}`);
   };
 
   const dispatch = (out: SseEvent[]): void => {
     if (data.length > 0) {
-      const event: SseEvent = { data: data.join('\n') };
+      const event: SseEvent = { data: data.length === 1 ? data[0] : data.join('\n') };
       if (eventType !== undefined) event.event = eventType;
       if (id !== undefined) event.id = id;
       out.push(event);
     }
-    data = [];
+    data.length = 0;
     dataChars = 0;
     eventType = undefined;
     id = undefined;
@@ -68,6 +69,11 @@ export function createSseParser(): SseParser {
       return;
     }
     if (text.startsWith(':')) return;
+    // Nearly every line: `data: …`, read without cutting out its field name.
+    if (text.startsWith('data:')) {
+      addData(text.slice(text.charCodeAt(5) === 32 ? 6 : 5));
+      return;
+    }
     const colon = text.indexOf(':');
     const field = colon === -1 ? text : text.slice(0, colon);
     let value = colon === -1 ? '' : text.slice(colon + 1);
@@ -160,15 +166,23 @@ export function yieldToEventLoop(): Promise<void> {
 }
 
 /**
- * Reads a response body as SSE events, decoding UTF-8 across chunk boundaries. Aborting
- * `signal` cancels the body and rejects with the signal's reason (an `AbortError`), like
- * `fetch` does. Leaving the loop early cancels the body too. Every STREAM_SLICE_MS of work
- * (its own and its consumer's between events) it yields to the event loop once.
+ * Events handed over at a time by sseEventBatches: one async step per batch rather than per
+ * event (each step of an async generator costs promises and result objects: at one event per
+ * token, a 1 MB reply made a million of them).
  */
-export async function* sseEvents(
+const BATCH_EVENTS = 64;
+
+/**
+ * Reads a response body as SSE events, decoding UTF-8 across chunk boundaries, in batches of at
+ * most BATCH_EVENTS. Aborting `signal` cancels the body and rejects with the signal's reason
+ * (an `AbortError`), like `fetch` does. Leaving the loop early cancels the body too. Every
+ * STREAM_SLICE_MS of work (its own and its consumer's between batches) it yields to the event
+ * loop once.
+ */
+export async function* sseEventBatches(
   body: ReadableStream<Uint8Array>,
   signal?: AbortSignal,
-): AsyncGenerator<SseEvent, void, undefined> {
+): AsyncGenerator<SseEvent[], void, undefined> {
   signal?.throwIfAborted();
   const reader = body.getReader();
   const decoder = new TextDecoder('utf-8');
@@ -180,9 +194,11 @@ export async function* sseEvents(
   let finished = false;
   let sliceStart = performance.now();
   /** Hands over events, pausing for the event loop whenever the slice is spent. */
-  async function* handOver(events: SseEvent[]): AsyncGenerator<SseEvent, void, undefined> {
-    for (const event of events) {
-      yield event;
+  async function* handOver(events: SseEvent[]): AsyncGenerator<SseEvent[], void, undefined> {
+    for (let at = 0; at < events.length; at += BATCH_EVENTS) {
+      yield at === 0 && events.length <= BATCH_EVENTS
+        ? events
+        : events.slice(at, at + BATCH_EVENTS);
       if (performance.now() - sliceStart >= STREAM_SLICE_MS) {
         await yieldToEventLoop();
         signal?.throwIfAborted();
@@ -208,5 +224,21 @@ export async function* sseEvents(
     signal?.removeEventListener('abort', onAbort);
     if (!finished) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
+  }
+}
+
+/**
+ * sseEventBatches one event at a time. Once `signal` aborts (say, the consumer stopped it), no
+ * further event of the batch is handed over.
+ */
+export async function* sseEvents(
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): AsyncGenerator<SseEvent, void, undefined> {
+  for await (const events of sseEventBatches(body, signal)) {
+    for (const event of events) {
+      signal?.throwIfAborted();
+      yield event;
+    }
   }
 }

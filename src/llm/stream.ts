@@ -37,7 +37,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const NOTHING: readonly string[] = Object.freeze([]);
+const GOING_ON: StreamStep = Object.freeze({ tokens: NOTHING as string[], done: false });
+const ENDED: StreamStep = Object.freeze({ tokens: NOTHING as string[], done: true });
+
+/** One event's step; shared, frozen objects when it brought no text (most events but tokens). */
 function step(tokens: string[], done: boolean): StreamStep {
+  if (tokens.length === 0) return done ? ENDED : GOING_ON;
   return { tokens, done };
 }
 

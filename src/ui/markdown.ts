@@ -320,3 +320,66 @@ export function blockSource(text: string, block: MarkdownBlock): string {
   const body = text.slice(block.start, block.end);
   return block.fence === undefined ? body : `${block.fence}\n${body}`;
 }
+
+/**
+ * Markdown that grows by appending (a reply as it streams), split into blocks as it comes: each
+ * call reads only the block still open and what was appended since, never the text before it,
+ * so the work of a frame is in proportion to what arrived, not to the length of the reply.
+ * Splits as splitMarkdown does the whole text (the split does not depend on how it arrived).
+ */
+export class MarkdownFeed {
+  /** Everything fed so far: built by appending, read whole only to compare with another text. */
+  all = '';
+  /** Where in `all` the block still open starts. */
+  base = 0;
+  /** Characters read by split and restart, in all: a measure of the work done (for tests). */
+  read = 0;
+  /** The block still open and what follows it: `all.slice(base)`. */
+  private open = '';
+  /** The opening fence line of a code block the open block continues. */
+  private fence?: string;
+
+  /** `maxChars`: a block's size limit (splitMarkdown's). */
+  constructor(private readonly maxChars = MAX_BLOCK_CHARS) {}
+
+  /** Appends what arrived. */
+  append(part: string): void {
+    this.all += part;
+    this.open += part;
+  }
+
+  /**
+   * Takes `text` as the whole text when it differs from what was fed only from the open block's
+   * start on (it grew, or lost trailing space as it was stored): the blocks closed stay closed.
+   * False, and nothing changed, when it differs before that.
+   */
+  restart(text: string): boolean {
+    if (text !== this.all) {
+      this.read += this.base;
+      if (!text.startsWith(this.all.slice(0, this.base))) return false;
+    }
+    this.all = text;
+    this.open = text.slice(this.base);
+    return true;
+  }
+
+  /** The markdown of the blocks closed by what was fed (with `final`, of the whole rest). */
+  split(final: boolean): string[] {
+    const open = this.open;
+    this.read += open.length;
+    const from: SplitPoint =
+      this.fence === undefined ? { start: 0 } : { start: 0, fence: this.fence };
+    const { blocks, rest } = splitMarkdown(open, from, final, this.maxChars);
+    const sources = blocks.map((b) => blockSource(open, b));
+    this.base += rest.start;
+    this.open = open.slice(rest.start);
+    this.fence = rest.fence;
+    return sources;
+  }
+
+  /** The markdown of the block still open (shown, rendered again, while it grows); '' if none. */
+  openSource(): string {
+    if (!this.open || this.fence === undefined) return this.open;
+    return `${this.fence}\n${this.open}`;
+  }
+}

@@ -26,6 +26,7 @@ import type {
   MessageEditDetail,
   MessageState,
   SmMessage,
+  TextStream,
 } from './sm-message';
 import { chatStyles } from './sm-chat.styles';
 
@@ -58,7 +59,16 @@ interface LiveTool {
 interface LiveSegment {
   /** Its key in the log, which the stored message takes over. */
   key: string;
-  text: string;
+  /**
+   * Its text as it arrived, token by token, leading white space left out (as it will be stored):
+   * only ever appended to, so the message reads on from the piece where it stopped rather than
+   * being handed the whole reply again each frame.
+   */
+  pieces: string[];
+  /** Any token arrived (white space included). */
+  arrived: boolean;
+  /** What its message was last handed (the same object while nothing more arrived). */
+  stream?: TextStream;
   tools: LiveTool[];
   /** Waiting for the first token (KoboldCPP's tool path is silent until it is done). */
   thinking: boolean;
@@ -454,12 +464,13 @@ export class SmChat extends LitElement {
     const live = this.live;
     const seg = live?.continueId === m.id ? live?.segments[0] : undefined;
     // Continuing: what arrives shows after the stored text, until the stored text has it.
-    if (seg && live?.continueBase === m.text && (seg.text || this.generating)) {
+    if (seg && live?.continueBase === m.text && (seg.arrived || this.generating)) {
       return entry(
         bubble({
           id: m.id,
           kind: 'assistant',
-          text: m.text + seg.text,
+          text: m.text,
+          stream: streamOf(seg),
           state: this.generating ? 'streaming' : 'stopped',
           time: m.time,
         }),
@@ -524,7 +535,7 @@ export class SmChat extends LitElement {
 
   private renderSegment(s: LiveSegment) {
     const streaming = s.storedId === undefined && this.generating;
-    if (s.thinking && streaming && !s.text && !s.tools.length) {
+    if (s.thinking && streaming && !s.arrived && !s.tools.length) {
       return html`<div class="thinking" role="status">
         <span class="dots" aria-hidden="true"><span></span><span></span><span></span></span>
         Model is thinking…
@@ -533,7 +544,8 @@ export class SmChat extends LitElement {
     return bubble({
       kind: 'assistant',
       // As it will be stored (trimmed): the element goes on from what it rendered.
-      text: s.text.trimStart(),
+      text: '',
+      stream: streamOf(s),
       state: s.stopped ? 'stopped' : streaming && !s.tools.length ? 'streaming' : 'done',
       tools: s.tools.map((t) => toolCard(t.name, t.args, t.result, t.refused)),
     });
@@ -740,7 +752,7 @@ export class SmChat extends LitElement {
     const live: LiveTurn = {
       ...start,
       key,
-      segments: [{ key: `${key}-0`, text: '', tools: [], thinking: true }],
+      segments: [{ key: `${key}-0`, pieces: [], arrived: false, tools: [], thinking: true }],
       notices: [],
     };
     this.controller = controller;
@@ -787,7 +799,7 @@ export class SmChat extends LitElement {
     // What was stored now shows as stored; tool calls that ran but were never stored stay, and so
     // does the text of a turn stopped before the session could store it.
     live.segments = live.segments.filter(
-      (seg) => seg.storedId === undefined && (seg.tools.length || (unfinished && seg.text)),
+      (seg) => seg.storedId === undefined && (seg.tools.length || (unfinished && seg.arrived)),
     );
     if (unfinished) for (const seg of live.segments) seg.stopped = true;
     if (live.continueId !== undefined && !unfinished) live.segments = [];
@@ -797,7 +809,13 @@ export class SmChat extends LitElement {
 
   private handleSessionEvent(live: LiveTurn, event: SessionEvent): void {
     const segment = (thinking: boolean): LiveSegment => {
-      const fresh = { key: `${live.key}-${live.segments.length}`, text: '', tools: [], thinking };
+      const fresh: LiveSegment = {
+        key: `${live.key}-${live.segments.length}`,
+        pieces: [],
+        arrived: false,
+        tools: [],
+        thinking,
+      };
       live.segments.push(fresh);
       return fresh;
     };
@@ -809,13 +827,17 @@ export class SmChat extends LitElement {
     switch (event.type) {
       case 'thinking': {
         const seg = current();
-        if (seg.text || seg.tools.length) segment(true);
+        if (seg.arrived || seg.tools.length) segment(true);
         else seg.thinking = true;
         break;
       }
       case 'token': {
         const seg = current();
-        seg.text += event.text;
+        // A continuation goes on from the stored text as it came; a new reply starts trimmed.
+        const piece =
+          seg.pieces.length || live.continueId !== undefined ? event.text : event.text.trimStart();
+        if (piece) seg.pieces.push(piece);
+        if (event.text) seg.arrived = true;
         seg.thinking = false;
         // Shown with the next frame, with every other token that arrives before it.
         this.tokenFrame ??= requestAnimationFrame(() => {
@@ -887,11 +909,19 @@ function entry(main: TemplateResult | typeof nothing, after: TemplateResult | ty
   return html`${main}${after}`;
 }
 
+/** What arrived of a live segment, for its message (a new object whenever more arrived). */
+function streamOf(seg: LiveSegment): TextStream {
+  const stream = seg.stream;
+  if (stream?.pieces === seg.pieces && stream.count === seg.pieces.length) return stream;
+  return (seg.stream = { pieces: seg.pieces, count: seg.pieces.length });
+}
+
 /** A message bubble: one template for stored and live messages alike, so the element is reused. */
 function bubble(m: {
   id?: number;
   kind: 'user' | 'assistant' | 'notice';
   text: string;
+  stream?: TextStream;
   state?: MessageState;
   time?: Date;
   highlighted?: boolean;
@@ -905,6 +935,7 @@ function bubble(m: {
     id=${m.id === undefined ? nothing : `msg-${m.id}`}
     kind=${m.kind}
     .text=${m.text}
+    .stream=${m.stream}
     .state=${m.state ?? 'done'}
     .time=${m.time}
     .messageId=${m.id}

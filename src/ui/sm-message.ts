@@ -1,6 +1,8 @@
 // One chat message: the user's words as text, the model's as sanitised markdown, or a notice.
-// Streaming-friendly: set `text` again as it grows. The model's markdown is rendered block by
-// block (splitMarkdown): a block is rendered once, only the block still arriving is rendered
+// Streaming-friendly: a reply that arrives is handed over as `stream`, a list of pieces that only
+// grows, and the message reads on from the piece where it stopped (MarkdownFeed), so a frame's
+// work is in proportion to what arrived, never to the length of the reply. The model's markdown
+// is rendered block by block: a block is rendered once, only the block still arriving is rendered
 // again, and a long text is put in over several frames, so no frame costs more than a bounded
 // amount whatever the length of the reply.
 // Below a stored message: its controls (edit and resend, delete with a confirmation, regenerate,
@@ -10,13 +12,7 @@ import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { FollowPathDetail } from './sm-tool-card';
 import { emit } from './events';
-import {
-  blockSource,
-  renderMarkdownBlocks,
-  splitMarkdown,
-  type MarkdownBlock,
-  type SplitPoint,
-} from './markdown';
+import { MarkdownFeed, renderMarkdownBlocks } from './markdown';
 import { base, tokens } from './styles';
 import { messageStyles } from './sm-message.styles';
 
@@ -24,6 +20,15 @@ export type MessageKind = 'user' | 'assistant' | 'notice';
 
 /** Where a message stands: still streaming, complete, stopped by the user, or cut off by an error. */
 export type MessageState = 'done' | 'streaming' | 'stopped' | 'partial';
+
+/**
+ * Text that grows by appending (a reply as it streams): `pieces.slice(0, count)` joined. The
+ * owner only ever appends to `pieces`, and hands a new object with the new count when it grew.
+ */
+export interface TextStream {
+  readonly pieces: readonly string[];
+  readonly count: number;
+}
 
 /** The controls a stored message offers (the panel decides; none while a turn runs). */
 export interface MessageControls {
@@ -110,6 +115,12 @@ export class SmMessage extends LitElement {
   /** The message text; for the assistant, markdown. */
   @property() text = '';
 
+  /**
+   * For the assistant: what arrived so far of a reply that streams, shown after `text`. Its
+   * pieces are read once each: while it grows, the message reads on from where it stopped.
+   */
+  @property({ attribute: false }) stream?: TextStream;
+
   /** Streaming (a caret at the end), done, stopped by the user, or partial (cut off by an error). */
   @property({ reflect: true }) state: MessageState = 'done';
 
@@ -144,13 +155,18 @@ export class SmMessage extends LitElement {
 
   @query('.md') private md?: HTMLElement;
 
-  /** What is in `.md`: the text it was split from, the blocks in place and those still to put in. */
+  /**
+   * What is in `.md`: what it was split from (`text`, then `count` pieces of the stream `pieces`),
+   * the blocks in place and the markdown of those still to put in.
+   */
   private shown?: {
     host: HTMLElement;
+    feed: MarkdownFeed;
     text: string;
-    next: SplitPoint;
+    pieces?: readonly string[];
+    count: number;
     final: boolean;
-    waiting: MarkdownBlock[];
+    waiting: string[];
     /** The nodes of the block still arriving (replaced as it grows). */
     tail: Node[];
   };
@@ -160,6 +176,8 @@ export class SmMessage extends LitElement {
    * `:host([state]) .md … :last-child` restyled every block of the reply when the turn ended.
    */
   private caretAt?: Element;
+  /** How far streamSeen looked in which stream, and whether it found more than white space. */
+  private seen?: { pieces: readonly string[]; count: number; found: boolean };
   private frame?: number;
   /** The frame (its time) in which blocks were last put in. */
   private putAt?: CSSNumberish | null;
@@ -176,7 +194,9 @@ export class SmMessage extends LitElement {
   }
 
   override updated(changed: PropertyValues<this>): void {
-    if (changed.has('text') || changed.has('kind') || changed.has('state')) this.syncMarkdown();
+    if (['text', 'stream', 'kind', 'state'].some((k) => changed.has(k as keyof SmMessage))) {
+      this.syncMarkdown();
+    }
     if (this.focusAfter) {
       const el = this.renderRoot.querySelector<HTMLElement>(this.focusAfter);
       this.focusAfter = undefined;
@@ -463,7 +483,7 @@ export class SmMessage extends LitElement {
 
   private renderAssistant(title: string | undefined) {
     const streaming = this.state === 'streaming';
-    const blank = !/\S/.test(this.text);
+    const blank = !/\S/.test(this.text) && !this.streamSeen();
     // `.md` has no bindings: its content is put in by syncMarkdown, block by block.
     return html`<div
       class="bubble ${blank && !streaming ? 'empty' : ''}"
@@ -476,11 +496,25 @@ export class SmMessage extends LitElement {
     </div>`;
   }
 
+  /** Whether the stream has more than white space (read on from where it last looked). */
+  private streamSeen(): boolean {
+    const stream = this.stream;
+    if (!stream) return false;
+    const seen = this.seen;
+    if (seen?.pieces === stream.pieces && (seen.found || seen.count >= stream.count)) {
+      return seen.found;
+    }
+    let at = seen?.pieces === stream.pieces ? seen.count : 0;
+    while (at < stream.count && !/\S/.test(stream.pieces[at])) at++;
+    this.seen = { pieces: stream.pieces, count: at, found: at < stream.count };
+    return this.seen.found;
+  }
+
   /**
-   * Brings `.md` up to `text`. While the blocks already split off are unchanged (the text grew,
-   * or lost trailing space as it was stored), splitting goes on from where it stopped: new
-   * blocks are put in, the block still arriving is rendered again. Any other change starts
-   * afresh.
+   * Brings `.md` up to `text` and `stream`. While the stream grows, only its new pieces are
+   * read, and new blocks are put in, the block still arriving rendered again. Another text that
+   * differs only from the open block's start on (it grew, or lost trailing space as it was
+   * stored) goes on from there too; any other change starts afresh.
    */
   private syncMarkdown(): void {
     const host = this.kind === 'assistant' ? this.md : undefined;
@@ -488,26 +522,37 @@ export class SmMessage extends LitElement {
       this.shown = undefined;
       return;
     }
-    const text = this.text;
+    const { text, stream } = this;
+    const pieces = stream?.pieces;
+    const count = stream?.count ?? 0;
     const final = this.state !== 'streaming';
     let shown = this.shown;
+    const same = shown?.text === text && shown.pieces === pieces;
     // Done, stopped or cut off: the same finished text needs nothing more.
-    if (shown?.host === host && shown.final && final && shown.text === text) return;
-    if (
-      !shown ||
-      shown.host !== host ||
-      shown.final ||
-      !text.startsWith(shown.text.slice(0, shown.next.start))
-    ) {
-      host.replaceChildren();
-      shown = this.shown = { host, text, next: { start: 0 }, final, waiting: [], tail: [] };
+    if (shown?.host === host && shown.final && final && same && shown.count === count) return;
+    if (shown?.host === host && !shown.final && same && pieces && count >= shown.count) {
+      // The stream grew: read what arrived, nothing before it.
+      if (count > shown.count) shown.feed.append(pieces.slice(shown.count, count).join(''));
+    } else {
+      const whole = pieces ? text + pieces.slice(0, count).join('') : text;
+      // The streamed reply, finished, now handed over as its stored text: nothing changed.
+      if (shown?.host === host && shown.final && final && whole === shown.feed.all) {
+        Object.assign(shown, { text, pieces, count });
+        return;
+      }
+      if (!shown || shown.host !== host || shown.final || !shown.feed.restart(whole)) {
+        host.replaceChildren();
+        const feed = new MarkdownFeed();
+        feed.append(whole);
+        shown = this.shown = { host, feed, text, count, final, waiting: [], tail: [] };
+      }
     }
     shown.text = text;
+    shown.pieces = pieces;
+    shown.count = count;
     shown.final = final;
     if (final) this.moveCaret(undefined);
-    const { blocks, rest } = splitMarkdown(text, shown.next, final);
-    shown.next = rest;
-    shown.waiting.push(...blocks);
+    shown.waiting.push(...shown.feed.split(final));
     // With blocks still waiting, the frame already asked for puts these in after them.
     if (this.frame === undefined) this.putBlocks();
   }
@@ -526,18 +571,20 @@ export class SmMessage extends LitElement {
       return;
     }
     this.putAt = frameTime;
-    const { host, text } = shown;
+    const { host } = shown;
     for (const n of shown.tail) n.parentNode?.removeChild(n);
     shown.tail = [];
     let offered = 0;
     let chars = 0;
     while (offered < shown.waiting.length && (offered === 0 || chars < OFFER_CHARS)) {
-      const block = shown.waiting[offered++];
-      chars += block.end - block.start;
+      chars += shown.waiting[offered++].length;
     }
     if (offered) {
-      const sources = shown.waiting.slice(0, offered).map((b) => blockSource(text, b));
-      const { nodes, taken } = renderMarkdownBlocks(sources, true, PARSE_MS);
+      const { nodes, taken } = renderMarkdownBlocks(
+        shown.waiting.slice(0, offered),
+        true,
+        PARSE_MS,
+      );
       shown.waiting.splice(0, taken);
       // In boxes of CHUNK_NODES: a box of finished blocks is laid out once, so each frame's
       // layout does not walk every block of a long reply.
@@ -557,9 +604,9 @@ export class SmMessage extends LitElement {
       if (!shown.final) this.caretAtEnd(host);
       return;
     }
-    const open = { start: shown.next.start, end: text.length, fence: shown.next.fence };
-    if (!shown.final && open.end > open.start) {
-      const { nodes } = renderMarkdownBlocks([blockSource(text, open)], false);
+    const open = shown.final ? '' : shown.feed.openSource();
+    if (open) {
+      const { nodes } = renderMarkdownBlocks([open], false);
       shown.tail = [...nodes.childNodes];
       host.append(nodes);
     }
