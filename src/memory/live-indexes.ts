@@ -84,17 +84,26 @@ export function createLiveIndexes(
   Dexie.on('storagemutated', onMutated);
 
   function entries({ waitForModel = true } = {}): Promise<EntryIndex> {
-    const sync = () => syncEntries(waitForModel);
-    const next = entrySync.then(sync, sync);
-    entrySync = next.catch(() => undefined);
-    return next;
+    // The wait for a model still loading comes before the queue, not in it: a search waiting
+    // for a download must not hold up the tree, the counts or an entry's detail behind it.
+    const ready = waitForModel && !models.loaded() ? model() : Promise.resolve(undefined);
+    return ready.then((loaded) => {
+      const sync = () => syncEntries(waitForModel, loaded);
+      const next = entrySync.then(sync, sync);
+      entrySync = next.catch(() => undefined);
+      return next;
+    });
   }
   let entrySync: Promise<unknown> = Promise.resolve();
 
-  async function syncEntries(waitForModel: boolean): Promise<EntryIndex> {
+  /** Brings the entry index up to date; `loaded` is the model's load just waited for, if any. */
+  async function syncEntries(
+    waitForModel: boolean,
+    loaded?: Result<ModelInfo>,
+  ): Promise<EntryIndex> {
     let info: Result<ModelInfo>;
     const readyModel = models.loaded();
-    if (waitForModel || readyModel) info = readyModel ?? (await model());
+    if (waitForModel || readyModel) info = readyModel ?? loaded ?? (await model());
     else {
       void model(); // start loading; do not wait
       info = toolError('MODEL_UNAVAILABLE', 'The embedding model is still loading');

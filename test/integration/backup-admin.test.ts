@@ -243,4 +243,39 @@ describe('while the embedding model is still loading', () => {
     expect(ranked.children[0].path).toBe('User/Preferences/CodingStyle');
     expect(ranked.children[0].similarity).toBeGreaterThan(0);
   });
+
+  it("an entry's detail and the tree answer while a search waits for the model", async () => {
+    const a = openTestMemory();
+    await seeded(a.mem);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const base = sharedEmbedder();
+    const slow: Embedder = {
+      ready: async () => {
+        await gate;
+        return base.ready();
+      },
+      embed: async (t) => {
+        await gate;
+        return base.embed(t);
+      },
+      dispose: async () => undefined,
+    };
+    const b = openTestMemory({ name: a.name, embedder: slow });
+    // A search (the chat's auto-recall) is waiting for the model to download...
+    let searched = false;
+    const search = b.mem.queryMemoryHeading('', 'coding style preferences', 0).then((r) => {
+      searched = true;
+      return r;
+    });
+    // ...while the person opens a heading in the explorer and the tree loads.
+    const detail = ok(await b.mem.entryDetail('User'));
+    expect(detail.kind).toBe('heading');
+    expect(detail.children.map((c) => c.path)).toEqual(['User/Preferences']);
+    const index = await b.mem.memoryIndex();
+    expect(index).toHaveLength(2);
+    expect(searched).toBe(false);
+    release();
+    expect(ok(await search).children[0].path).toBe('User/Preferences/CodingStyle');
+  });
 });

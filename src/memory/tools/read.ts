@@ -133,7 +133,8 @@ export function readTools(ctx: StoreContext) {
       if (isToolError(signals)) return signals;
 
       let q = query !== undefined ? await queryOf(query, signals) : undefined;
-      const idx = await entries();
+      // Browsing lists children by date: it needs no model, so it never waits for one to load.
+      const idx = await entries({ waitForModel: q !== undefined });
       const childPaths = idx.children(path);
       if (!childPaths.length) {
         const self = idx.entry(path);
