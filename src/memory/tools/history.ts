@@ -4,15 +4,18 @@ import type { StoreContext } from '../store';
 import { boolArg, intArg, isToolError, nextVersion, toolError } from '../validate';
 import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
 import type {
+  ContextChunk,
   DeleteResult,
   HistoryResult,
+  HistoryRow,
   MemoryEntry,
   MoveResult,
   NotFoundResult,
   RestoreResult,
   ToolError,
 } from '../types';
-import { keptContext, repathed, snapshotsFor, withoutLineage } from './lineage';
+import { keptContext, repathed, revivedRow, snapshotsFor, withoutLineage } from './lineage';
+import { keptResult } from './write';
 import { trashTools } from './trash';
 
 export function historyTools(ctx: StoreContext) {
@@ -47,13 +50,7 @@ export function historyTools(ctx: StoreContext) {
         return { deleted: rows.length, trashId: ids.reduce((a, b) => Math.min(a, b)) };
       });
       if (outcome === 'missing') return notFound(path);
-      if ('hasChildren' in outcome) {
-        const n = outcome.hasChildren;
-        return toolError(
-          'HAS_CHILDREN',
-          `"${path}" has ${n} ${n === 1 ? 'entry' : 'entries'} below it; nothing was deleted. Call deleteMemory("${path}", true) to delete them all.`,
-        );
-      }
+      if (outcome.hasChildren !== undefined) return hasChildren(path, outcome.hasChildren);
       return {
         status: 'SUCCESS' as const,
         path,
@@ -72,13 +69,8 @@ export function historyTools(ctx: StoreContext) {
       if (isToolError(from)) return from;
       const to = pathArg(toIn, false, 'to');
       if (isToolError(to)) return to;
-      if (from === to) return toolError('INVALID_ARGUMENT', 'from and to are the same path');
-      if (to.startsWith(from + '/')) {
-        return toolError(
-          'INVALID_ARGUMENT',
-          `cannot move "${from}" into its own subtree ("${to}")`,
-        );
-      }
+      const refused = moveRefusal(from, to);
+      if (refused) return refused;
       const [lo, hi] = descendantRange(from);
       const [tlo, thi] = descendantRange(to);
       const readRows = async () => {
@@ -91,22 +83,21 @@ export function historyTools(ctx: StoreContext) {
       };
       const before = await readRows();
       if (!before.length) return notFound(from);
-      const renamed = (p: string) => to + p.slice(from.length);
-      for (const r of before) {
-        if (renamed(r.path).length > 512 || !parsePath(renamed(r.path)).ok) {
-          return toolError(
-            'INVALID_PATH',
-            `moving would make an invalid path: ${parsePath(renamed(r.path)).ok ? 'too long' : renamed(r.path)}`,
-          );
-        }
-      }
+      const renamed = (p: string) => movedPath(from, to, p);
+      const invalid = invalidMove(
+        before.map((r) => r.path),
+        renamed,
+      );
+      if (invalid) return invalid;
       const emb = await embed(before.map((r) => entryText(renamed(r.path), r.content)));
       if (isToolError(emb)) return emb;
-      const vectors = new Map(before.map((r, i) => [r.id, emb.vectors[i]]));
       const snaps = await snapshotsFor(before, emb.info, embed);
       if (isToolError(snaps)) return snaps;
-      const snapshots = new Map(
-        before.map((r, i) => [r.id, { version: r.version, chunks: snaps[i] }]),
+      const computed = new Map(
+        before.map((r, i) => [
+          r.id,
+          { version: r.version, embedding: emb.vectors[i], contextChunks: snaps[i] },
+        ]),
       );
       const at = new Date(now());
       const outcome = await db.transaction('rw', db.structured_memory, db.history, async () => {
@@ -131,26 +122,9 @@ export function historyTools(ctx: StoreContext) {
           rows.map((r) => ({ ...historyRow(r, 'move', at), movedTo: renamed(r.path) })),
         );
         await db.structured_memory.bulkDelete(rows.map((r) => r.id!));
-        const moved: MemoryEntry[] = rows.map((r) => {
-          const p = renamed(r.path);
-          const { id: _id, ...rest } = withoutLineage(r);
-          const vector = vectors.get(r.id);
-          const snap = snapshots.get(r.id);
-          return {
-            ...rest,
-            ...(vector && snap?.version === r.version ? { contextChunks: snap.chunks } : {}),
-            path: p,
-            heading: headingOf(p),
-            parent_path: parentOf(p),
-            embedding: vector ?? r.embedding,
-            model: vector ? emb.info.id : r.model,
-            modified: at,
-            version: r.version + 1, // below MAX_VERSION: checked above
-            // Moved back where it came from (an undo): no longer "moved from" anywhere.
-            ...(r.movedFrom === p ? {} : { movedFrom: r.path }),
-            ...keptContext(r),
-          };
-        });
+        const moved = rows.map((r) =>
+          movedRow(r, renamed(r.path), computed.get(r.id), emb.info.id, at),
+        );
         const ids = await db.structured_memory.bulkAdd(moved, { allKeys: true });
         noteWrite([...rows.map((r) => r.id), ...ids]);
         return moved.length;
@@ -172,24 +146,7 @@ export function historyTools(ctx: StoreContext) {
       const path = pathArg(pathIn);
       if (isToolError(path)) return path;
       const rows = await db.history.where('path').equals(path).toArray();
-      rows.sort(
-        (a, b) =>
-          b.version - a.version || b.replaced.getTime() - a.replaced.getTime() || b.id! - a.id!,
-      );
-      return {
-        status: 'SUCCESS' as const,
-        path,
-        versions: rows.map((r) => ({
-          id: r.id!,
-          version: r.version,
-          reason: r.reason,
-          replaced: r.replaced,
-          content: r.entry.content,
-          modified: r.entry.modified,
-          ...(r.movedTo !== undefined ? { movedTo: r.movedTo } : {}),
-          ...(r.conflictFrom !== undefined ? { conflictFrom: r.conflictFrom } : {}),
-        })),
-      };
+      return { status: 'SUCCESS' as const, path, versions: historyVersions(rows) };
     });
   }
 
@@ -228,22 +185,13 @@ export function historyTools(ctx: StoreContext) {
         const previousId = current
           ? await db.history.add(historyRow(current, 'restore', at))
           : undefined;
-        const { movedFrom } = hist.entry;
-        const restored: MemoryEntry = {
-          ...withoutLineage(hist.entry),
-          ...(movedFrom !== undefined && movedFrom !== path ? { movedFrom } : {}),
-          ...keptContext(hist.entry),
-          contextChunks: snapshots[0],
+        const restored = revivedRow(
+          hist.entry,
           path,
-          heading: headingOf(path),
-          parent_path: parentOf(path),
-          embedding: emb.vectors[0],
-          model: emb.info.id,
-          created: current?.created ?? hist.entry.created,
-          modified: at,
-          accessed: current?.accessed ?? hist.entry.accessed,
+          { contextChunks: snapshots[0], embedding: emb.vectors[0], model: emb.info.id, at },
           version,
-        };
+          current,
+        );
         if (current) restored.id = current.id;
         restored.id = await db.structured_memory.put(restored);
         return { row: restored, previousId };
@@ -252,15 +200,107 @@ export function historyTools(ctx: StoreContext) {
       const { row, previousId } = done;
       noteWrite([row.id]);
       return {
-        status: 'SUCCESS' as const,
-        path: row.path,
-        version: row.version,
-        contextTokens: row.contextChunks.reduce((s, c) => s + c.tokenCount, 0),
-        chunksStored: row.contextChunks.length,
+        ...keptResult(row.path, row),
         ...(previousId !== undefined ? { previousId } : {}),
       };
     });
   }
 
   return { deleteMemory, moveMemory, getHistory, restoreMemory, ...trashTools(ctx) };
+}
+
+/** deleteMemory's refusal of a path with entries below it, when `recursive` was not given. */
+export function hasChildren(path: string, n: number): ToolError {
+  return toolError(
+    'HAS_CHILDREN',
+    `"${path}" has ${n} ${n === 1 ? 'entry' : 'entries'} below it; nothing was deleted. Call deleteMemory("${path}", true) to delete them all.`,
+  );
+}
+
+/** Why `from` cannot move to `to` before anything is read: the same path, or its own subtree. */
+export function moveRefusal(from: string, to: string): ToolError | undefined {
+  if (from === to) return toolError('INVALID_ARGUMENT', 'from and to are the same path');
+  if (to.startsWith(from + '/')) {
+    return toolError('INVALID_ARGUMENT', `cannot move "${from}" into its own subtree ("${to}")`);
+  }
+  return undefined;
+}
+
+/** Where `path` (`from` or a path below it) goes when `from` moves to `to`. */
+export function movedPath(from: string, to: string, path: string): string {
+  return to + path.slice(from.length);
+}
+
+/** The refusal of a move that would give one of `paths` an invalid or too long path. */
+export function invalidMove(
+  paths: readonly string[],
+  renamed: (path: string) => string,
+): ToolError | undefined {
+  for (const p of paths) {
+    const next = renamed(p);
+    const parsed = parsePath(next);
+    if (next.length > 512 || !parsed.ok) {
+      return toolError(
+        'INVALID_PATH',
+        `moving would make an invalid path: ${parsed.ok ? 'too long' : next}`,
+      );
+    }
+  }
+  return undefined;
+}
+
+/** The vectors a move computed for a row before its transaction, at the version it read. */
+export interface MoveVectors {
+  version: number;
+  embedding: Float32Array;
+  contextChunks: ContextChunk[];
+}
+
+/**
+ * Row `r` at its new path `to`, one version on (its version is below the highest: the caller
+ * checked). It takes the vectors computed for it (model `model`); the new context snapshot only
+ * if `r` is still the version they were computed from; without any (a row that came in after
+ * they were computed) it keeps its own. Moved back where it came from (an undo), it is no longer
+ * "moved from" anywhere.
+ */
+export function movedRow(
+  r: MemoryEntry,
+  to: string,
+  computed: MoveVectors | undefined,
+  model: string,
+  at: Date,
+): MemoryEntry {
+  const { id: _id, ...rest } = withoutLineage(r);
+  return {
+    ...rest,
+    ...(computed?.version === r.version ? { contextChunks: computed.contextChunks } : {}),
+    path: to,
+    heading: headingOf(to),
+    parent_path: parentOf(to),
+    embedding: computed?.embedding ?? r.embedding,
+    model: computed ? model : r.model,
+    modified: at,
+    version: r.version + 1,
+    ...(r.movedFrom === to ? {} : { movedFrom: r.path }),
+    ...keptContext(r),
+  };
+}
+
+/** getHistory's list: newest version first (then the latest replaced, then the latest row). */
+export function historyVersions(rows: readonly HistoryRow[]): HistoryResult['versions'] {
+  return [...rows]
+    .sort(
+      (a, b) =>
+        b.version - a.version || b.replaced.getTime() - a.replaced.getTime() || b.id! - a.id!,
+    )
+    .map((r) => ({
+      id: r.id!,
+      version: r.version,
+      reason: r.reason,
+      replaced: r.replaced,
+      content: r.entry.content,
+      modified: r.entry.modified,
+      ...(r.movedTo !== undefined ? { movedTo: r.movedTo } : {}),
+      ...(r.conflictFrom !== undefined ? { conflictFrom: r.conflictFrom } : {}),
+    }));
 }

@@ -67,3 +67,42 @@ export function repathed(row: HistoryRow, path: string): HistoryRow {
     entry: { ...row.entry, path, heading: headingOf(path), parent_path: parentOf(path) },
   };
 }
+
+/** What a write puts in a row: its vectors (and snapshot) under the model `model`, and the time. */
+export interface Vectors {
+  contextChunks: ContextChunk[];
+  embedding: Float32Array;
+  model: string;
+  at: Date;
+}
+
+/**
+ * A stored version back as the live entry at `path` (a restore from history or from the trash):
+ * its content and lineage, with new vectors, at `version`. It keeps where it was moved from unless
+ * that is `path` itself, the version its context came from, and, when it replaces a live entry
+ * (`current`), that entry's creation and access times.
+ */
+export function revivedRow(
+  entry: Omit<MemoryEntry, 'id'>,
+  path: string,
+  v: Vectors,
+  version: number,
+  current?: Pick<MemoryEntry, 'created' | 'accessed'>,
+): MemoryEntry {
+  const { movedFrom } = entry;
+  return {
+    ...withoutLineage(entry),
+    ...(movedFrom !== undefined && movedFrom !== path ? { movedFrom } : {}),
+    ...keptContext(entry),
+    contextChunks: v.contextChunks,
+    path,
+    heading: headingOf(path),
+    parent_path: parentOf(path),
+    embedding: v.embedding,
+    model: v.model,
+    created: current?.created ?? entry.created,
+    modified: v.at,
+    accessed: current?.accessed ?? entry.accessed,
+    version,
+  };
+}

@@ -4,7 +4,7 @@
 // an old path's moves to where its entry is now.
 import type { StoreContext } from '../store';
 import type { MemoryDB } from '../db';
-import { descendantRange, headingOf, parentOf } from '../paths';
+import { descendantRange } from '../paths';
 import type {
   EmptyTrashResult,
   HistoryRow,
@@ -17,23 +17,23 @@ import type {
   TrashResult,
 } from '../types';
 import { intArg, isToolError, nextVersion, toolError } from '../validate';
-import { keptContext, snapshotsFor, withoutLineage } from './lineage';
+import { revivedRow, snapshotsFor } from './lineage';
 
 /** Most paths an item lists (its `entries` counts them all). */
 export const TRASH_PATHS_LISTED = 50;
 
 /** Most moves `resolvePath` follows (a chain longer than this is cut there). */
-const MAX_MOVES = 64;
+export const MAX_MOVES = 64;
 
 /** The rows of one delete whose paths are still deleted. */
-interface Group {
+export interface Group {
   root: string;
   deleted: Date;
   rows: HistoryRow[];
 }
 
 /** `a` left the live table after `b` (ids break ties: rows of one write share a time). */
-function newer(a: HistoryRow, b: HistoryRow): boolean {
+export function newer(a: HistoryRow, b: HistoryRow): boolean {
   const d = a.replaced.getTime() - b.replaced.getTime();
   return d > 0 || (d === 0 && a.id! > b.id!);
 }
@@ -44,7 +44,7 @@ function sameDelete(row: HistoryRow) {
 }
 
 /** The deepest path above or at every path (rows written before `deleteRoot` existed). */
-function commonRoot(paths: readonly string[]): string {
+export function commonRoot(paths: readonly string[]): string {
   let segs = paths[0].split('/');
   for (const p of paths) {
     const s = p.split('/');
@@ -55,7 +55,8 @@ function commonRoot(paths: readonly string[]): string {
   return segs.join('/');
 }
 
-function groupOf(rows: HistoryRow[]): Group {
+/** One delete's rows as an item: sorted by path, under the path the delete named. */
+export function groupOf(rows: HistoryRow[]): Group {
   rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return {
     root: rows[0].deleteRoot ?? commonRoot(rows.map((r) => r.path)),
@@ -95,11 +96,11 @@ async function readTrash(db: MemoryDB): Promise<Group[]> {
   }
   return [...byDelete.values()]
     .map(groupOf)
-    .sort((a, b) => b.deleted.getTime() - a.deleted.getTime() || id(b) - id(a));
+    .sort((a, b) => b.deleted.getTime() - a.deleted.getTime() || trashItemId(b) - trashItemId(a));
 }
 
 /** An item's id: its smallest history row id (any of its rows names it to restoreDeleted). */
-function id(group: Group): number {
+export function trashItemId(group: Group): number {
   return group.rows.reduce((m, r) => Math.min(m, r.id!), Number.MAX_SAFE_INTEGER);
 }
 
@@ -124,19 +125,7 @@ export function trashTools(ctx: StoreContext) {
       const groups = await db.transaction('r', db.structured_memory, db.history, () =>
         readTrash(db),
       );
-      const items: TrashItem[] = groups.map((g) => {
-        const head = g.rows.find((r) => r.path === g.root) ?? g.rows[0];
-        return {
-          id: id(g),
-          path: g.root,
-          deleted: g.deleted,
-          entries: g.rows.length,
-          paths: g.rows.slice(0, TRASH_PATHS_LISTED).map((r) => r.path),
-          content: head.entry.content,
-          chunks: g.rows.reduce((n, r) => n + r.entry.contextChunks.length, 0),
-        };
-      });
-      return { status: 'SUCCESS' as const, items };
+      return { status: 'SUCCESS' as const, items: groups.map(trashItem) };
     });
   }
 
@@ -191,26 +180,18 @@ export function trashTools(ctx: StoreContext) {
           .where('path')
           .anyOf(members.map((m) => m.path))
           .toArray();
-        const top = new Map<string, number>();
-        for (const h of older) top.set(h.path, Math.max(top.get(h.path) ?? 0, h.version));
+        const top = highestVersions(older);
         const rows: MemoryEntry[] = [];
         for (const m of members) {
           const version = nextVersion(top.get(m.path) ?? m.version, m.path);
           if (isToolError(version)) return version;
-          const { movedFrom } = m.entry;
-          rows.push({
-            ...withoutLineage(m.entry),
-            ...(movedFrom !== undefined && movedFrom !== m.path ? { movedFrom } : {}),
-            ...keptContext(m.entry),
+          const v = {
             contextChunks: snapshots.get(m.id!)!,
-            path: m.path,
-            heading: headingOf(m.path),
-            parent_path: parentOf(m.path),
             embedding: vectors.get(m.id!)!,
             model: emb.info.id,
-            modified: at,
-            version,
-          });
+            at,
+          };
+          rows.push(revivedRow(m.entry, m.path, v, version));
         }
         const ids = await db.structured_memory.bulkAdd(rows, { allKeys: true });
         noteWrite(ids);
@@ -254,13 +235,8 @@ export function trashTools(ctx: StoreContext) {
             (await db.structured_memory.where('path').equals(path).count()) > 0 ||
             (await db.structured_memory.where('path').between(lo, hi, true, false).count()) > 0;
           if (live) return { status: 'SUCCESS' as const, path, live, moves };
-          let last: HistoryRow | undefined;
-          for (const r of await db.history.where('path').equals(path).toArray()) {
-            if (!last || newer(r, last)) last = r;
-          }
-          const to = last?.reason === 'move' ? last.movedTo : undefined;
-          if (to === undefined || to === start || moves.includes(to) || moves.length >= MAX_MOVES)
-            return { status: 'SUCCESS' as const, path, live: false, moves };
+          const to = nextMove(await db.history.where('path').equals(path).toArray(), start, moves);
+          if (to === undefined) return { status: 'SUCCESS' as const, path, live: false, moves };
           moves.push(to);
           path = to;
         }
@@ -269,4 +245,43 @@ export function trashTools(ctx: StoreContext) {
   }
 
   return { listTrash, restoreDeleted, emptyTrash, resolvePath };
+}
+
+/** How listTrash shows an item: its root, when, its paths (the first few) and what they held. */
+export function trashItem(g: Group): TrashItem {
+  const head = g.rows.find((r) => r.path === g.root) ?? g.rows[0];
+  return {
+    id: trashItemId(g),
+    path: g.root,
+    deleted: g.deleted,
+    entries: g.rows.length,
+    paths: g.rows.slice(0, TRASH_PATHS_LISTED).map((r) => r.path),
+    content: head.entry.content,
+    chunks: g.rows.reduce((n, r) => n + r.entry.contextChunks.length, 0),
+  };
+}
+
+/** The highest version each path's history holds (an undelete goes on from there). */
+export function highestVersions(rows: readonly HistoryRow[]): Map<string, number> {
+  const top = new Map<string, number>();
+  for (const h of rows) top.set(h.path, Math.max(top.get(h.path) ?? 0, h.version));
+  return top;
+}
+
+/**
+ * Where resolvePath goes next from a path that is not live, given that path's history rows: the
+ * path its latest row moved it to; none when its latest row is not a move, or the move leads back
+ * to `start` or to a path already in `moves` (a cycle), or `moves` is at its limit.
+ */
+export function nextMove(
+  history: readonly HistoryRow[],
+  start: string,
+  moves: readonly string[],
+): string | undefined {
+  let last: HistoryRow | undefined;
+  for (const r of history) if (!last || newer(r, last)) last = r;
+  const to = last?.reason === 'move' ? last.movedTo : undefined;
+  if (to === undefined || to === start || moves.includes(to) || moves.length >= MAX_MOVES)
+    return undefined;
+  return to;
 }

@@ -14,7 +14,7 @@ import {
 export { mergePatch };
 import { headingOf, parentOf } from '../paths';
 import type { JsonValue, MemoryEntry, NotFoundResult, SaveResult, ToolError } from '../types';
-import { keptContext, snapshotsFor } from './lineage';
+import { keptContext, snapshotsFor, type Vectors } from './lineage';
 
 const QUERY_CONTENT_CHARS = 200;
 
@@ -46,23 +46,10 @@ export function writeTools(ctx: StoreContext) {
       if (isToolError(content)) return content;
       const budget = intArg(contextTokensIn, 'contextTokens', 1000, 0, 4000);
       if (isToolError(budget)) return budget;
-      let conversationId = state.lastConversationId;
-      if (optionsIn !== undefined && optionsIn !== null) {
-        if (typeof optionsIn !== 'object') {
-          return toolError(
-            'INVALID_ARGUMENT',
-            `options must be an object like { conversationId: 3 }, got ${short(optionsIn)}`,
-          );
-        }
-        const cid = (optionsIn as { conversationId?: unknown }).conversationId;
-        if (cid !== undefined) {
-          const checked = intArg(cid, 'conversationId', 0, 0, Number.MAX_SAFE_INTEGER);
-          if (isToolError(checked)) return checked;
-          conversationId = checked;
-        }
-      }
+      const conversationId = saveConversation(optionsIn, state.lastConversationId);
+      if (isToolError(conversationId)) return conversationId;
 
-      const queryText = `${headingOf(path)} ${content.json.slice(0, QUERY_CONTENT_CHARS)}`;
+      const queryText = saveQueryText(path, content.json);
       const emb = await embed([queryText, entryText(path, content.value)]);
       if (isToolError(emb)) return emb;
       const { chunks, used } = await snapshot(
@@ -75,26 +62,16 @@ export function writeTools(ctx: StoreContext) {
       const at = new Date(now());
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const existing = await db.structured_memory.where('path').equals(path).first();
-        const version = existing ? nextVersion(existing.version, path) : 1;
-        if (isToolError(version)) return version;
-        const row: MemoryEntry = {
-          path,
-          heading: headingOf(path),
-          parent_path: parentOf(path),
+        const row = savedRow(existing, path, {
           content: content.value,
           contextChunks: chunks,
           embedding: emb.vectors[1],
           model: emb.info.id,
-          created: existing?.created ?? at,
-          modified: at,
-          accessed: existing?.accessed ?? at,
-          version,
-          // A new snapshot, but the same entry: where it was moved from still holds.
-          ...(existing?.movedFrom !== undefined ? { movedFrom: existing.movedFrom } : {}),
-        };
+          at,
+        });
+        if (isToolError(row)) return row;
         if (existing) {
           await db.history.add(historyRow(existing, 'update', at));
-          row.id = existing.id;
           await db.structured_memory.put(row);
         } else {
           row.id = await db.structured_memory.add(row);
@@ -148,27 +125,22 @@ export function writeTools(ctx: StoreContext) {
         if (!fresh) return null;
         // Merge onto the row as it is now, so a concurrent write is not lost.
         const same = fresh.version === current.version;
-        const content = same ? merged.value : mergePatch(fresh.content, patch.value);
-        const version = nextVersion(fresh.version, path);
-        if (isToolError(version)) return version;
-        await db.history.add(historyRow(fresh, 'update', at));
-        const row: MemoryEntry = {
-          ...fresh,
-          content,
-          ...(same ? { contextChunks: snapshots[0] } : {}),
+        const row = rewrittenRow(fresh, current.version, {
+          content: same ? merged.value : mergePatch(fresh.content, patch.value),
+          contextChunks: snapshots[0],
           embedding: emb.vectors[0],
           model: emb.info.id,
-          modified: at,
-          version,
-          ...keptContext(fresh),
-        };
+          at,
+        });
+        if (isToolError(row)) return row;
+        await db.history.add(historyRow(fresh, 'update', at));
         await db.structured_memory.put(row);
         return row;
       });
       if (!written) return notFound(path);
       if (isToolError(written)) return written;
       noteWrite([written.id]);
-      return kept(path, written);
+      return keptResult(path, written);
     });
   }
 
@@ -195,37 +167,120 @@ export function writeTools(ctx: StoreContext) {
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const fresh = await db.structured_memory.where('path').equals(path).first();
         if (!fresh) return null;
-        const version = nextVersion(fresh.version, path);
-        if (isToolError(version)) return version;
-        await db.history.add(historyRow(fresh, 'update', at));
-        const row: MemoryEntry = {
-          ...fresh,
-          ...keptContext(fresh),
-          ...(fresh.version === current.version ? { contextChunks: snapshots[0] } : {}),
+        const row = rewrittenRow(fresh, current.version, {
           content: content.value,
+          contextChunks: snapshots[0],
           embedding: emb.vectors[0],
           model: emb.info.id,
-          modified: at,
-          version,
-        };
+          at,
+        });
+        if (isToolError(row)) return row;
+        await db.history.add(historyRow(fresh, 'update', at));
         await db.structured_memory.put(row);
         return row;
       });
       if (!written) return notFound(path);
       if (isToolError(written)) return written;
       noteWrite([written.id]);
-      return kept(path, written);
+      return keptResult(path, written);
     });
   }
 
   return { saveMemory, updateMemory, editMemory };
 }
+
+/**
+ * The conversation whose turns feed saveMemory's context snapshot: `options.conversationId` when
+ * given, else `fallback` (the conversation of the latest turn).
+ */
+export function saveConversation(
+  optionsIn: unknown,
+  fallback: number | undefined,
+): number | undefined | ToolError {
+  if (optionsIn === undefined || optionsIn === null) return fallback;
+  if (typeof optionsIn !== 'object') {
+    return toolError(
+      'INVALID_ARGUMENT',
+      `options must be an object like { conversationId: 3 }, got ${short(optionsIn)}`,
+    );
+  }
+  const cid = (optionsIn as { conversationId?: unknown }).conversationId;
+  if (cid === undefined) return fallback;
+  return intArg(cid, 'conversationId', 0, 0, Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * The text a save's context snapshot is ranked against: the entry's heading and the start of its
+ * content (as JSON), so the turns that speak of what is saved come first.
+ */
+export function saveQueryText(path: string, contentJson: string): string {
+  return `${headingOf(path)} ${contentJson.slice(0, QUERY_CONTENT_CHARS)}`;
+}
+
+/** What a write puts in a row: the content, its vectors and the time. */
+export interface Written extends Vectors {
+  content: JsonValue;
+}
+
+/**
+ * The row a save writes at `path`: a new entry at version 1, or the next version of `existing`
+ * with its creation and access times and the path it was moved from.
+ */
+export function savedRow(
+  existing: MemoryEntry | undefined,
+  path: string,
+  w: Written,
+): MemoryEntry | ToolError {
+  const version = existing ? nextVersion(existing.version, path) : 1;
+  if (isToolError(version)) return version;
+  return {
+    ...(existing?.id !== undefined ? { id: existing.id } : {}),
+    path,
+    heading: headingOf(path),
+    parent_path: parentOf(path),
+    content: w.content,
+    contextChunks: w.contextChunks,
+    embedding: w.embedding,
+    model: w.model,
+    created: existing?.created ?? w.at,
+    modified: w.at,
+    accessed: existing?.accessed ?? w.at,
+    version,
+    // A new snapshot, but the same entry: where it was moved from still holds.
+    ...(existing?.movedFrom !== undefined ? { movedFrom: existing.movedFrom } : {}),
+  };
+}
+
+/**
+ * The next version of `fresh` (the row as the write's transaction reads it) with new content and
+ * vectors, keeping its context snapshot: the snapshot re-embedded for the write (`w.contextChunks`)
+ * when `fresh` is still the version `readVersion` it was computed from, else `fresh`'s own chunks
+ * (another write came between). Either way the version that took them is kept.
+ */
+export function rewrittenRow(
+  fresh: MemoryEntry,
+  readVersion: number,
+  w: Written,
+): MemoryEntry | ToolError {
+  const version = nextVersion(fresh.version, fresh.path);
+  if (isToolError(version)) return version;
+  return {
+    ...fresh,
+    ...keptContext(fresh),
+    ...(fresh.version === readVersion ? { contextChunks: w.contextChunks } : {}),
+    content: w.content,
+    embedding: w.embedding,
+    model: w.model,
+    modified: w.at,
+    version,
+  };
+}
 function isObject(v: JsonValue): v is { [k: string]: JsonValue } {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The result of a write that kept the row's context chunks. */
-function kept(path: string, row: MemoryEntry): SaveResult {
+/** The answer to a write that kept the row's context chunks: what they hold now. */
+export function keptResult(path: string, row: MemoryEntry): SaveResult {
   return {
     status: 'SUCCESS',
     path,

@@ -1,0 +1,282 @@
+// Parts of the history and trash tools lifted out of their closures (src/memory/tools/history.ts,
+// src/memory/tools/trash.ts, src/memory/tools/lineage.ts): the refusals of a delete and a move,
+// the rows a move and a restore write, the order of an entry's versions, the trash's items and
+// how an old path's moves are followed.
+import { describe, expect, it } from 'vitest';
+import type { ContextChunk, HistoryRow, MemoryEntry } from '../../src/memory/types';
+import {
+  hasChildren,
+  historyVersions,
+  invalidMove,
+  movedPath,
+  movedRow,
+  moveRefusal,
+} from '../../src/memory/tools/history';
+import { revivedRow } from '../../src/memory/tools/lineage';
+import {
+  commonRoot,
+  groupOf,
+  highestVersions,
+  MAX_MOVES,
+  newer,
+  nextMove,
+  trashItem,
+  TRASH_PATHS_LISTED,
+} from '../../src/memory/tools/trash';
+
+const chunk = (text: string): ContextChunk => ({
+  turn_id: 1,
+  sentence_id: 0,
+  role: 'user',
+  text,
+  embedding: new Float32Array([1, 0]),
+  similarity: 0.5,
+  tokenCount: 3,
+});
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const t1 = new Date('2026-02-01T00:00:00Z');
+const t2 = new Date('2026-03-01T00:00:00Z');
+
+const entry = (path: string, over: Partial<MemoryEntry> = {}): MemoryEntry => ({
+  id: 7,
+  path,
+  heading: path.split('/').pop()!,
+  parent_path: path.split('/').slice(0, -1).join('/'),
+  content: { note: path },
+  contextChunks: [chunk(`about ${path}`)],
+  embedding: new Float32Array([0, 1]),
+  model: 'old-model',
+  created: t0,
+  modified: t0,
+  accessed: t0,
+  version: 3,
+  ...over,
+});
+
+let nextId = 1;
+const hist = (path: string, over: Partial<HistoryRow> = {}): HistoryRow => {
+  const { id: _id, ...e } = entry(path);
+  return {
+    id: nextId++,
+    path,
+    version: 1,
+    reason: 'delete',
+    replaced: t1,
+    entry: e,
+    ...over,
+  } as HistoryRow;
+};
+
+describe('deleteMemory and moveMemory refusals', () => {
+  it('a delete with entries below says how many and how to delete them all', () => {
+    expect(hasChildren('Travel', 1).message).toMatch(/has 1 entry below it; nothing was deleted/);
+    const e = hasChildren('Travel', 3);
+    expect(e.code).toBe('HAS_CHILDREN');
+    expect(e.message).toContain('3 entries');
+    expect(e.message).toContain('deleteMemory("Travel", true)');
+  });
+
+  it('a move to the same path or into its own subtree is refused; a sibling with the prefix is not', () => {
+    expect(moveRefusal('A/B', 'A/B')?.message).toMatch(/same path/);
+    expect(moveRefusal('A/B', 'A/B/C')?.message).toMatch(/own subtree/);
+    expect(moveRefusal('A/B', 'A/BC')).toBeUndefined();
+    expect(moveRefusal('A/B', 'X')).toBeUndefined();
+  });
+
+  it('moved paths keep what is below the moved root', () => {
+    expect(movedPath('A/B', 'X', 'A/B')).toBe('X');
+    expect(movedPath('A/B', 'X/Y', 'A/B/C/D')).toBe('X/Y/C/D');
+  });
+
+  it('a move that would make a path too long or invalid is refused, naming it', () => {
+    // Four segments of 100 characters: 403 characters, room for a few more.
+    const deep = Array.from({ length: 4 }, () => 'Z'.repeat(100)).join('/');
+    const rename = (p: string) => movedPath('A', deep, p);
+    expect(invalidMove(['A', 'A/short'], rename)).toBeUndefined();
+    const long = invalidMove(['A', 'A/short', 'A/' + 'b'.repeat(120)], rename);
+    expect(long?.code).toBe('INVALID_PATH');
+    expect(long?.message).toMatch(/moving would make an invalid path/);
+    const bad = invalidMove(['A/b'], (p) => movedPath('A', 'X//Y', p));
+    expect(bad?.code).toBe('INVALID_PATH');
+    expect(bad?.message).toContain('X//Y/b');
+  });
+});
+
+describe('movedRow', () => {
+  const computed = {
+    version: 3,
+    embedding: new Float32Array([1, 1]),
+    contextChunks: [chunk('re-embedded')],
+  };
+
+  it('is the entry at its new path, one version on, with the new vectors and where it came from', () => {
+    const r = entry('A/B');
+    const row = movedRow(r, 'X/B', computed, 'new-model', t1);
+    expect(row).toMatchObject({
+      path: 'X/B',
+      heading: 'B',
+      parent_path: 'X',
+      version: 4,
+      modified: t1,
+      created: t0,
+      model: 'new-model',
+      movedFrom: 'A/B',
+      contextVersion: 3,
+    });
+    expect('id' in row).toBe(false);
+    expect(row.embedding).toBe(computed.embedding);
+    expect(row.contextChunks).toBe(computed.contextChunks);
+  });
+
+  it('keeps its own snapshot when it changed since the vectors were computed', () => {
+    const r = entry('A/B', { version: 5 });
+    const row = movedRow(r, 'X/B', computed, 'new-model', t1);
+    expect(row.contextChunks).toBe(r.contextChunks);
+    expect(row.embedding).toBe(computed.embedding);
+  });
+
+  it('keeps its own vectors and model when none were computed for it', () => {
+    const r = entry('A/B');
+    const row = movedRow(r, 'X/B', undefined, 'new-model', t1);
+    expect(row.model).toBe('old-model');
+    expect(row.embedding).toBe(r.embedding);
+    expect(row.contextChunks).toBe(r.contextChunks);
+  });
+
+  it('moved back where it came from, it is no longer moved from anywhere', () => {
+    const row = movedRow(entry('X/B', { movedFrom: 'A/B' }), 'A/B', computed, 'm', t1);
+    expect('movedFrom' in row).toBe(false);
+    const again = movedRow(entry('X/B', { movedFrom: 'A/B' }), 'Y/B', computed, 'm', t1);
+    expect(again.movedFrom).toBe('X/B');
+  });
+});
+
+describe('historyVersions', () => {
+  it('lists the newest version first, then the latest replaced, then the latest row', () => {
+    const rows = [
+      hist('P', { id: 1, version: 1, replaced: t1 }),
+      hist('P', { id: 2, version: 3, replaced: t0, reason: 'update' }),
+      hist('P', { id: 3, version: 2, replaced: t0 }),
+      hist('P', { id: 4, version: 2, replaced: t2, reason: 'move', movedTo: 'Q' }),
+      hist('P', { id: 5, version: 2, replaced: t0, conflictFrom: 'laptop' }),
+    ];
+    const versions = historyVersions(rows);
+    expect(versions.map((v) => v.id)).toEqual([2, 4, 5, 3, 1]);
+    expect(versions[1]).toMatchObject({ reason: 'move', movedTo: 'Q', version: 2 });
+    expect(versions[2].conflictFrom).toBe('laptop');
+    expect('movedTo' in versions[0]).toBe(false);
+    expect(versions[0].content).toEqual({ note: 'P' });
+    // The caller's rows are left as they were.
+    expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+describe('revivedRow', () => {
+  const v = {
+    contextChunks: [chunk('new')],
+    embedding: new Float32Array([1, 1]),
+    model: 'm2',
+    at: t2,
+  };
+
+  it('brings a stored version back at its path with new vectors, keeping its lineage', () => {
+    const { id: _id, ...stored } = entry('A/B', { movedFrom: 'Old/B', contextVersion: 1 });
+    const row = revivedRow(stored, 'A/B', v, 9);
+    expect(row).toMatchObject({
+      path: 'A/B',
+      version: 9,
+      movedFrom: 'Old/B',
+      contextVersion: 1,
+      model: 'm2',
+      created: t0,
+      accessed: t0,
+      modified: t2,
+    });
+    expect(row.contextChunks).toBe(v.contextChunks);
+  });
+
+  it('at the path it was moved from, it is no longer moved from anywhere', () => {
+    const { id: _id, ...stored } = entry('A/B', { movedFrom: 'A/B' });
+    expect('movedFrom' in revivedRow(stored, 'A/B', v, 2)).toBe(false);
+  });
+
+  it('replacing a live entry, it keeps that entry’s creation and access times', () => {
+    const { id: _id, ...stored } = entry('A/B');
+    const row = revivedRow(stored, 'A/B', v, 4, { created: t1, accessed: t2 });
+    expect(row.created).toBe(t1);
+    expect(row.accessed).toBe(t2);
+  });
+});
+
+describe('the trash', () => {
+  it('newer: the later delete, or the higher id at the same time', () => {
+    expect(newer(hist('P', { replaced: t2 }), hist('P', { replaced: t1 }))).toBe(true);
+    expect(newer(hist('P', { id: 50, replaced: t1 }), hist('P', { id: 40, replaced: t1 }))).toBe(
+      true,
+    );
+    expect(newer(hist('P', { id: 40, replaced: t1 }), hist('P', { id: 50, replaced: t1 }))).toBe(
+      false,
+    );
+  });
+
+  it('commonRoot: the deepest path over all of them', () => {
+    expect(commonRoot(['A/B/C', 'A/B/D', 'A/B'])).toBe('A/B');
+    expect(commonRoot(['A/B', 'A/BC'])).toBe('A');
+    expect(commonRoot(['A', 'B'])).toBe('');
+  });
+
+  it('an item lists its root, its count, the first paths and what the root held', () => {
+    const rows = Array.from({ length: TRASH_PATHS_LISTED + 5 }, (_, i) =>
+      hist(`T/${String(i).padStart(3, '0')}`, { id: 100 + i, deleteRoot: 'T' }),
+    );
+    rows.push(hist('T', { id: 99, deleteRoot: 'T' }));
+    const item = trashItem(groupOf(rows.reverse()));
+    expect(item.id).toBe(99);
+    expect(item.path).toBe('T');
+    expect(item.entries).toBe(TRASH_PATHS_LISTED + 6);
+    expect(item.paths).toHaveLength(TRASH_PATHS_LISTED);
+    expect(item.paths.slice(0, 2)).toEqual(['T', 'T/000']);
+    expect(item.content).toEqual({ note: 'T' });
+    expect(item.chunks).toBe(TRASH_PATHS_LISTED + 6);
+    expect(item.deleted).toBe(t1);
+  });
+
+  it('rows from before delete roots were stored are grouped under their common path', () => {
+    const item = trashItem(groupOf([hist('A/B/C'), hist('A/B/D')]));
+    expect(item.path).toBe('A/B');
+    // No row at the root: the first path's content stands for the item.
+    expect(item.content).toEqual({ note: 'A/B/C' });
+  });
+
+  it('an undelete goes on from the highest version in the history of each path', () => {
+    const top = highestVersions([
+      hist('P', { version: 2 }),
+      hist('P', { version: 5 }),
+      hist('Q', { version: 1 }),
+    ]);
+    expect([...top]).toEqual([
+      ['P', 5],
+      ['Q', 1],
+    ]);
+  });
+
+  it('nextMove follows the latest row only when it is a move, and stops at cycles and the limit', () => {
+    const moved = hist('A', { reason: 'move', movedTo: 'B', replaced: t2 });
+    const deleted = hist('A', { reason: 'delete', replaced: t1 });
+    expect(nextMove([deleted, moved], 'A', [])).toBe('B');
+    expect(nextMove([moved, hist('A', { reason: 'delete', replaced: t2, id: 1e6 })], 'A', [])).toBe(
+      undefined,
+    );
+    expect(nextMove([moved], 'B', [])).toBeUndefined(); // back at the start
+    expect(nextMove([moved], 'A', ['C', 'B'])).toBeUndefined(); // a cycle
+    expect(
+      nextMove(
+        [moved],
+        'A',
+        Array.from({ length: MAX_MOVES }, (_, i) => `M${i}`),
+      ),
+    ).toBe(undefined);
+    expect(nextMove([], 'A', [])).toBeUndefined();
+  });
+});
