@@ -1,4 +1,5 @@
-// Reply groups, alternatives and titles (src/memory/replies.ts, docs/chat.md).
+// Reply groups, alternatives and titles (src/memory/replies.ts, docs/chat.md), and what deleting a
+// message takes along (src/memory/tools/conversations.ts).
 import { describe, expect, it } from 'vitest';
 import {
   TITLE_MAX,
@@ -6,6 +7,7 @@ import {
   titleFromMessage,
   visibleMessages,
 } from '../../src/memory/replies';
+import { messageDeletion } from '../../src/memory/tools/conversations';
 import type { Message, Role } from '../../src/memory/types';
 
 let next = 1;
@@ -83,5 +85,47 @@ describe('titles from the first message', () => {
 
   it('no words, no title', () => {
     expect(titleFromMessage(' \n ``` \n *** ')).toBe('');
+  });
+});
+
+describe('what deleting a message takes along (messageDeletion)', () => {
+  it('an assistant message takes the results of its own tool calls, nothing else', () => {
+    const q = msg('user', 'Q');
+    const a = msg('assistant', 'calling');
+    a.toolCalls = [{ id: 'c1', name: 'saveMemory', arguments: '{}' }];
+    const r1 = { ...msg('tool', 'done'), toolCallId: 'c1' };
+    const r2 = { ...msg('tool', 'other'), toolCallId: 'c9' };
+    const after = msg('assistant', 'answer');
+    const { gone, retagged } = messageDeletion([q, a, r1, r2, after], a);
+    expect(gone).toEqual([a.id, r1.id]);
+    expect(retagged).toEqual([]);
+  });
+
+  it('a user message takes the alternatives not shown; the shown one joins the reply before', () => {
+    const q1 = msg('user', 'Q1');
+    q1.meta = { alt: 1 };
+    const a1 = [msg('assistant', 'A1 v0'), msg('assistant', 'A1 v1', 1)];
+    const q2 = msg('user', 'Q2');
+    q2.meta = { alt: 2 };
+    const a2 = [msg('assistant', 'A2 v0'), msg('assistant', 'A2 v2', 2)];
+    const { gone, retagged } = messageDeletion([q1, ...a1, q2, ...a2], q2);
+    expect(gone).toEqual([q2.id, a2[0].id]);
+    // A2 v2 now follows Q1's reply, whose shown alternative is 1.
+    expect(retagged).toEqual([{ id: a2[1].id, meta: { alt: 1 } }]);
+  });
+
+  it('at the start of a conversation the shown reply becomes alternative 0 (no alt in meta)', () => {
+    const q = msg('user', 'Q');
+    q.meta = { alt: 1 };
+    const a = [msg('assistant', 'v0'), { ...msg('assistant', 'v1', 1), meta: { alt: 1, x: 2 } }];
+    const { gone, retagged } = messageDeletion([q, ...a], q);
+    expect(gone).toEqual([q.id, a[0].id]);
+    expect(retagged).toEqual([{ id: a[1].id, meta: { x: 2 } }]);
+  });
+
+  it('a plain reply message goes alone', () => {
+    const q = msg('user', 'Q');
+    const a = msg('assistant', 'A');
+    expect(messageDeletion([q, a], a)).toEqual({ gone: [a.id], retagged: [] });
   });
 });

@@ -125,7 +125,7 @@ const BACKUP_SCHEMA: Schema = {
   },
 };
 
-interface SerialEntry extends Omit<PortableEntry, 'created' | 'modified' | 'accessed'> {
+export interface SerialEntry extends Omit<PortableEntry, 'created' | 'modified' | 'accessed'> {
   created: string;
   modified: string;
   accessed: string;
@@ -133,20 +133,27 @@ interface SerialEntry extends Omit<PortableEntry, 'created' | 'modified' | 'acce
   contextVersion?: number;
 }
 
-interface Backup {
+/** A history row in a backup. */
+export interface BackupHistoryRow {
+  path: string;
+  version: number;
+  reason: HistoryRow['reason'];
+  replaced: string;
+  entry: SerialEntry;
+  movedTo?: string;
+  deleteRoot?: string;
+}
+
+/** A message in a backup. */
+export type BackupMessage = Omit<Message, 'time'> & { id: number; time: string };
+
+/** The JSON backup (docs/design.md, "Markdown export and import"). */
+export interface Backup {
   format: string;
   version: number;
   exported?: string;
   entries: SerialEntry[];
-  history?: {
-    path: string;
-    version: number;
-    reason: HistoryRow['reason'];
-    replaced: string;
-    entry: SerialEntry;
-    movedTo?: string;
-    deleteRoot?: string;
-  }[];
+  history?: BackupHistoryRow[];
   conversations?: {
     id: number;
     title: string;
@@ -154,7 +161,7 @@ interface Backup {
     modified: string;
     named?: boolean;
   }[];
-  messages?: (Omit<Message, 'time'> & { id: number; time: string })[];
+  messages?: BackupMessage[];
 }
 
 const serial = (e: PortableEntry): SerialEntry => ({
@@ -298,28 +305,7 @@ export function backupTools(ctx: StoreContext) {
             db.messages.toArray(),
           ]),
       );
-      const backup: Backup = {
-        format: BACKUP_FORMAT,
-        version: BACKUP_VERSION,
-        exported: new Date(now()).toISOString(),
-        entries: entries.map((r) => ({ ...serial(toPortable(r)), ...lineage(r) })),
-        history: history.map((h) => ({
-          path: h.path,
-          version: h.version,
-          reason: h.reason,
-          replaced: h.replaced.toISOString(),
-          entry: { ...serial(toPortable({ ...h.entry })), ...lineage(h.entry) },
-          ...historyExtras(h),
-        })),
-        conversations: conversations.map((c) => ({
-          id: c.id!,
-          title: c.title,
-          created: c.created.toISOString(),
-          modified: c.modified.toISOString(),
-          ...(c.named ? { named: true } : {}),
-        })),
-        messages: messages.map((m) => ({ ...m, id: m.id!, time: m.time.toISOString() })),
-      };
+      const backup = backupOf(new Date(now()), entries, history, conversations, messages);
       return JSON.stringify(backup, null, 1);
     });
   }
@@ -329,32 +315,9 @@ export function backupTools(ctx: StoreContext) {
     modeIn: unknown = 'merge',
   ): Promise<ImportResult | ToolError> {
     return guard(async () => {
-      if (typeof textIn !== 'string')
-        return toolError('INVALID_ARGUMENT', `the backup must be text, got ${short(textIn)}`);
-      if (modeIn !== 'merge' && modeIn !== 'replace') {
-        return toolError(
-          'INVALID_ARGUMENT',
-          `mode must be "merge" or "replace", got ${short(modeIn)}`,
-        );
-      }
-      let data: unknown;
-      try {
-        data = JSON.parse(textIn);
-      } catch (e) {
-        return toolError(
-          'INVALID_CONTENT',
-          `The file was not imported; nothing changed. It is not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
-        );
-      }
-      const found = backupProblems(data, (validator ??= backupValidator()));
-      if (found.length) {
-        return toolError(
-          'INVALID_CONTENT',
-          `The file was not imported; nothing changed. ${found.join('; ')}`,
-        );
-      }
-      const backup = data as Backup;
-      const replace = modeIn === 'replace';
+      const parsed = parseBackup(textIn, modeIn, (validator ??= backupValidator()));
+      if (isToolError(parsed)) return parsed;
+      const { backup, replace } = parsed;
 
       const rows = await materialise(ctx, backup.entries.map(revive));
       if (isToolError(rows)) return rows;
@@ -416,23 +379,7 @@ export function backupTools(ctx: StoreContext) {
             };
             msgMap.set(id, await db.messages.add(replace ? { ...row, id } : row));
           }
-          const chunks: Chunk[] = [];
-          let at = 0;
-          indexed.forEach((m, i) =>
-            sentences[i].forEach((text, s) => {
-              chunks.push({
-                conversationId: convMap.get(m.conversationId)!,
-                turnId: msgMap.get(m.id)!,
-                sentenceId: s,
-                role: m.role,
-                text,
-                tokenCount: countsOf[at],
-                embedding: vectors.vectors[at++],
-                model: vectors.info!.id,
-                time: new Date(m.time),
-              });
-            }),
-          );
+          const chunks = importedChunks(indexed, sentences, convMap, msgMap, countsOf, vectors);
           if (chunks.length) {
             const ids = await db.chunks.bulkAdd(chunks, { allKeys: true });
             chunks.forEach((c, i) => (c.id = ids[i]));
@@ -443,28 +390,7 @@ export function backupTools(ctx: StoreContext) {
             for (const c of row.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
           }
 
-          for (const h of backup.history ?? []) {
-            const e = revive(h.entry);
-            history.push({
-              path: h.path,
-              version: h.version,
-              reason: h.reason,
-              replaced: new Date(h.replaced),
-              ...historyExtras(h),
-              entry: {
-                ...e,
-                heading: e.path.slice(e.path.lastIndexOf('/') + 1),
-                parent_path: e.path.includes('/') ? e.path.slice(0, e.path.lastIndexOf('/')) : '',
-                contextChunks: e.contextChunks.map((c) => ({
-                  ...c,
-                  embedding: new Float32Array(0),
-                })),
-                embedding: new Float32Array(0),
-                model: '',
-                content: e.content as JsonValue,
-              },
-            });
-          }
+          for (const h of backup.history ?? []) history.push(importedHistoryRow(h));
           if (history.length) await db.history.bulkAdd(history);
           noteWrite(await db.structured_memory.bulkPut(rows, { allKeys: true }));
           return { created: rows.length - updated, updated };
@@ -476,4 +402,131 @@ export function backupTools(ctx: StoreContext) {
   }
 
   return { exportJson, importJson };
+}
+
+/**
+ * The backup of these rows, exported at `exported` (the format: docs/design.md, "Markdown export
+ * and import").
+ */
+export function backupOf(
+  exported: Date,
+  entries: readonly MemoryEntry[],
+  history: readonly HistoryRow[],
+  conversations: readonly Conversation[],
+  messages: readonly Message[],
+): Backup {
+  return {
+    format: BACKUP_FORMAT,
+    version: BACKUP_VERSION,
+    exported: exported.toISOString(),
+    entries: entries.map((r) => ({ ...serial(toPortable(r)), ...lineage(r) })),
+    history: history.map((h) => ({
+      path: h.path,
+      version: h.version,
+      reason: h.reason,
+      replaced: h.replaced.toISOString(),
+      entry: { ...serial(toPortable({ ...h.entry })), ...lineage(h.entry) },
+      ...historyExtras(h),
+    })),
+    conversations: conversations.map((c) => ({
+      id: c.id!,
+      title: c.title,
+      created: c.created.toISOString(),
+      modified: c.modified.toISOString(),
+      ...(c.named ? { named: true } : {}),
+    })),
+    messages: messages.map((m) => ({ ...m, id: m.id!, time: m.time.toISOString() })),
+  };
+}
+
+/**
+ * importJson's arguments read: the backup, checked against the format's rules, and whether it
+ * replaces memory. Anything wrong is an error that says nothing changed, and why.
+ */
+export function parseBackup(
+  textIn: unknown,
+  modeIn: unknown,
+  validator: Validator,
+): { backup: Backup; replace: boolean } | ToolError {
+  if (typeof textIn !== 'string')
+    return toolError('INVALID_ARGUMENT', `the backup must be text, got ${short(textIn)}`);
+  if (modeIn !== 'merge' && modeIn !== 'replace') {
+    return toolError('INVALID_ARGUMENT', `mode must be "merge" or "replace", got ${short(modeIn)}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(textIn);
+  } catch (e) {
+    return toolError(
+      'INVALID_CONTENT',
+      `The file was not imported; nothing changed. It is not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+  const found = backupProblems(data, validator);
+  if (found.length) {
+    return toolError(
+      'INVALID_CONTENT',
+      `The file was not imported; nothing changed. ${found.join('; ')}`,
+    );
+  }
+  return { backup: data as Backup, replace: modeIn === 'replace' };
+}
+
+/**
+ * The semantic index rows of imported messages: `indexed[i]`'s sentences are `sentences[i]`, with
+ * their token counts and vectors in one flat run; conversation and message ids are the new ones.
+ */
+export function importedChunks(
+  indexed: readonly BackupMessage[],
+  sentences: readonly string[][],
+  convMap: ReadonlyMap<number, number>,
+  msgMap: ReadonlyMap<number, number>,
+  counts: readonly number[],
+  vectors: { info?: { id: string }; vectors: readonly Float32Array[] },
+): Chunk[] {
+  const chunks: Chunk[] = [];
+  let at = 0;
+  indexed.forEach((m, i) =>
+    sentences[i].forEach((text, s) => {
+      chunks.push({
+        conversationId: convMap.get(m.conversationId)!,
+        turnId: msgMap.get(m.id)!,
+        sentenceId: s,
+        role: m.role,
+        text,
+        tokenCount: counts[at],
+        embedding: vectors.vectors[at++],
+        model: vectors.info!.id,
+        time: new Date(m.time),
+      });
+    }),
+  );
+  return chunks;
+}
+
+/**
+ * A backup's history row as stored: no vectors (a restore embeds it again) and its heading and
+ * parent taken from its entry's path.
+ */
+export function importedHistoryRow(h: BackupHistoryRow): HistoryRow {
+  const e = revive(h.entry);
+  return {
+    path: h.path,
+    version: h.version,
+    reason: h.reason,
+    replaced: new Date(h.replaced),
+    ...historyExtras(h),
+    entry: {
+      ...e,
+      heading: e.path.slice(e.path.lastIndexOf('/') + 1),
+      parent_path: e.path.includes('/') ? e.path.slice(0, e.path.lastIndexOf('/')) : '',
+      contextChunks: e.contextChunks.map((c) => ({
+        ...c,
+        embedding: new Float32Array(0),
+      })),
+      embedding: new Float32Array(0),
+      model: '',
+      content: e.content as JsonValue,
+    },
+  };
 }

@@ -309,29 +309,8 @@ export function conversationTools(ctx: StoreContext) {
         const m = await db.messages.get(id);
         if (!m) return toolError('NOT_FOUND', `No message ${id}`);
         const all = await db.messages.where('conversationId').equals(m.conversationId).toArray();
-        const gone = [id];
-        if (m.role === 'assistant' && m.toolCalls?.length) {
-          const calls = new Set(m.toolCalls.map((c) => c.id));
-          for (const x of all)
-            if (x.role === 'tool' && x.id! > id && calls.has(x.toolCallId ?? '')) gone.push(x.id!);
-        }
-        if (m.role === 'user') {
-          const groups = replyGroups(all);
-          const at = groups.findIndex((g) => g.user?.id === id);
-          const group = groups[at];
-          const before = groups[at - 1];
-          // The reply shown joins the reply before: it takes that one's shown alternative.
-          const joins = before?.user ? before.shown : 0;
-          for (const x of group?.members ?? []) {
-            if (altOf(x) !== group.shown) gone.push(x.id!);
-            else if (altOf(x) !== joins) {
-              const meta = { ...x.meta };
-              if (joins) meta.alt = joins;
-              else delete meta.alt;
-              await db.messages.update(x.id!, { meta });
-            }
-          }
-        }
+        const { gone, retagged } = messageDeletion(all, m);
+        for (const x of retagged) await db.messages.update(x.id, { meta: x.meta });
         await dropChunks(gone);
         await db.messages.bulkDelete(gone);
         return { status: 'SUCCESS' as const, deleted: gone.length };
@@ -381,4 +360,42 @@ export function conversationTools(ctx: StoreContext) {
     selectAlternative,
     getMessages,
   };
+}
+
+/**
+ * What deleting message `m` (one of `all`, its conversation's messages) takes along: an assistant
+ * message the tool results of its calls; a user message the alternatives of its reply that are
+ * not shown. The shown one stays as part of the reply before it, so its messages take that
+ * reply's shown alternative (`retagged`, with their new meta).
+ */
+export function messageDeletion(
+  all: readonly Message[],
+  m: Message,
+): { gone: number[]; retagged: { id: number; meta: Record<string, unknown> }[] } {
+  const id = m.id!;
+  const gone = [id];
+  const retagged: { id: number; meta: Record<string, unknown> }[] = [];
+  if (m.role === 'assistant' && m.toolCalls?.length) {
+    const calls = new Set(m.toolCalls.map((c) => c.id));
+    for (const x of all)
+      if (x.role === 'tool' && x.id! > id && calls.has(x.toolCallId ?? '')) gone.push(x.id!);
+  }
+  if (m.role === 'user') {
+    const groups = replyGroups(all);
+    const at = groups.findIndex((g) => g.user?.id === id);
+    const group = groups[at];
+    const before = groups[at - 1];
+    // The reply shown joins the reply before: it takes that one's shown alternative.
+    const joins = before?.user ? before.shown : 0;
+    for (const x of group?.members ?? []) {
+      if (altOf(x) !== group.shown) gone.push(x.id!);
+      else if (altOf(x) !== joins) {
+        const meta = { ...x.meta };
+        if (joins) meta.alt = joins;
+        else delete meta.alt;
+        retagged.push({ id: x.id!, meta });
+      }
+    }
+  }
+  return { gone, retagged };
 }

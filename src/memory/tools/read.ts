@@ -137,16 +137,7 @@ export function readTools(ctx: StoreContext) {
       const idx = await entries({ waitForModel: q !== undefined });
       const childPaths = idx.children(path);
       if (!childPaths.length) {
-        const self = idx.entry(path);
-        return {
-          status: 'NOT_FOUND' as const,
-          path,
-          message: self
-            ? `"${path}" is an entry with no children. Call queryMemory("${path}") to read it.`
-            : path === ''
-              ? 'Memory is empty: nothing has been saved yet.'
-              : `Nothing is saved at or below "${path}". Call listMemory to see what exists.`,
-        };
+        return noChildren(path, idx.entry(path) !== undefined);
       }
       const at = now();
 
@@ -227,16 +218,7 @@ export function readTools(ctx: StoreContext) {
       }
 
       // scope 'children': each direct child ranked by itself (an entry) or its best descendant.
-      const childOf = (p: string) => {
-        const rest = path === '' ? p : p.slice(path.length + 1);
-        const seg = rest.split('/')[0];
-        return path === '' ? seg : `${path}/${seg}`;
-      };
-      const best = new Map<string, EntryHit>();
-      for (const h of hits) {
-        const c = childOf(h.ref.path);
-        if (!best.has(c)) best.set(c, h);
-      }
+      const best = bestPerChild(path, hits);
       const ranked = [...best.entries()].slice(0, limit);
       const rows = await rowsOf(ranked.map(([, h]) => h.ref.id));
       const children: HeadingChild[] = ranked.map(([c, h]) => {
@@ -290,78 +272,10 @@ export function readTools(ctx: StoreContext) {
         if (root === '') return { status: 'SUCCESS' as const, path: '', tree: {}, totalEntries: 0 };
         return notFound(root);
       }
-      const rows = (await db.structured_memory.bulkGet(refs.map((r) => r.id)))
-        .filter((r): r is MemoryEntry => !!r)
-        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-      // Branches are the objects we create; leaves may be objects too (their content).
-      const branchMark = new WeakSet<object>();
-      const isBranch = (o: object) => branchMark.has(o);
-      const build = (leaf: (c: JsonValue) => JsonValue, count = rows.length): TreeNode => {
-        const tree: TreeNode = {};
-        const hasChildren = new Set(rows.map((r) => parentOf(r.path)));
-        for (const row of rows.slice(0, count)) {
-          const rel =
-            root === '' ? row.path : row.path === root ? '' : row.path.slice(root.length + 1);
-          const segs = rel === '' ? [] : rel.split('/');
-          let node = tree;
-          for (const seg of segs.slice(0, -1)) {
-            const next = getOwn(node, seg);
-            if (next && typeof next === 'object' && !Array.isArray(next) && isBranch(next)) {
-              node = next as TreeNode;
-            } else {
-              const branch: TreeNode = {};
-              branchMark.add(branch);
-              if (next !== undefined) branch._content = next; // should not happen: parents sort first
-              setOwn(node, seg, branch);
-              node = branch;
-            }
-          }
-          const last = segs[segs.length - 1];
-          const value = leaf(row.content);
-          if (last === undefined) {
-            setOwn(tree, '_content', value);
-          } else if (hasChildren.has(row.path)) {
-            const branch: TreeNode = { _content: value };
-            branchMark.add(branch);
-            setOwn(node, last, branch);
-          } else {
-            setOwn(node, last, value);
-          }
-        }
-        return tree;
-      };
-      let tree = build((c) => c);
-      if (JSON.stringify(tree).length <= cap) {
-        return { status: 'SUCCESS' as const, path: root, tree, totalEntries: rows.length };
-      }
-      for (const n of [120, 48, 16]) {
-        tree = build((c) => preview(c, n));
-        if (JSON.stringify(tree).length <= cap) {
-          return {
-            status: 'SUCCESS' as const,
-            path: root,
-            tree,
-            totalEntries: rows.length,
-            truncated: true,
-          };
-        }
-      }
-      // Still too big: keep as many entries (in path order) as fit, with short previews.
-      let lo = 0;
-      let hi = rows.length;
-      while (lo < hi) {
-        const mid = Math.ceil((lo + hi) / 2);
-        if (JSON.stringify(build((c) => preview(c, 16), mid)).length <= cap) lo = mid;
-        else hi = mid - 1;
-      }
-      return {
-        status: 'SUCCESS' as const,
-        path: root,
-        tree: build((c) => preview(c, 16), lo),
-        totalEntries: rows.length,
-        truncated: true,
-        omittedEntries: rows.length - lo,
-      };
+      const rows = (await db.structured_memory.bulkGet(refs.map((r) => r.id))).filter(
+        (r): r is MemoryEntry => !!r,
+      );
+      return { status: 'SUCCESS' as const, path: root, ...fitTree(root, rows, cap) };
     });
   }
 
@@ -418,7 +332,122 @@ export function readTools(ctx: StoreContext) {
 
   return { queryMemory, queryMemoryHeading, listMemory, memoryOutline, recallMemory };
 }
-function preview(content: JsonValue, n: number): string {
+
+/** queryMemoryHeading's answer for a path with nothing below it: what is there, and what to call. */
+export function noChildren(path: string, isEntry: boolean): NotFoundResult {
+  return {
+    status: 'NOT_FOUND' as const,
+    path,
+    message: isEntry
+      ? `"${path}" is an entry with no children. Call queryMemory("${path}") to read it.`
+      : path === ''
+        ? 'Memory is empty: nothing has been saved yet.'
+        : `Nothing is saved at or below "${path}". Call listMemory to see what exists.`,
+  };
+}
+
+/** The direct child of `path` that `below` (a path under it) is in. */
+export function childUnder(path: string, below: string): string {
+  const rest = path === '' ? below : below.slice(path.length + 1);
+  const seg = rest.split('/')[0];
+  return path === '' ? seg : `${path}/${seg}`;
+}
+
+/**
+ * Scope 'children': for each direct child of `path`, its best hit (itself or one below it), in
+ * the order of `hits` (best first).
+ */
+export function bestPerChild<H extends { ref: { path: string } }>(
+  path: string,
+  hits: readonly H[],
+): Map<string, H> {
+  const best = new Map<string, H>();
+  for (const h of hits) {
+    const c = childUnder(path, h.ref.path);
+    if (!best.has(c)) best.set(c, h);
+  }
+  return best;
+}
+
+/** The rows under `root` as listMemory's nested tree: `leaf` gives each entry's value. */
+export function listTree(
+  root: string,
+  rows: readonly Pick<MemoryEntry, 'path' | 'content'>[],
+  leaf: (c: JsonValue) => JsonValue,
+  count = rows.length,
+): TreeNode {
+  // Branches are the objects we create; leaves may be objects too (their content).
+  const branchMark = new WeakSet<object>();
+  const isBranch = (o: object) => branchMark.has(o);
+  const tree: TreeNode = {};
+  const hasChildren = new Set(rows.map((r) => parentOf(r.path)));
+  for (const row of rows.slice(0, count)) {
+    const rel = root === '' ? row.path : row.path === root ? '' : row.path.slice(root.length + 1);
+    const segs = rel === '' ? [] : rel.split('/');
+    let node = tree;
+    for (const seg of segs.slice(0, -1)) {
+      const next = getOwn(node, seg);
+      if (next && typeof next === 'object' && !Array.isArray(next) && isBranch(next)) {
+        node = next as TreeNode;
+      } else {
+        const branch: TreeNode = {};
+        branchMark.add(branch);
+        if (next !== undefined) branch._content = next; // should not happen: parents sort first
+        setOwn(node, seg, branch);
+        node = branch;
+      }
+    }
+    const last = segs[segs.length - 1];
+    const value = leaf(row.content);
+    if (last === undefined) {
+      setOwn(tree, '_content', value);
+    } else if (hasChildren.has(row.path)) {
+      const branch: TreeNode = { _content: value };
+      branchMark.add(branch);
+      setOwn(node, last, branch);
+    } else {
+      setOwn(node, last, value);
+    }
+  }
+  return tree;
+}
+
+/**
+ * listMemory's tree of `rows` under `root` within `cap` characters of JSON: whole if it fits,
+ * else with contents cut to previews of 120, 48, then 16 characters, else the first entries in
+ * path order that fit with 16-character previews (and how many were left out).
+ */
+export function fitTree(
+  root: string,
+  rowsIn: readonly Pick<MemoryEntry, 'path' | 'content'>[],
+  cap: number,
+): { tree: TreeNode; totalEntries: number; truncated?: true; omittedEntries?: number } {
+  const rows = [...rowsIn].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const totalEntries = rows.length;
+  let tree = listTree(root, rows, (c) => c);
+  if (JSON.stringify(tree).length <= cap) return { tree, totalEntries };
+  for (const n of [120, 48, 16]) {
+    tree = listTree(root, rows, (c) => preview(c, n));
+    if (JSON.stringify(tree).length <= cap) return { tree, totalEntries, truncated: true };
+  }
+  // Still too big: keep as many entries (in path order) as fit, with short previews.
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (JSON.stringify(listTree(root, rows, (c) => preview(c, 16), mid)).length <= cap) lo = mid;
+    else hi = mid - 1;
+  }
+  return {
+    tree: listTree(root, rows, (c) => preview(c, 16), lo),
+    totalEntries,
+    truncated: true,
+    omittedEntries: rows.length - lo,
+  };
+}
+
+/** A content's first `n` characters (as JSON unless it is text), with an ellipsis if cut. */
+export function preview(content: JsonValue, n: number): string {
   const text = typeof content === 'string' ? content : JSON.stringify(content);
   return text.length <= n ? text : text.slice(0, n) + '…';
 }

@@ -31,27 +31,9 @@ export function turnsTools(ctx: StoreContext) {
     turnId?: number;
   }): Promise<RecordTurnResult | ToolError> {
     return guard(async () => {
-      if (!turn || typeof turn !== 'object')
-        return toolError('INVALID_ARGUMENT', 'recordTurn needs { conversationId, role, text }');
-      const conversationId = intArg(
-        turn.conversationId,
-        'conversationId',
-        -1,
-        0,
-        Number.MAX_SAFE_INTEGER,
-      );
-      if (isToolError(conversationId)) return conversationId;
-      if (conversationId < 0) return toolError('INVALID_ARGUMENT', 'conversationId is required');
-      if (!ROLES.includes(turn.role)) {
-        return toolError(
-          'INVALID_ARGUMENT',
-          `role must be one of ${ROLES.join(', ')}, got ${short(turn.role)}`,
-        );
-      }
-      if (typeof turn.text !== 'string')
-        return toolError('INVALID_ARGUMENT', `text must be a string, got ${short(turn.text)}`);
-      const givenTurn = intArg(turn.turnId, 'turnId', -1, 1, Number.MAX_SAFE_INTEGER);
-      if (isToolError(givenTurn)) return givenTurn;
+      const args = turnArgs(turn);
+      if (isToolError(args)) return args;
+      const { conversationId, givenTurn } = args;
 
       const indexed = indexedPart(turn.text);
       const sentences = splitSentences(indexed);
@@ -90,17 +72,13 @@ export function turnsTools(ctx: StoreContext) {
                   text: turn.text,
                   time: at,
                 });
-          const rows: Chunk[] = sentences.map((text, i) => ({
-            conversationId,
-            turnId,
-            sentenceId: i,
-            role: turn.role,
-            text,
-            tokenCount: counts[i],
-            embedding: vectors[i],
-            model: modelId,
-            time: at,
-          }));
+          const rows = turnChunks(
+            { conversationId, turnId, role: turn.role, at },
+            sentences,
+            counts,
+            vectors,
+            modelId,
+          );
           if (rows.length) {
             const ids = await db.chunks.bulkAdd(rows, { allKeys: true });
             rows.forEach((r, i) => (r.id = ids[i]));
@@ -171,4 +149,56 @@ export function turnsTools(ctx: StoreContext) {
   }
 
   return { recordTurn, searchChunks, indexInfo };
+}
+
+/** recordTurn's arguments checked: the conversation, and the message id when one is given (else -1). */
+export function turnArgs(turn: {
+  conversationId: unknown;
+  role: unknown;
+  text: unknown;
+  turnId?: unknown;
+}): { conversationId: number; givenTurn: number } | ToolError {
+  if (!turn || typeof turn !== 'object')
+    return toolError('INVALID_ARGUMENT', 'recordTurn needs { conversationId, role, text }');
+  const conversationId = intArg(
+    turn.conversationId,
+    'conversationId',
+    -1,
+    0,
+    Number.MAX_SAFE_INTEGER,
+  );
+  if (isToolError(conversationId)) return conversationId;
+  if (conversationId < 0) return toolError('INVALID_ARGUMENT', 'conversationId is required');
+  if (!ROLES.includes(turn.role as Role)) {
+    return toolError(
+      'INVALID_ARGUMENT',
+      `role must be one of ${ROLES.join(', ')}, got ${short(turn.role)}`,
+    );
+  }
+  if (typeof turn.text !== 'string')
+    return toolError('INVALID_ARGUMENT', `text must be a string, got ${short(turn.text)}`);
+  const givenTurn = intArg(turn.turnId, 'turnId', -1, 1, Number.MAX_SAFE_INTEGER);
+  if (isToolError(givenTurn)) return givenTurn;
+  return { conversationId, givenTurn };
+}
+
+/** The index rows of a turn's sentences: one per sentence, numbered in order, with its vector. */
+export function turnChunks(
+  turn: { conversationId: number; turnId: number; role: Role; at: Date },
+  sentences: readonly string[],
+  counts: readonly number[],
+  vectors: readonly Float32Array[],
+  model: string,
+): Chunk[] {
+  return sentences.map((text, i) => ({
+    conversationId: turn.conversationId,
+    turnId: turn.turnId,
+    sentenceId: i,
+    role: turn.role,
+    text,
+    tokenCount: counts[i],
+    embedding: vectors[i],
+    model,
+    time: turn.at,
+  }));
 }
