@@ -13,7 +13,8 @@
 //    with a check of what the view shows),
 // and in which animation frame after the report the change was painted (1: the first frame).
 // Every call a page sends its worker is counted; those that read a whole view's data again
-// (FULL_READS) should not occur while the writes run. Results: bench/results-browser-live.json.
+// (FULL_READS) should not occur while the writes run. Results: bench/results-browser-live.json
+// (a --quick run: bench/results-browser-live-quick.json).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -132,10 +133,11 @@ const PROBE = `(() => {
       const mo = new MutationObserver(() => {
         if (!shows(view, el, key)) return;
         const t = now();
-        const shownFrame = live.inFrame ? live.frames : live.frames + 1;
+        const inFrame = live.inFrame;
+        const shownFrame = inFrame ? live.frames : live.frames + 1;
         mo.disconnect();
         clearTimeout(timer);
-        resolve({ t, shownFrame });
+        resolve({ t, shownFrame, inFrame });
       });
       mo.observe(el.shadowRoot, { subtree: true, childList: true, attributes: true, characterData: true });
       const timer = setTimeout(() => { mo.disconnect(); resolve(null); }, limit);
@@ -160,6 +162,7 @@ interface LiveWindow {
     seen(reportKey: string): Promise<{
       t: number;
       shownFrame: number;
+      inFrame: boolean;
       report: { t: number; frame: number } | null;
     } | null>;
     find(tag: string): Element | null;
@@ -182,6 +185,11 @@ export interface LiveSample {
   callToReportMs: number | null;
   /** The animation frame after the report's arrival that painted the change (1: the first). */
   frames: number | null;
+  /**
+   * Whether the DOM changed inside a frame's rendering (a requestAnimationFrame callback, as a
+   * patch does) rather than in a task between frames (as the answer to a read does).
+   */
+  inFrame: boolean | null;
 }
 
 /** Calls a method of the worker's proxy (on <sm-app>) in `page`; the call's start and end. */
@@ -206,6 +214,10 @@ async function callCount(page: Page): Promise<number> {
 
 async function callsSince(page: Page, from: number): Promise<string[]> {
   return page.evaluate((n) => (window as unknown as AppWindow).__live.calls.slice(n), from);
+}
+
+async function frameCount(page: Page): Promise<number> {
+  return page.evaluate(() => (window as unknown as AppWindow).__live.frames);
 }
 
 async function openApp(page: Page, url: string): Promise<void> {
@@ -233,7 +245,7 @@ function fillEntries(n: number, runs: number): SeedEntry[] {
   return out;
 }
 
-const pct = (s: Summary, k: 'median' | 'p95' | 'max') =>
+const pct = (s: Summary, k: 'min' | 'median' | 'p95' | 'max') =>
   Number.isFinite(s[k] ?? NaN) ? (s[k] as number).toFixed(1) : '–';
 
 export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
@@ -311,6 +323,8 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
 
     const samples: LiveSample[] = [];
     const calls = { this: [] as string[], other: [] as string[] };
+    /** Animation frames per second in the observing tab, per view and run. */
+    const framesPerS: number[] = [];
     let serial = 0;
     uptime();
     for (let run = 0; run < nRuns; run++) {
@@ -341,6 +355,7 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
         // A quiet moment: what the view's opening started has ended.
         await page.waitForTimeout(500);
         const before = { this: await callCount(page), other: await callCount(other) };
+        const framesBefore = await frameCount(page);
         const t0 = performance.now();
         for (let i = 0; i < nWrites; i++) {
           for (const tab of TABS) {
@@ -387,12 +402,15 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
               reportToDomMs: seen?.report ? seen.t - seen.report.t : null,
               callToReportMs: seen?.report ? seen.report.t - w.t0 : null,
               frames: seen?.report ? seen.shownFrame - seen.report.frame : null,
+              inFrame: seen ? seen.inFrame : null,
             });
             await page.waitForTimeout(GAP_MS);
           }
         }
         // A moment for a late (debounced) read to show in the count.
         await page.waitForTimeout(500);
+        const fps = ((await frameCount(page)) - framesBefore) / ((performance.now() - t0) / 1000);
+        framesPerS.push(fps);
         calls.this.push(...(await callsSince(page, before.this)));
         calls.other.push(...(await callsSince(other, before.other)));
         const mine = samples.filter((s) => s.run === run && s.view === view);
@@ -443,6 +461,7 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
           call_to_report_ms: of((s) => s.callToReportMs),
           write_ms: of((s) => s.writeMs),
           frames_after_report: histogram(list),
+          changed_in_frame: list.filter((s) => s.inFrame).length,
         };
       }),
     );
@@ -460,6 +479,7 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
       'p95',
       'max',
       'frames 1/2/3/4+/none/missed',
+      'in rAF',
     ];
     const table = rows.map((r) => [
       r.view,
@@ -472,6 +492,7 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
       pct(r.report_to_dom_ms, 'p95'),
       pct(r.report_to_dom_ms, 'max'),
       Object.values(r.frames_after_report).join('/'),
+      `${r.changed_in_frame}/${r.writes}`,
     ]);
     const widths = head.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
     const line = (cells: string[]) =>
@@ -480,6 +501,10 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
     for (const row of table) console.log(line(row));
     console.log(
       `Full reads (${FULL_READS.join(', ')}) during the writes: this tab ${fullReads.this}, other tab ${fullReads.other}`,
+    );
+    const fps = summarise(framesPerS);
+    console.log(
+      `Animation frames in the observing tab while the writes ran: ${pct(fps, 'median')} per s (median of the phases; min ${pct(fps, 'min')}, max ${pct(fps, 'max')})`,
     );
     console.log(
       `Calls from the observing tab during the writes: ${JSON.stringify(countBy(calls.this))}`,
@@ -508,19 +533,20 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
         write_ms: 'the write call until it returned, in the writing tab',
         frames_after_report:
           'the animation frame after the report that painted the change (1: the first); none: no report named the write before the DOM changed; missed: not shown within 10 s',
+        changed_in_frame:
+          'writes whose DOM change happened inside a frame (a requestAnimationFrame callback: a patch) rather than in a task between frames (the answer to a read)',
         full_reads: `calls to ${FULL_READS.join(', ')} sent by either tab while the writes ran`,
       },
       views: rows,
       full_reads: fullReads,
+      frames_per_s: fps,
       calls: { this: countBy(calls.this), other: countBy(calls.other) },
       samples,
       total_s: Math.round((performance.now() - started) / 1000),
     };
-    writeFileSync(
-      new URL('./results-browser-live.json', import.meta.url),
-      JSON.stringify(results, null, 2) + '\n',
-    );
-    log(`wrote bench/results-browser-live.json (${results.total_s} s)`);
+    const file = quick ? 'results-browser-live-quick.json' : 'results-browser-live.json';
+    writeFileSync(new URL(`./${file}`, import.meta.url), JSON.stringify(results, null, 2) + '\n');
+    log(`wrote bench/${file} (${results.total_s} s)`);
   } finally {
     await context.close();
     await dispose();
