@@ -331,6 +331,8 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
       for (const view of ['detail', 'tree', 'map', 'conversations'] as const) {
         // Open the view.
         if (view === 'detail') {
+          // Chosen in the tree, as a user would (the map phase of the run before left the map open).
+          await page.locator('sm-explorer').getByRole('tab', { name: 'Tree' }).click();
           const name = `Detail ${run}`;
           await page.getByRole('treeitem', { name, exact: true }).click();
           await page
