@@ -117,7 +117,9 @@ const PROBE = `(() => {
       for (const n of root.querySelectorAll('.name')) if (n.title === key) return true;
       return false;
     }
-    if (view === 'map') return el.layout.rects.has(key);
+    // A block of its own, or (an entry too small to draw, its area in its heading's block)
+    // the first redraw after the report that names it.
+    if (view === 'map') return el.layout.rects.has(key) || live.reports.some((r) => r.t >= live.armedAt && r.keys.includes(key));
     if (view === 'detail') {
       const pre = root.querySelector('pre.content');
       return !!pre && pre.textContent.includes(key);
@@ -129,25 +131,33 @@ const PROBE = `(() => {
     const el = find(document, TAGS[view]);
     if (!el || !el.shadowRoot) throw new Error('no ' + TAGS[view]);
     if (shows(view, el, key)) throw new Error(view + ' already shows ' + key);
+    live.armedAt = now();
     live.pending = new Promise((resolve) => {
       const mo = new MutationObserver(() => {
         if (!shows(view, el, key)) return;
         const t = now();
         const inFrame = live.inFrame;
+        const drawn = view === 'map' ? el.layout.rects.has(key) : null;
         const shownFrame = inFrame ? live.frames : live.frames + 1;
         mo.disconnect();
         clearTimeout(timer);
-        resolve({ t, shownFrame, inFrame });
+        resolve({ t, shownFrame, inFrame, drawn });
       });
       mo.observe(el.shadowRoot, { subtree: true, childList: true, attributes: true, characterData: true });
-      const timer = setTimeout(() => { mo.disconnect(); resolve(null); }, limit);
+      const timer = setTimeout(() => {
+        mo.disconnect();
+        // Not shown: what the view holds (a development aid, logged by the runner).
+        const diag = { shows: shows(view, el, key), hidden: el.closest('[hidden]') !== null };
+        if (view === 'map') Object.assign(diag, { width: el.width, height: el.height, entries: el.entries.length, hasEntry: el.entries.some((e) => e.path === key), stale: el.stale, cells: el.cellCount });
+        resolve({ missed: diag });
+      }, limit);
     });
   };
   /** What the armed view saw, with the latest report naming reportKey before it showed. */
   live.seen = async (reportKey) => {
     const shown = await live.pending;
     live.pending = null;
-    if (!shown) return null;
+    if (shown.missed) return shown;
     let report = null;
     for (const r of live.reports) if (r.t <= shown.t && r.keys.includes(reportKey)) report = r;
     return { ...shown, report };
@@ -159,12 +169,17 @@ interface LiveWindow {
     calls: string[];
     frames: number;
     arm(view: View, key: string, limit: number): void;
-    seen(reportKey: string): Promise<{
-      t: number;
-      shownFrame: number;
-      inFrame: boolean;
-      report: { t: number; frame: number } | null;
-    } | null>;
+    seen(reportKey: string): Promise<
+      | {
+          t: number;
+          shownFrame: number;
+          inFrame: boolean;
+          drawn: boolean | null;
+          report: { t: number; frame: number } | null;
+          missed?: undefined;
+        }
+      | { missed: Record<string, unknown> }
+    >;
     find(tag: string): Element | null;
   };
 }
@@ -190,6 +205,8 @@ export interface LiveSample {
    * patch does) rather than in a task between frames (as the answer to a read does).
    */
   inFrame: boolean | null;
+  /** The map: whether the entry got a rectangle of its own (false: too small, in its heading's). */
+  drawn?: boolean | null;
 }
 
 /** Calls a method of the worker's proxy (on <sm-app>) in `page`; the call's start and end. */
@@ -325,6 +342,8 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
     const calls = { this: [] as string[], other: [] as string[] };
     /** Animation frames per second in the observing tab, per view and run. */
     const framesPerS: number[] = [];
+    /** Writes not shown within SHOW_LIMIT_MS, and what the view held then. */
+    const missed: { view: View; tab: Tab; run: number; key: string; state: unknown }[] = [];
     let serial = 0;
     uptime();
     for (let run = 0; run < nRuns; run++) {
@@ -391,10 +410,15 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
             );
             const w = await write(writer, method, args);
             if (w.status !== 'SUCCESS') throw new Error(`${method}: ${JSON.stringify(w)}`);
-            const seen = await page.evaluate(
+            const got = await page.evaluate(
               (key) => (window as unknown as AppWindow).__live.seen(key),
               reportKey,
             );
+            const seen = got.missed ? null : got;
+            if (got.missed) {
+              log(`  ${view} missed ${domKey} (${tab} tab): ${JSON.stringify(got.missed)}`);
+              missed.push({ view, tab, run, key: domKey, state: got.missed });
+            }
             samples.push({
               view,
               tab,
@@ -405,6 +429,7 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
               callToReportMs: seen?.report ? seen.report.t - w.t0 : null,
               frames: seen?.report ? seen.shownFrame - seen.report.frame : null,
               inFrame: seen ? seen.inFrame : null,
+              ...(view === 'map' ? { drawn: seen ? seen.drawn : null } : {}),
             });
             await page.waitForTimeout(GAP_MS);
           }
@@ -505,6 +530,10 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
       `Full reads (${FULL_READS.join(', ')}) during the writes: this tab ${fullReads.this}, other tab ${fullReads.other}`,
     );
     const fps = summarise(framesPerS);
+    const mapSamples = samples.filter((s) => s.view === 'map' && s.callToDomMs !== null);
+    console.log(
+      `Map: ${mapSamples.filter((s) => s.drawn).length} of ${mapSamples.length} new entries shown got a rectangle of their own (the rest were too small: their area went to their heading's block)`,
+    );
     console.log(
       `Animation frames in the observing tab while the writes ran: ${pct(fps, 'median')} per s (median of the phases; min ${pct(fps, 'min')}, max ${pct(fps, 'max')})`,
     );
@@ -542,6 +571,7 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
       views: rows,
       full_reads: fullReads,
       frames_per_s: fps,
+      missed,
       calls: { this: countBy(calls.this), other: countBy(calls.other) },
       samples,
       total_s: Math.round((performance.now() - started) / 1000),
