@@ -294,7 +294,7 @@ export async function liveViews({ quick, log }: LiveOptions): Promise<void> {
   try {
     await context.addInitScript({ content: PROBE });
     const page = context.pages()[0] ?? (await context.newPage());
-    for (const p of [page]) p.on('pageerror', (e) => log(`page error: ${e.message}`));
+    page.on('pageerror', (e) => log(`page error: ${e.message}`));
     await openApp(page, server.url);
     const ua = await page.evaluate(() => navigator.userAgent);
     const chromiumVersion = version ?? /Chrome\/([\d.]+)/.exec(ua)?.[1] ?? 'unknown';
