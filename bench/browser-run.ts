@@ -3,7 +3,9 @@
 // through the workloads, prints the table and writes bench/results-browser.json (a --quick run
 // bench/results-browser-quick.json, so it never replaces a full run's). The streaming case
 // drives the chat harness against a model server that ignores max_tokens (`--only=streaming`
-// runs just that, into bench/results-browser-streaming.json).
+// runs just that, into bench/results-browser-streaming.json). `--only=live` measures how soon a
+// write shows in the app's live views, from this tab and another (bench/live-views.ts, into
+// bench/results-browser-live.json).
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { metric, printTable, summarise, type Metric, type Summary } from './core/report';
 import { ingestTexts, type ChunkSearchBenchResult, type QueryBenchResult } from './core/workloads';
+import { liveViews } from './live-views';
 import { serveDir } from './serve';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/e2e/chromium';
 import { runawayText, startRunawayServer } from '../test/e2e/harness/chat.server';
@@ -430,6 +433,10 @@ function streamingMetric(runs: StreamRun[]): Metric {
 }
 
 async function main() {
+  if (ONLY === 'live') {
+    await liveViews({ quick: QUICK, log });
+    return;
+  }
   const started = performance.now();
   const outDir = await mkdtemp(join(tmpdir(), 'sm-bench-'));
   log(`building the bench page into ${outDir}`);
