@@ -234,6 +234,12 @@ export interface WatchOptions<T> {
    * on the tables loads again.
    */
   patch?: (value: T, change: MemoryChange) => T | typeof RELOAD;
+  /**
+   * The patch only decides whether to load again (it returns the value itself or RELOAD, and
+   * builds nothing): it runs as the report arrives, so the load starts at once instead of a
+   * frame later, and its answer can be painted in the first frame after the write.
+   */
+  decideOnReport?: boolean;
   /** Coalesces bursts of writes before a load again (default 60 ms). */
   debounceMs?: number;
 }
@@ -307,6 +313,11 @@ export class MemoryWatch<T> implements ReactiveController {
       return;
     }
     this.queued.push(change);
+    if (this.options.decideOnReport) {
+      // A load under way applies the report when it ends (its answer may predate the write).
+      if (!this.loading) this.applyQueued();
+      return;
+    }
     if (this.frameAsked) return;
     this.frameAsked = true;
     nextFrame(() => {

@@ -188,6 +188,9 @@ export class SmEntryDetail extends LitElement {
         : changeTouches(change, detail.path))
         ? RELOAD
         : detail,
+    // The entry is read again as the report arrives, not a frame later (bench/README.md, Live
+    // views: this painted a write in the second frame after its report).
+    decideOnReport: true,
   });
 
   override connectedCallback(): void {
