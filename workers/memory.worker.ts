@@ -6,7 +6,14 @@ import type { EmbedderProgress } from '../src/embeddings/types';
 import { BUNDLED_MODEL, DEFAULT_MODEL, createEmbedder, openMemory } from '../src/memory';
 import { DEFAULT_DB_NAME } from '../src/memory/db';
 import { mutatedKeys } from '../src/memory/live-indexes';
-import type { MemoryApi, MemoryChange, ReembedProgress } from '../src/memory/types';
+import { changeTouches } from '../src/memory/change-feed';
+import type {
+  EntryDetail,
+  MemoryApi,
+  MemoryChange,
+  ReembedProgress,
+  ToolError,
+} from '../src/memory/types';
 import { createBrowserSync } from '../src/sync/browser';
 import type { SyncConfig, SyncStatus } from '../src/sync/engine';
 
@@ -71,6 +78,8 @@ function createWorkerApi() {
   // changed, which it answers once its indexes hold them, so the page hears of a write only
   // when a read it sends then sees it. Reports go out one at a time, in the order of the writes.
   const changeListeners = new Set<(change: MemoryChange) => void>();
+  /** The detail the page shows (`entryDetail` with `watch`), and its child limit. */
+  let watched: { path: string; childLimit?: number } | undefined;
   let feed: Promise<void> = Promise.resolve();
   Dexie.on('storagemutated', (parts: ObservabilitySet) => {
     if (!changeListeners.size) return;
@@ -81,6 +90,13 @@ function createWorkerApi() {
       let change: MemoryChange = { tables };
       try {
         change = { tables, ...(await memory.describeChanges(keys)) };
+        // The watched details this change touched go with it, read now that it is in: the
+        // page's detail shows the write without a read of its own (one fewer round trip).
+        const shown = watched;
+        if (shown && changeTouches(change, shown.path)) {
+          const detail = await memory.entryDetail(shown.path, { childLimit: shown.childLimit });
+          if (detail.status === 'SUCCESS') change.details = [detail];
+        }
       } catch {
         // Not described (the engine closed under it): the views load again in full.
       }
@@ -135,6 +151,25 @@ function createWorkerApi() {
      */
     onMemoryChange(listener: (change: MemoryChange) => void): void {
       changeListeners.add(listener);
+    },
+
+    /**
+     * An entry's detail (the engine's `entryDetail`); with `watch`, the page shows it from now on:
+     * change reports that touch the path carry it, read after the change (`MemoryChange.details`),
+     * until the page reads another detail with `watch` or calls `unwatchDetail`.
+     */
+    entryDetail(
+      path: unknown,
+      options: { childLimit?: number; watch?: boolean } = {},
+    ): Promise<EntryDetail | ToolError> {
+      const { watch, ...rest } = options ?? {};
+      if (watch && typeof path === 'string') watched = { path, childLimit: rest.childLimit };
+      return memory.entryDetail(path, rest);
+    },
+
+    /** The page no longer shows `path`'s detail. */
+    unwatchDetail(path: string): void {
+      if (watched?.path === path) watched = undefined;
     },
 
     /** The model the user chose ('default' = the build's default, with offline fallback). */

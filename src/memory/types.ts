@@ -476,6 +476,11 @@ export interface MemoryChange {
   messages?: { ids: number[] };
   /** Paths of the history rows written. */
   history?: { paths: string[] };
+  /**
+   * The detail the page shows (read by the worker's `entryDetail` with `watch`) when this change
+   * touched it, read once the change was taken in: the page shows it without a read of its own.
+   */
+  details?: EntryDetail[];
 }
 
 /** Primary keys a write touched per table, or 'all' where Dexie reported a range. */

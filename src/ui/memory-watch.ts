@@ -11,9 +11,11 @@ import { proxy } from 'comlink';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { Conversation, EntrySummary, MemoryChange } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
+import { changeTouches } from '../memory/change-feed';
 import { applyTreeDelta, buildTree, type MemoryTree } from './tree-model';
 
 export type { MemoryChange };
+export { changeTouches };
 
 export type MemoryTable =
   'structured_memory' | 'conversations' | 'messages' | 'chunks' | 'history' | 'settings';
@@ -203,24 +205,6 @@ export function patchConversations(
   );
 }
 
-/**
- * Whether a report may change what a view of `path` shows (the entry, its history, what lies
- * below): true also when the report cannot say.
- */
-export function changeTouches(change: MemoryChange, path: string): boolean {
-  const below = (p: string) => path === '' || p === path || p.startsWith(`${path}/`);
-  if (change.tables.includes('structured_memory')) {
-    if (!change.entries) return true;
-    if (change.entries.upserted.some((e) => below(e.path))) return true;
-    if (change.entries.removed.some(below)) return true;
-  }
-  if (change.tables.includes('history')) {
-    if (!change.history) return true;
-    if (change.history.paths.some((p) => p === path)) return true;
-  }
-  return false;
-}
-
 // ---- the controller ------------------------------------------------------------------------
 
 export interface WatchOptions<T> {
@@ -235,11 +219,11 @@ export interface WatchOptions<T> {
    */
   patch?: (value: T, change: MemoryChange) => T | typeof RELOAD;
   /**
-   * The patch only decides whether to load again (it returns the value itself or RELOAD, and
-   * builds nothing): it runs as the report arrives, so the load starts at once instead of a
-   * frame later, and its answer can be painted in the first frame after the write.
+   * Patch as the report arrives rather than on the next frame: for a patch that costs next to
+   * nothing (the detail takes what the report carries), so the view changes in the task that
+   * brought the report and is painted in the frame after it, without waiting for a frame first.
    */
-  decideOnReport?: boolean;
+  patchOnReport?: boolean;
   /** Coalesces bursts of writes before a load again (default 60 ms). */
   debounceMs?: number;
 }
@@ -313,9 +297,9 @@ export class MemoryWatch<T> implements ReactiveController {
       return;
     }
     this.queued.push(change);
-    if (this.options.decideOnReport) {
-      // A load under way applies the report when it ends (its answer may predate the write).
-      if (!this.loading) this.applyQueued();
+    if (this.options.patchOnReport) {
+      // A load under way applies the report when it ends.
+      if (!this.loading && this.applyQueued()) this.host.requestUpdate();
       return;
     }
     if (this.frameAsked) return;

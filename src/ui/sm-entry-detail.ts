@@ -3,57 +3,22 @@
 // undoable from a toast.
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import type {
-  ChunkView,
-  HeadingChild,
-  HistoryResult,
-  JsonValue,
-  QueryResult,
-} from '../memory/types';
+import type { ChunkView, HeadingChild, JsonValue } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { contentText, diffContent, diffStats, planSave, type ContentFormat } from './diff';
 import { emit, type OpenMessageDetail } from './events';
-import { MemoryWatch, RELOAD, changeTouches } from './memory-watch';
+import { MemoryWatch } from './memory-watch';
+import {
+  CHILD_LIMIT,
+  detailOf,
+  patchDetail,
+  type Detail,
+  type HistoryVersion,
+  type Loaded,
+} from './entry-detail-model';
 import { requestToast } from './sm-toast';
 import { base, tokens } from './styles';
 import { entryDetailStyles } from './sm-entry-detail.styles';
-
-type HistoryVersion = HistoryResult['versions'][number];
-
-/** Most children listed for a heading; the rest are counted. */
-const CHILD_LIMIT = 200;
-
-interface Loaded {
-  path: string;
-  /** Earlier versions at this path, newest first. */
-  history: HistoryVersion[];
-  /** Entries strictly below the path. */
-  descendants: number;
-  /** Their paths, sorted. */
-  below: string[];
-  /** Direct children (entries and sub-headings), newest first, at most CHILD_LIMIT. */
-  children: HeadingChild[];
-  totalChildren: number;
-}
-
-type Detail =
-  | (Loaded & {
-      kind: 'entry';
-      entry: QueryResult;
-      /** Conversation of each context chunk's source message, by message (turn) id. */
-      sources: Record<number, number>;
-      /** The path it had before its latest move. */
-      movedFrom?: string;
-      /** The version whose save took the context chunks, when a later change kept them. */
-      contextVersion?: number;
-    })
-  | (Loaded & { kind: 'heading' })
-  | (Loaded & {
-      kind: 'missing';
-      /** Where the entry went, when it was moved away (its moves followed). */
-      moved?: { to: string; live: boolean };
-    })
-  | { kind: 'error'; path: string; message: string };
 
 type Mode = 'view' | 'edit' | 'move' | 'delete';
 
@@ -179,18 +144,9 @@ export class SmEntryDetail extends LitElement {
   private readonly watch = new MemoryWatch<Detail | undefined>(this, {
     tables: ['structured_memory', 'history'],
     load: () => this.load(),
-    // Read again only when a write touched this path or what lies below it; a path moved away
-    // from follows its moves, which any later write may extend.
-    patch: (detail, change) =>
-      detail &&
-      (detail.kind === 'missing' && detail.moved
-        ? change.tables.some((t) => t === 'structured_memory' || t === 'history')
-        : changeTouches(change, detail.path))
-        ? RELOAD
-        : detail,
-    // The entry is read again as the report arrives, not a frame later (bench/README.md, Live
-    // views: this painted a write in the second frame after its report).
-    decideOnReport: true,
+    // The report of a write that touched this path carries the detail as it is now.
+    patch: patchDetail,
+    patchOnReport: true,
   });
 
   override connectedCallback(): void {
@@ -203,6 +159,9 @@ export class SmEntryDetail extends LitElement {
     super.disconnectedCallback();
     this.removeEventListener('keydown', this.handleEscape);
     this.resized.disconnect();
+    // No longer shown: the worker need not read this path into its change reports.
+    const { memory, path } = this;
+    if (memory && path !== undefined) void memory.unwatchDetail(path).catch(() => undefined);
   }
 
   /**
@@ -256,37 +215,9 @@ export class SmEntryDetail extends LitElement {
   private async load(): Promise<Detail | undefined> {
     const { memory, path } = this;
     if (!memory || path === undefined) return undefined;
-    const detail = await memory.entryDetail(path, { childLimit: CHILD_LIMIT });
-    if (detail.status !== 'SUCCESS') return { kind: 'error', path, message: detail.message };
-    const { history, below, children, totalChildren } = detail;
-    const loaded: Loaded = {
-      path,
-      history,
-      descendants: below.length,
-      below,
-      children,
-      totalChildren,
-    };
-    if (detail.kind === 'entry' && detail.entry) {
-      const { content, contextChunks, created, modified, accessed, version } = detail.entry;
-      const view: QueryResult = {
-        status: 'SUCCESS',
-        path,
-        content,
-        contextChunks,
-        metadata: { created, modified, accessed, version },
-      };
-      return {
-        ...loaded,
-        kind: 'entry',
-        entry: view,
-        sources: detail.sources ?? {},
-        movedFrom: detail.entry.movedFrom,
-        contextVersion: detail.entry.contextVersion,
-      };
-    }
-    if (detail.kind === 'heading') return { ...loaded, kind: 'heading' };
-    return { ...loaded, kind: 'missing', moved: detail.moved };
+    // `watch`: the worker reads this detail into the change reports that touch it, from now on.
+    const detail = await memory.entryDetail(path, { childLimit: CHILD_LIMIT, watch: true });
+    return detailOf(path, detail);
   }
 
   private select(path: string): void {

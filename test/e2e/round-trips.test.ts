@@ -86,6 +86,30 @@ describe('round trips (Chromium)', () => {
     expect(calls.filter((c) => c === 'getMessages').length).toBeLessThanOrEqual(1);
   });
 
+  it("a save to the entry shown updates its detail with no read of the page's own", async () => {
+    const detail = page.locator('sm-entry-detail');
+    await page.getByRole('treeitem', { name: 'Lisbon', exact: true }).click();
+    await detail.getByRole('heading', { name: /Context from the conversation/ }).waitFor();
+    await page.waitForTimeout(300);
+    const before = await callCount(page);
+    // As the model would save it, through the worker: the change report carries the detail.
+    const saved = await callWorker<{ status: string }>(
+      page,
+      'saveMemory',
+      'Travel/Lisbon',
+      'Flight on the ninth from gate B12; pack the blue umbrella.',
+    );
+    expect(saved.status).toBe('SUCCESS');
+    await detail
+      .getByText(/gate B12/)
+      .first()
+      .waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(300);
+    const calls = await callsSince(page, before);
+    // The write itself, and the header's counts (debounced); no entryDetail read.
+    expect(calls.filter((c) => c !== 'stats')).toEqual(['saveMemory']);
+  });
+
   it('a chat turn: the message stored, then one call to start the turn, then the model', async () => {
     fake = await startFakeServer('llamacpp', {
       defaultReply: { text: 'Have a good flight!' },

@@ -207,6 +207,8 @@ function createFakeMemory() {
       if (!children.length) return { status: 'NOT_FOUND' as const, path, message: 'no children' };
       return { status: 'SUCCESS' as const, path, children, totalChildren: children.length };
     },
+    // No change reports here (the harness reloads its views itself): nothing to watch.
+    async unwatchDetail() {},
     async entryDetail(path: string) {
       const hist = await api.getHistory(path);
       const under = below(path)
