@@ -162,7 +162,7 @@ function createWorkerApi() {
       path: unknown,
       options: { childLimit?: number; watch?: boolean } = {},
     ): Promise<EntryDetail | ToolError> {
-      const { watch, ...rest } = options ?? {};
+      const { watch, ...rest } = options;
       if (watch && typeof path === 'string') watched = { path, childLimit: rest.childLimit };
       return memory.entryDetail(path, rest);
     },

@@ -59,6 +59,11 @@ export function parsePath(input: unknown, { allowRoot = false } = {}): PathResul
   return { ok: true, path, segments };
 }
 
+/** The fields of an entry row that its path decides: the path, its heading and its parent. */
+export function placedAt(path: string): { path: string; heading: string; parent_path: string } {
+  return { path, heading: headingOf(path), parent_path: parentOf(path) };
+}
+
 /** Last segment of a normalised path (`''` for the root). */
 export function headingOf(path: string): string {
   const i = path.lastIndexOf('/');

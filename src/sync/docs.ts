@@ -2,7 +2,7 @@
 // JSON body without vectors or device-only fields, its logical id, a hash of what matters for
 // change detection, and the checks a body from the server must pass before it is written here.
 // Pure: no Dexie, no network.
-import { headingOf, parentOf, parsePath } from '../memory/paths';
+import { parsePath, placedAt } from '../memory/paths';
 import type {
   Conversation,
   HistoryRow,
@@ -231,9 +231,7 @@ const EMPTY = new Float32Array(0);
  */
 export function entryRow(b: EntryBody, accessed?: Date): Omit<MemoryEntry, 'id'> {
   return {
-    path: b.path,
-    heading: headingOf(b.path),
-    parent_path: parentOf(b.path),
+    ...placedAt(b.path),
     content: b.content,
     contextChunks: b.chunks.map((c) => ({ ...c, embedding: EMPTY })),
     embedding: EMPTY,

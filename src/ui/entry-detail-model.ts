@@ -9,7 +9,8 @@ import type {
   QueryResult,
   ToolError,
 } from '../memory/types';
-import { RELOAD, changeTouches } from './memory-watch';
+import { changeTouches } from '../memory/change-feed';
+import { RELOAD } from './memory-watch';
 
 export type HistoryVersion = HistoryResult['versions'][number];
 

@@ -11,11 +11,9 @@ import { proxy } from 'comlink';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { Conversation, EntrySummary, MemoryChange } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
-import { changeTouches } from '../memory/change-feed';
 import { applyTreeDelta, buildTree, type MemoryTree } from './tree-model';
 
 export type { MemoryChange };
-export { changeTouches };
 
 export type MemoryTable =
   'structured_memory' | 'conversations' | 'messages' | 'chunks' | 'history' | 'settings';

@@ -3,7 +3,7 @@
 // the rows a move and a restore write, the order of an entry's versions, the trash's items and
 // how an old path's moves are followed.
 import { describe, expect, it } from 'vitest';
-import type { ContextChunk, HistoryRow, MemoryEntry } from '../../src/memory/types';
+import type { HistoryRow } from '../../src/memory/types';
 import {
   hasChildren,
   historyVersions,
@@ -23,46 +23,17 @@ import {
   trashItem,
   TRASH_PATHS_LISTED,
 } from '../../src/memory/tools/trash';
-
-const chunk = (text: string): ContextChunk => ({
-  turn_id: 1,
-  sentence_id: 0,
-  role: 'user',
-  text,
-  embedding: new Float32Array([1, 0]),
-  similarity: 0.5,
-  tokenCount: 3,
-});
-
-const t0 = new Date('2026-01-01T00:00:00Z');
-const t1 = new Date('2026-02-01T00:00:00Z');
-const t2 = new Date('2026-03-01T00:00:00Z');
-
-const entry = (path: string, over: Partial<MemoryEntry> = {}): MemoryEntry => ({
-  id: 7,
-  path,
-  heading: path.split('/').pop()!,
-  parent_path: path.split('/').slice(0, -1).join('/'),
-  content: { note: path },
-  contextChunks: [chunk(`about ${path}`)],
-  embedding: new Float32Array([0, 1]),
-  model: 'old-model',
-  created: t0,
-  modified: t0,
-  accessed: t0,
-  version: 3,
-  ...over,
-});
+import { chunk, entryAt, T0, T1, T2 } from './rows';
 
 let nextId = 1;
 const hist = (path: string, over: Partial<HistoryRow> = {}): HistoryRow => {
-  const { id: _id, ...e } = entry(path);
+  const { id: _id, ...e } = entryAt(path);
   return {
     id: nextId++,
     path,
     version: 1,
     reason: 'delete',
-    replaced: t1,
+    replaced: T1,
     entry: e,
     ...over,
   } as HistoryRow;
@@ -111,15 +82,15 @@ describe('movedRow', () => {
   };
 
   it('is the entry at its new path, one version on, with the new vectors and where it came from', () => {
-    const r = entry('A/B');
-    const row = movedRow(r, 'X/B', computed, 'new-model', t1);
+    const r = entryAt('A/B');
+    const row = movedRow(r, 'X/B', computed, 'new-model', T1);
     expect(row).toMatchObject({
       path: 'X/B',
       heading: 'B',
       parent_path: 'X',
       version: 4,
-      modified: t1,
-      created: t0,
+      modified: T1,
+      created: T0,
       model: 'new-model',
       movedFrom: 'A/B',
       contextVersion: 3,
@@ -130,24 +101,24 @@ describe('movedRow', () => {
   });
 
   it('keeps its own snapshot when it changed since the vectors were computed', () => {
-    const r = entry('A/B', { version: 5 });
-    const row = movedRow(r, 'X/B', computed, 'new-model', t1);
+    const r = entryAt('A/B', { version: 5 });
+    const row = movedRow(r, 'X/B', computed, 'new-model', T1);
     expect(row.contextChunks).toBe(r.contextChunks);
     expect(row.embedding).toBe(computed.embedding);
   });
 
   it('keeps its own vectors and model when none were computed for it', () => {
-    const r = entry('A/B');
-    const row = movedRow(r, 'X/B', undefined, 'new-model', t1);
+    const r = entryAt('A/B');
+    const row = movedRow(r, 'X/B', undefined, 'new-model', T1);
     expect(row.model).toBe('old-model');
     expect(row.embedding).toBe(r.embedding);
     expect(row.contextChunks).toBe(r.contextChunks);
   });
 
   it('moved back where it came from, it is no longer moved from anywhere', () => {
-    const row = movedRow(entry('X/B', { movedFrom: 'A/B' }), 'A/B', computed, 'm', t1);
+    const row = movedRow(entryAt('X/B', { movedFrom: 'A/B' }), 'A/B', computed, 'm', T1);
     expect('movedFrom' in row).toBe(false);
-    const again = movedRow(entry('X/B', { movedFrom: 'A/B' }), 'Y/B', computed, 'm', t1);
+    const again = movedRow(entryAt('X/B', { movedFrom: 'A/B' }), 'Y/B', computed, 'm', T1);
     expect(again.movedFrom).toBe('X/B');
   });
 });
@@ -155,11 +126,11 @@ describe('movedRow', () => {
 describe('historyVersions', () => {
   it('lists the newest version first, then the latest replaced, then the latest row', () => {
     const rows = [
-      hist('P', { id: 1, version: 1, replaced: t1 }),
-      hist('P', { id: 2, version: 3, replaced: t0, reason: 'update' }),
-      hist('P', { id: 3, version: 2, replaced: t0 }),
-      hist('P', { id: 4, version: 2, replaced: t2, reason: 'move', movedTo: 'Q' }),
-      hist('P', { id: 5, version: 2, replaced: t0, conflictFrom: 'laptop' }),
+      hist('P', { id: 1, version: 1, replaced: T1 }),
+      hist('P', { id: 2, version: 3, replaced: T0, reason: 'update' }),
+      hist('P', { id: 3, version: 2, replaced: T0 }),
+      hist('P', { id: 4, version: 2, replaced: T2, reason: 'move', movedTo: 'Q' }),
+      hist('P', { id: 5, version: 2, replaced: T0, conflictFrom: 'laptop' }),
     ];
     const versions = historyVersions(rows);
     expect(versions.map((v) => v.id)).toEqual([2, 4, 5, 3, 1]);
@@ -177,11 +148,11 @@ describe('revivedRow', () => {
     contextChunks: [chunk('new')],
     embedding: new Float32Array([1, 1]),
     model: 'm2',
-    at: t2,
+    at: T2,
   };
 
   it('brings a stored version back at its path with new vectors, keeping its lineage', () => {
-    const { id: _id, ...stored } = entry('A/B', { movedFrom: 'Old/B', contextVersion: 1 });
+    const { id: _id, ...stored } = entryAt('A/B', { movedFrom: 'Old/B', contextVersion: 1 });
     const row = revivedRow(stored, 'A/B', v, 9);
     expect(row).toMatchObject({
       path: 'A/B',
@@ -189,33 +160,33 @@ describe('revivedRow', () => {
       movedFrom: 'Old/B',
       contextVersion: 1,
       model: 'm2',
-      created: t0,
-      accessed: t0,
-      modified: t2,
+      created: T0,
+      accessed: T0,
+      modified: T2,
     });
     expect(row.contextChunks).toBe(v.contextChunks);
   });
 
   it('at the path it was moved from, it is no longer moved from anywhere', () => {
-    const { id: _id, ...stored } = entry('A/B', { movedFrom: 'A/B' });
+    const { id: _id, ...stored } = entryAt('A/B', { movedFrom: 'A/B' });
     expect('movedFrom' in revivedRow(stored, 'A/B', v, 2)).toBe(false);
   });
 
   it('replacing a live entry, it keeps that entry’s creation and access times', () => {
-    const { id: _id, ...stored } = entry('A/B');
-    const row = revivedRow(stored, 'A/B', v, 4, { created: t1, accessed: t2 });
-    expect(row.created).toBe(t1);
-    expect(row.accessed).toBe(t2);
+    const { id: _id, ...stored } = entryAt('A/B');
+    const row = revivedRow(stored, 'A/B', v, 4, { created: T1, accessed: T2 });
+    expect(row.created).toBe(T1);
+    expect(row.accessed).toBe(T2);
   });
 });
 
 describe('the trash', () => {
   it('newer: the later delete, or the higher id at the same time', () => {
-    expect(newer(hist('P', { replaced: t2 }), hist('P', { replaced: t1 }))).toBe(true);
-    expect(newer(hist('P', { id: 50, replaced: t1 }), hist('P', { id: 40, replaced: t1 }))).toBe(
+    expect(newer(hist('P', { replaced: T2 }), hist('P', { replaced: T1 }))).toBe(true);
+    expect(newer(hist('P', { id: 50, replaced: T1 }), hist('P', { id: 40, replaced: T1 }))).toBe(
       true,
     );
-    expect(newer(hist('P', { id: 40, replaced: t1 }), hist('P', { id: 50, replaced: t1 }))).toBe(
+    expect(newer(hist('P', { id: 40, replaced: T1 }), hist('P', { id: 50, replaced: T1 }))).toBe(
       false,
     );
   });
@@ -239,7 +210,7 @@ describe('the trash', () => {
     expect(item.paths.slice(0, 2)).toEqual(['T', 'T/000']);
     expect(item.content).toEqual({ note: 'T' });
     expect(item.chunks).toBe(TRASH_PATHS_LISTED + 6);
-    expect(item.deleted).toBe(t1);
+    expect(item.deleted).toBe(T1);
   });
 
   it('rows from before delete roots were stored are grouped under their common path', () => {
@@ -262,10 +233,10 @@ describe('the trash', () => {
   });
 
   it('nextMove follows the latest row only when it is a move, and stops at cycles and the limit', () => {
-    const moved = hist('A', { reason: 'move', movedTo: 'B', replaced: t2 });
-    const deleted = hist('A', { reason: 'delete', replaced: t1 });
+    const moved = hist('A', { reason: 'move', movedTo: 'B', replaced: T2 });
+    const deleted = hist('A', { reason: 'delete', replaced: T1 });
     expect(nextMove([deleted, moved], 'A', [])).toBe('B');
-    expect(nextMove([moved, hist('A', { reason: 'delete', replaced: t2, id: 1e6 })], 'A', [])).toBe(
+    expect(nextMove([moved, hist('A', { reason: 'delete', replaced: T2, id: 1e6 })], 'A', [])).toBe(
       undefined,
     );
     expect(nextMove([moved], 'B', [])).toBeUndefined(); // back at the start

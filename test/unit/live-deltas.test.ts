@@ -7,12 +7,12 @@ import type { Conversation, EntrySummary, MemoryChange } from '../../src/memory/
 import {
   RELOAD,
   applyEntryDelta,
-  changeTouches,
   entryPatchOf,
   mergeChanges,
   patchConversations,
   patchEntries,
 } from '../../src/ui/memory-watch';
+import { changeTouches } from '../../src/memory/change-feed';
 import {
   applyTreeDelta,
   buildTree,

@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { EntryDetail, MemoryChange } from '../../src/memory/types';
-import { MemoryWatch, RELOAD, changeTouches, reportMemoryChange } from '../../src/ui/memory-watch';
+import { changeTouches } from '../../src/memory/change-feed';
+import { MemoryWatch, RELOAD, reportMemoryChange } from '../../src/ui/memory-watch';
 import { detailOf, patchDetail, type Detail } from '../../src/ui/entry-detail-model';
 
 function host(): ReactiveControllerHost & { controllers: ReactiveController[]; updates: number } {

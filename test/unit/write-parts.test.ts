@@ -1,7 +1,7 @@
 // Parts of the write tools lifted out of their closure (src/memory/tools/write.ts): saveMemory's
 // options and snapshot query, and the rows a save and an edit or patch write.
 import { describe, expect, it } from 'vitest';
-import type { ContextChunk, MemoryEntry } from '../../src/memory/types';
+import type { MemoryEntry } from '../../src/memory/types';
 import { isToolError, MAX_VERSION } from '../../src/memory/validate';
 import {
   keptResult,
@@ -10,42 +10,21 @@ import {
   saveQueryText,
   savedRow,
 } from '../../src/memory/tools/write';
+import { chunk, entryAt, T0, T1 } from './rows';
 
-const chunk = (text: string, tokenCount = 3): ContextChunk => ({
-  turn_id: 1,
-  sentence_id: 0,
-  role: 'user',
-  text,
-  embedding: new Float32Array([1, 0]),
-  similarity: 0.5,
-  tokenCount,
-});
-
-const t0 = new Date('2026-01-01T00:00:00Z');
-const t1 = new Date('2026-02-01T00:00:00Z');
-
-const entry = (over: Partial<MemoryEntry> = {}): MemoryEntry => ({
-  id: 7,
-  path: 'Travel/Lisbon',
-  heading: 'Lisbon',
-  parent_path: 'Travel',
-  content: { hotel: 'Alfama' },
-  contextChunks: [chunk('We booked Alfama.')],
-  embedding: new Float32Array([0, 1]),
-  model: 'old-model',
-  created: t0,
-  modified: t0,
-  accessed: t0,
-  version: 3,
-  ...over,
-});
+const entry = (over: Partial<MemoryEntry> = {}): MemoryEntry =>
+  entryAt('Travel/Lisbon', {
+    content: { hotel: 'Alfama' },
+    contextChunks: [chunk('We booked Alfama.')],
+    ...over,
+  });
 
 const written = {
   content: { hotel: 'Baixa' },
   contextChunks: [chunk('Moved to Baixa.', 4), chunk('It is cheaper.', 5)],
   embedding: new Float32Array([1, 1]),
   model: 'new-model',
-  at: t1,
+  at: T1,
 };
 
 describe('saveConversation', () => {
@@ -92,9 +71,9 @@ describe('savedRow', () => {
       content: { hotel: 'Baixa' },
       model: 'new-model',
       version: 1,
-      created: t1,
-      modified: t1,
-      accessed: t1,
+      created: T1,
+      modified: T1,
+      accessed: T1,
     });
     expect(row.id).toBeUndefined();
     expect('movedFrom' in row).toBe(false);
@@ -107,9 +86,9 @@ describe('savedRow', () => {
     expect(row).toMatchObject({
       id: 7,
       version: 4,
-      created: t0,
-      accessed: t0,
-      modified: t1,
+      created: T0,
+      accessed: T0,
+      modified: T1,
       movedFrom: 'Trips/Lisbon',
       content: { hotel: 'Baixa' },
     });
@@ -132,8 +111,8 @@ describe('rewrittenRow', () => {
       version: 4,
       content: { hotel: 'Baixa' },
       model: 'new-model',
-      modified: t1,
-      created: t0,
+      modified: T1,
+      created: T0,
       // The snapshot came from version 3's save.
       contextVersion: 3,
     });

@@ -4,7 +4,7 @@
 import { Validator, type Schema } from '@cfworker/json-schema';
 import type { StoreContext } from '../store';
 import type { PortableEntry } from '../markdown';
-import { parsePath } from '../paths';
+import { parsePath, placedAt } from '../paths';
 import { addToShards } from '../shards';
 import { indexedPart, splitSentences } from '../text';
 import type {
@@ -518,8 +518,7 @@ export function importedHistoryRow(h: BackupHistoryRow): HistoryRow {
     ...historyExtras(h),
     entry: {
       ...e,
-      heading: e.path.slice(e.path.lastIndexOf('/') + 1),
-      parent_path: e.path.includes('/') ? e.path.slice(0, e.path.lastIndexOf('/')) : '',
+      ...placedAt(e.path),
       contextChunks: e.contextChunks.map((c) => ({
         ...c,
         embedding: new Float32Array(0),

@@ -2,7 +2,7 @@
 // the entry's history along and leaves a row at the old path saying where it went.
 import type { StoreContext } from '../store';
 import { boolArg, intArg, isToolError, nextVersion, toolError } from '../validate';
-import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
+import { descendantRange, parsePath, placedAt } from '../paths';
 import type {
   ContextChunk,
   DeleteResult,
@@ -274,9 +274,7 @@ export function movedRow(
   return {
     ...rest,
     ...(computed?.version === r.version ? { contextChunks: computed.contextChunks } : {}),
-    path: to,
-    heading: headingOf(to),
-    parent_path: parentOf(to),
+    ...placedAt(to),
     embedding: computed?.embedding ?? r.embedding,
     model: computed ? model : r.model,
     modified: at,

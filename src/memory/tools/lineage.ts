@@ -1,7 +1,7 @@
 // What an entry carries across changes that are not a new save: the version its context snapshot
 // came from, and the path it was moved from. Shared by edits, moves, restores and the trash.
 import type { ModelInfo } from '../../embeddings/types';
-import { headingOf, parentOf } from '../paths';
+import { placedAt } from '../paths';
 import { isToolError, toolError } from '../validate';
 import type { ContextChunk, HistoryRow, MemoryEntry, ToolError } from '../types';
 
@@ -64,7 +64,7 @@ export function repathed(row: HistoryRow, path: string): HistoryRow {
   return {
     ...row,
     path,
-    entry: { ...row.entry, path, heading: headingOf(path), parent_path: parentOf(path) },
+    entry: { ...row.entry, ...placedAt(path) },
   };
 }
 
@@ -95,9 +95,7 @@ export function revivedRow(
     ...(movedFrom !== undefined && movedFrom !== path ? { movedFrom } : {}),
     ...keptContext(entry),
     contextChunks: v.contextChunks,
-    path,
-    heading: headingOf(path),
-    parent_path: parentOf(path),
+    ...placedAt(path),
     embedding: v.embedding,
     model: v.model,
     created: current?.created ?? entry.created,

@@ -2,7 +2,7 @@
 // the whole file, then writes in one transaction.
 import type { StoreContext } from '../store';
 import { isToolError, nextVersion, short, toolError } from '../validate';
-import { descendantRange, headingOf, parentOf } from '../paths';
+import { descendantRange, placedAt } from '../paths';
 import { entriesToMarkdown, parseMarkdown } from '../markdown';
 import type { HistoryRow, ImportResult, MemoryEntry, ToolError } from '../types';
 import type { PortableEntry } from '../markdown';
@@ -102,9 +102,7 @@ export async function materialise(
   return list.map((e) => {
     const embedding = emb.vectors[at++];
     return {
-      path: e.path,
-      heading: headingOf(e.path),
-      parent_path: parentOf(e.path),
+      ...placedAt(e.path),
       content: e.content,
       contextChunks: e.contextChunks.map((c) => ({ ...c, embedding: emb.vectors[at++] })),
       embedding,

@@ -12,7 +12,7 @@ import {
 } from '../validate';
 
 export { mergePatch };
-import { headingOf, parentOf } from '../paths';
+import { headingOf, placedAt } from '../paths';
 import type { JsonValue, MemoryEntry, NotFoundResult, SaveResult, ToolError } from '../types';
 import { keptContext, snapshotsFor, type Vectors } from './lineage';
 
@@ -235,9 +235,7 @@ export function savedRow(
   if (isToolError(version)) return version;
   return {
     ...(existing?.id !== undefined ? { id: existing.id } : {}),
-    path,
-    heading: headingOf(path),
-    parent_path: parentOf(path),
+    ...placedAt(path),
     content: w.content,
     contextChunks: w.contextChunks,
     embedding: w.embedding,
