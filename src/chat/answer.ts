@@ -1,0 +1,198 @@
+// Answering a user message, the path send, regenerate and resend share: the message stored (when
+// new), the turn's start in one engine call (index it, read the conversation, the outline and
+// auto-recall), then rounds: the prompt within budget, the model's reply, and either the answer
+// stored or its tool calls run and sent back, up to MAX_TOOL_ROUNDS. A stop or a failure keeps
+// what was shown (docs/design.md, "One chat turn").
+import { asLlmError, isToolsUnsupported } from '../llm/errors';
+import { describeTools } from '../llm/prompted-tools';
+import { LlmError, type ChatMessage, type ServerInfo } from '../llm/types';
+import { visibleMessages } from '../memory/replies';
+import type { Message, TurnContext, TurnRequest } from '../memory/types';
+import { MAX_RECALL, assemblePrompt } from './context';
+import { generate, type Reply } from './generate';
+import { injectedBefore, toChatMessages } from './history';
+import { MEMORY_INSTRUCTIONS } from './instructions';
+import { toolRound } from './tool-round';
+import { isStop, store, type SessionContext, type Turn } from './turn';
+import type { TurnResult } from './types';
+
+export const MAX_TOOL_ROUNDS = 8;
+
+/** What a turn answers: new text (stored first), or a stored message (`index`: index it again). */
+export interface TurnStart {
+  text: string;
+  userId?: number;
+  index?: boolean;
+}
+
+export async function answer(turn: Turn, start: TurnStart): Promise<TurnResult> {
+  const { ctx } = turn;
+  let rounds = 0;
+  try {
+    const s = await turn.step(ctx.server(turn.signal));
+    const ready = await open(turn, start);
+    let read: Message[] | undefined = ready.messages;
+    for (;;) {
+      turn.streamed = '';
+      const mode = await turn.step(ctx.toolMode());
+      // The first round's history came with the turn's start; later rounds read it again.
+      const stored = read ?? (await turn.step(ctx.memory.getMessages(turn.conversationId)));
+      read = undefined;
+      const prompt = roundPrompt(turn, s, mode, stored, ready);
+      turn.emit({ type: 'thinking', round: rounds + 1 });
+      const reply = await generateOrSwitch(turn, s, mode, prompt);
+      if (!reply) continue;
+      if (reply.result.aborted) return keepStopped(turn, reply.visible, rounds);
+      if (!reply.calls.length) return storeAnswer(turn, reply, rounds);
+      if (rounds >= MAX_TOOL_ROUNDS) return stopAtRoundLimit(turn, reply.visible, rounds);
+      rounds++;
+      if ((await toolRound(turn, reply, mode, rounds)) === 'stopped') {
+        return { status: 'aborted', text: reply.visible, rounds };
+      }
+    }
+  } catch (e) {
+    return endEarly(turn, e, rounds);
+  }
+}
+
+/**
+ * The turn's start: new text is stored on its own first, so it shows at once while it is
+ * indexed; then one call for the rest. A stop ends the wait, not the indexing.
+ */
+async function open(turn: Turn, start: TurnStart): Promise<TurnContext> {
+  const { text } = start;
+  let index = start.index;
+  turn.userId = start.userId;
+  if (turn.userId === undefined) {
+    turn.userId = await store(turn, { role: 'user', text }, false);
+    index = true;
+  }
+  return turn.step(
+    turn.ctx.memory.prepareTurn({
+      conversationId: turn.conversationId,
+      ...(index && turn.userId !== undefined && text.trim()
+        ? { index: { turnId: turn.userId, text } }
+        : {}),
+      ...recallRequest(turn.ctx, text),
+      outlineDepth: 2,
+    }),
+  );
+}
+
+/** Auto-recall for the turn: the engine ranks the entries against the user's text. */
+function recallRequest(ctx: SessionContext, text: string): Pick<TurnRequest, 'recall'> {
+  return ctx.settings.autoRecall ? { recall: { query: text, limit: MAX_RECALL } } : {};
+}
+
+/** The recalled entries that made it into a prompt: stored with the turn's assistant messages. */
+function noteRecalled(turn: Turn, paths: readonly string[]): void {
+  for (const path of paths) turn.recalled.add(path);
+}
+
+/**
+ * One round's prompt within the budget. Tool descriptions cost context too: in prompted mode they
+ * join the instructions (and are budgeted there); native tool schemas are added to the reserve.
+ */
+function roundPrompt(
+  turn: Turn,
+  s: ServerInfo,
+  mode: 'native' | 'prompted',
+  stored: readonly Message[],
+  ready: TurnContext,
+): ChatMessage[] {
+  const { settings, specs, nativeToolTokens, countTokens } = turn.ctx;
+  const history = visibleMessages(stored, turn.alt);
+  const prompt = assemblePrompt({
+    persona: settings.persona,
+    ...(mode === 'prompted'
+      ? { instructions: `${MEMORY_INSTRUCTIONS}\n\n${describeTools(specs)}` }
+      : {}),
+    outline: ready.outline,
+    recall: ready.recall,
+    injected: injectedBefore(history, turn.userId),
+    history: toChatMessages(history),
+    budget: {
+      contextSize: s.contextSize,
+      maxOutput: settings.maxOutputTokens,
+      reserve: settings.reserve + (mode === 'native' ? nativeToolTokens : 0),
+    },
+    countTokens,
+  });
+  noteRecalled(turn, prompt.recalled);
+  if (!prompt.messages.length) {
+    throw new LlmError(
+      'CONTEXT_OVERFLOW',
+      `The context size (${s.contextSize} tokens) leaves no room for a prompt after ${settings.maxOutputTokens} output tokens. Lower "Max output tokens" or raise the context size in Settings.`,
+    );
+  }
+  return prompt.messages;
+}
+
+/**
+ * The round's model call. Undefined when the server refused native tools and the turn switched
+ * to prompted ones for good (for this server and model): the round goes again.
+ */
+async function generateOrSwitch(
+  turn: Turn,
+  s: ServerInfo,
+  mode: 'native' | 'prompted',
+  messages: ChatMessage[],
+): Promise<Reply | undefined> {
+  try {
+    return await turn.step(generate(turn, s, mode, messages));
+  } catch (e) {
+    if (!isToolsUnsupported(e) || mode !== 'native' || turn.ctx.settings.toolMode !== 'auto') {
+      throw e;
+    }
+    await turn.step(turn.ctx.learnPrompted(s));
+    turn.emit({
+      type: 'notice',
+      message: `${s.model || 'This model'} on ${s.kind} does not take native tool calls, so memory tools are now described in the prompt instead (remembered for this server and model).`,
+    });
+    return undefined;
+  }
+}
+
+/** A reply without calls ends the turn. */
+async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<TurnResult> {
+  const { result, visible, parseError } = reply;
+  const cut = result.finishReason === 'length' ? { meta: { cut: 'length' } } : {};
+  await store(turn, { role: 'assistant', text: visible, ...cut }, true);
+  if (!parseError) return { status: 'answered', text: visible, rounds };
+  // Not a silent drop: the answer stands, and the user is told what was not done.
+  await store(turn, { role: 'assistant', text: '', meta: { notice: parseError.message } }, false);
+  turn.emit({ type: 'notice', message: parseError.message });
+  return { status: 'answered', text: visible, rounds, error: parseError };
+}
+
+/** The stream was stopped: what it brought is kept, marked stopped. */
+async function keepStopped(turn: Turn, visible: string, rounds: number): Promise<TurnResult> {
+  turn.keptPartial = true;
+  await store(turn, { role: 'assistant', text: visible, meta: { aborted: true } }, true);
+  return { status: 'aborted', text: visible, rounds };
+}
+
+async function stopAtRoundLimit(turn: Turn, visible: string, rounds: number): Promise<TurnResult> {
+  const message = `The model kept calling memory tools (${MAX_TOOL_ROUNDS} rounds) without answering, so this turn was stopped. Ask again, or rephrase the request.`;
+  await store(turn, { role: 'assistant', text: visible, meta: { notice: 'round-limit' } }, false);
+  turn.emit({ type: 'notice', message });
+  return { status: 'round-limit', text: message, rounds };
+}
+
+/** Stopped or failed mid-step: what was shown of this round is kept, marked so. */
+async function endEarly(turn: Turn, e: unknown, rounds: number): Promise<TurnResult> {
+  if (isStop(turn, e)) {
+    const partial = turn.streamed.trim();
+    if (partial && !turn.keptPartial) {
+      await store(turn, { role: 'assistant', text: partial, meta: { aborted: true } }, true);
+    }
+    return { status: 'aborted', text: turn.keptPartial ? '' : partial, rounds };
+  }
+  const error = asLlmError(e);
+  const partial = error.detail.partial ?? '';
+  if (partial.trim()) {
+    await store(turn, { role: 'assistant', text: partial, meta: { error: error.code } }, true);
+  }
+  turn.emit({ type: 'notice', message: error.message });
+  return { status: 'error', text: partial, rounds, error };
+}

@@ -1,0 +1,179 @@
+// Continuing the last reply: the model is asked to go on where the reply stopped (cut by the
+// length limit or by Stop), and what it writes is appended to that message, whose index
+// sentences are replaced by the new text's. No tools run; the reply so far is sent the way the
+// server takes it (docs/chat.md, "Continue").
+import { asLlmError } from '../llm/errors';
+import { parseToolCalls, toPromptedMessages } from '../llm/prompted-tools';
+import { LlmError, type ChatMessage, type GenerationResult, type ServerInfo } from '../llm/types';
+import { visibleMessages } from '../memory/replies';
+import type { Message, OutlineNode } from '../memory/types';
+import { assemblePrompt } from './context';
+import { CALL_MARKS, callOptions, koboldPrompt } from './generate';
+import { injectedBefore, toChatMessages } from './history';
+import { indexTurn, isStop, refuse, type SessionContext, type Turn } from './turn';
+import type { TurnResult } from './types';
+
+/** Said to servers that cannot continue an assistant message from its text (docs/chat.md). */
+export const CONTINUE_INSTRUCTION =
+  'Continue your last reply exactly where it stopped. Do not repeat any of it and do not comment; write only what comes next.';
+
+/** The reply being continued, and what goes between its text and the new words. */
+interface Draft {
+  target: Message;
+  joiner: string;
+}
+
+export async function continueTurn(turn: Turn, messageId: number): Promise<TurnResult> {
+  const { ctx } = turn;
+  let draft: Draft | undefined;
+  try {
+    const s = await turn.step(ctx.server(turn.signal));
+    const { messages: stored, outline } = await turn.step(
+      ctx.memory.prepareTurn({ conversationId: turn.conversationId, outlineDepth: 2 }),
+    );
+    const shown = visibleMessages(stored);
+    const target = shown.at(-1);
+    if (
+      !target ||
+      target.id !== messageId ||
+      target.role !== 'assistant' ||
+      target.toolCalls?.length ||
+      !target.text.trim()
+    ) {
+      return refuse(turn, 'Only the last reply, with words in it, can be continued.');
+    }
+    draft = { target, joiner: '' };
+    const messages = continuePrompt(ctx, s, shown, outline);
+    turn.emit({ type: 'thinking', round: 1 });
+    const result = await streamMore(turn, s, messages, draft);
+    return await saveMore(turn, draft, result);
+  } catch (e) {
+    return endEarly(turn, draft, e);
+  }
+}
+
+/** The conversation with the reply so far as its last (assistant) message, within the budget. */
+function continuePrompt(
+  ctx: SessionContext,
+  s: ServerInfo,
+  shown: readonly Message[],
+  outline: OutlineNode[],
+): ChatMessage[] {
+  const { settings, countTokens } = ctx;
+  const prompt = assemblePrompt({
+    persona: settings.persona,
+    outline,
+    recall: [],
+    injected: injectedBefore(shown, undefined),
+    history: toChatMessages(shown),
+    budget: {
+      contextSize: s.contextSize,
+      maxOutput: settings.maxOutputTokens,
+      reserve: settings.reserve + countTokens(CONTINUE_INSTRUCTION) + 8,
+    },
+    countTokens,
+  });
+  const messages = toPromptedMessages(prompt.messages);
+  if (messages.at(-1)?.role !== 'assistant') {
+    throw new LlmError(
+      'CONTEXT_OVERFLOW',
+      `The reply is too long to continue within the context size (${s.contextSize} tokens). Lower "Max output tokens" or raise the context size in Settings.`,
+    );
+  }
+  return messages;
+}
+
+/**
+ * Servers that continue a prompt from the reply's own text (KoboldCPP, llama.cpp) go on mid-word
+ * if need be. Others are asked to, and their words start a new one.
+ */
+async function streamMore(
+  turn: Turn,
+  s: ServerInfo,
+  messages: ChatMessage[],
+  draft: Draft,
+): Promise<GenerationResult> {
+  const { connector } = turn.ctx;
+  const base = draft.target.text;
+  const prefix = s.kind === 'koboldcpp' || s.kind === 'llamacpp';
+  const common = callOptions(turn, 'prompted', (t) => {
+    if (!turn.streamed && !prefix && !/\s$/.test(base) && /^[\p{L}\p{N}(]/u.test(t)) {
+      draft.joiner = ' ';
+    }
+    const piece = turn.streamed ? t : draft.joiner + t;
+    turn.streamed += t;
+    turn.emit({ type: 'token', text: piece });
+  });
+  if (s.kind === 'koboldcpp') {
+    return connector.generate({
+      ...common,
+      prompt: koboldPrompt(messages.slice(0, -1)) + base,
+      stop: ['{{[INPUT]}}'],
+    });
+  }
+  return connector.chat({
+    ...common,
+    messages:
+      s.kind === 'llamacpp'
+        ? messages
+        : [...messages, { role: 'user', content: CONTINUE_INSTRUCTION }],
+  });
+}
+
+/** The new words appended (a tool-call block among them dropped), and how the reply now ends. */
+async function saveMore(turn: Turn, draft: Draft, result: GenerationResult): Promise<TurnResult> {
+  const { target, joiner } = draft;
+  let more = result.text;
+  if (!result.aborted && CALL_MARKS.test(more)) more = parseToolCalls(more).text;
+  const meta: Record<string, unknown> = { ...target.meta };
+  delete meta.aborted;
+  delete meta.error;
+  delete meta.cut;
+  if (result.aborted) meta.aborted = true;
+  else if (result.finishReason === 'length') meta.cut = 'length';
+  const text = more.trim() ? (target.text + joiner + more).trimEnd() : target.text;
+  await saveContinued(turn, target, text, meta);
+  if (!result.aborted && !more.trim())
+    turn.emit({ type: 'notice', message: 'The model had nothing to add.' });
+  return { status: result.aborted ? 'aborted' : 'answered', text, rounds: 0 };
+}
+
+/** Stopped or failed mid-step: what was shown is appended, marked so. */
+async function endEarly(turn: Turn, draft: Draft | undefined, e: unknown): Promise<TurnResult> {
+  const partial = turn.streamed;
+  const base = draft?.target.text ?? '';
+  if (isStop(turn, e)) {
+    if (draft && partial.trim()) {
+      const text = (base + draft.joiner + partial).trimEnd();
+      await saveContinued(turn, draft.target, text, { ...draft.target.meta, aborted: true });
+      return { status: 'aborted', text, rounds: 0 };
+    }
+    return { status: 'aborted', text: base, rounds: 0 };
+  }
+  const error = asLlmError(e);
+  const cutShort = error.detail.partial ?? partial;
+  if (draft && cutShort.trim()) {
+    await saveContinued(turn, draft.target, (base + draft.joiner + cutShort).trimEnd(), {
+      ...draft.target.meta,
+      error: error.code,
+    });
+  }
+  turn.emit({ type: 'notice', message: error.message });
+  return { status: 'error', text: cutShort, rounds: 0, error };
+}
+
+/** The continued reply, stored over the old one, and its new text indexed. */
+async function saveContinued(
+  turn: Turn,
+  target: Message,
+  text: string,
+  meta: Record<string, unknown>,
+): Promise<void> {
+  const r = await turn.ctx.memory.updateMessage(target.id, { text, meta });
+  if (r.status !== 'SUCCESS') {
+    turn.emit({ type: 'notice', message: `Could not store the continued reply: ${r.message}` });
+    return;
+  }
+  turn.emit({ type: 'message', id: target.id!, role: 'assistant' });
+  if (text !== target.text) await indexTurn(turn, 'assistant', text, target.id!);
+}

@@ -1,0 +1,117 @@
+// A round of tool calls: each call checked against its schema and run in the engine, in order (a
+// call that could not be read is answered with why, and nothing runs), the UI told of each, then
+// the round stored. A stop while a call runs keeps the calls that finished.
+import type { ToolCall } from '../llm/types';
+import type { ToolCallRecord } from '../memory/types';
+import type { Reply } from './generate';
+import { runToolCall, type ToolOutcome } from './tools';
+import { isStop, storeAll, type Turn } from './turn';
+
+/** Runs the reply's calls and stores the round; `stopped` when the turn was stopped meanwhile. */
+export async function toolRound(
+  turn: Turn,
+  reply: Reply,
+  mode: 'native' | 'prompted',
+  round: number,
+): Promise<'stored' | 'stopped'> {
+  const { memory, settings, tools, validators } = turn.ctx;
+  const { calls, visible, unreadable } = reply;
+  const outcomes: ToolOutcome[] = [];
+  try {
+    for (const call of calls) {
+      turn.emit({
+        type: 'tool-call',
+        round,
+        id: call.id,
+        name: call.function.name,
+        args: safeParse(call.function.arguments),
+      });
+      const why = unreadable.get(call.id);
+      const outcome =
+        why !== undefined
+          ? unreadableOutcome(call, why, mode)
+          : await turn.step(runToolCall(call, tools, memory, settings, validators));
+      outcomes.push(outcome);
+      turn.emit({
+        type: 'tool-result',
+        round,
+        id: call.id,
+        name: outcome.name,
+        result: outcome.result,
+        refused: outcome.refused,
+      });
+    }
+  } catch (e) {
+    if (!isStop(turn, e)) throw e;
+    // Stopped while a tool ran: keep the round with the calls that finished (a call still
+    // running finishes in the engine, unrecorded here).
+    turn.keptPartial = true;
+    if (visible.trim() || outcomes.length) {
+      await storeRound(turn, visible, calls.slice(0, outcomes.length), outcomes, {
+        mode,
+        aborted: true,
+      });
+    }
+    return 'stopped';
+  }
+  await storeRound(turn, visible, calls, outcomes, { mode });
+  return 'stored';
+}
+
+/**
+ * The assistant message with its calls and one message per result, in one write, so a result is
+ * never stored without the call it answers.
+ */
+async function storeRound(
+  turn: Turn,
+  visible: string,
+  calls: readonly ToolCall[],
+  outcomes: readonly ToolOutcome[],
+  meta: Record<string, unknown>,
+): Promise<void> {
+  const records: ToolCallRecord[] = calls.map((c, i) => ({
+    id: c.id,
+    name: c.function.name,
+    arguments: outcomes[i].args,
+    result: outcomes[i].result,
+  }));
+  await storeAll(
+    turn,
+    [
+      { role: 'assistant', text: visible, toolCalls: records, meta },
+      ...calls.map((call, i) => ({
+        role: 'tool' as const,
+        text: JSON.stringify(outcomes[i].result),
+        toolCallId: call.id,
+        meta: { name: call.function.name },
+      })),
+    ],
+    !!visible.trim(),
+  );
+}
+
+/** The failed result of a call that could not be read: nothing ran; the model is told why. */
+function unreadableOutcome(call: ToolCall, why: string, mode: 'native' | 'prompted'): ToolOutcome {
+  const how =
+    mode === 'prompted'
+      ? 'Write the call again as <tool_call>{"name": "<tool name>", "arguments": {…}}</tool_call> with valid JSON.'
+      : 'Call the tool again with valid JSON arguments.';
+  return {
+    name: call.function.name,
+    args: call.function.arguments,
+    refused: true,
+    result: {
+      status: 'ERROR',
+      code: 'INVALID_ARGUMENT',
+      message: `Your tool call could not be read: ${why}. Nothing was run. ${how}`,
+    },
+  };
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
