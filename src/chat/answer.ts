@@ -25,7 +25,21 @@ export interface TurnStart {
   index?: boolean;
 }
 
+/**
+ * Answers `start`. The result also names the user message and the last reply stored, and says
+ * whether memory was written: what a step after the exchange needs to know of it.
+ */
 export async function answer(turn: Turn, start: TurnStart): Promise<TurnResult> {
+  const result = await runRounds(turn, start);
+  return {
+    ...result,
+    ...(turn.userId !== undefined ? { userId: turn.userId } : {}),
+    ...(turn.replyId !== undefined ? { replyId: turn.replyId } : {}),
+    wrote: turn.wrote,
+  };
+}
+
+async function runRounds(turn: Turn, start: TurnStart): Promise<TurnResult> {
   const { ctx } = turn;
   let rounds = 0;
   try {

@@ -4,7 +4,7 @@
 import type { ToolCall } from '../llm/types';
 import type { ToolCallRecord } from '../memory/types';
 import type { Reply } from './generate';
-import { runToolCall, type ToolOutcome } from './tools';
+import { changedMemory, runToolCall, type ToolOutcome } from './tools';
 import { isStop, storeAll, type Turn } from './turn';
 
 /** Runs the reply's calls and stores the round; `stopped` when the turn was stopped meanwhile. */
@@ -32,6 +32,7 @@ export async function toolRound(
           ? unreadableOutcome(call, why, mode)
           : await turn.step(runToolCall(call, tools, memory, settings, validators));
       outcomes.push(outcome);
+      if (changedMemory(outcome)) turn.wrote = true;
       turn.emit({
         type: 'tool-result',
         round,

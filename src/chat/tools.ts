@@ -154,6 +154,20 @@ export interface ToolOutcome {
   refused: boolean;
 }
 
+/** The tools that change saved memory. */
+export const MEMORY_WRITERS: ReadonlySet<string> = new Set([
+  'saveMemory',
+  'updateMemory',
+  'moveMemory',
+  'deleteMemory',
+]);
+
+/** Whether a call changed saved memory: a writing tool that ran and succeeded. */
+export function changedMemory(outcome: ToolOutcome): boolean {
+  const status = (outcome.result as { status?: unknown } | null | undefined)?.status;
+  return !outcome.refused && MEMORY_WRITERS.has(outcome.name) && status === 'SUCCESS';
+}
+
 /** Validates and runs one call; never throws. */
 export async function runToolCall(
   call: ToolCall,

@@ -50,6 +50,10 @@ export interface Turn {
   recalled: Set<string>;
   /** The user message this turn answers, once stored. */
   userId?: number;
+  /** The last assistant message this turn stored, notices aside. */
+  replyId?: number;
+  /** A tool call that writes memory succeeded in this turn. */
+  wrote: boolean;
 }
 
 export type NewMessage = Omit<Parameters<MemoryApi['addMessage']>[0], 'conversationId'>;
@@ -71,6 +75,7 @@ export async function begin(
     streamed: '',
     keptPartial: false,
     recalled: new Set(),
+    wrote: false,
     emit(event) {
       ctx.emit(event);
       if (open) onEvent?.(event);
@@ -120,7 +125,10 @@ export async function storeAll(
     return undefined;
   }
   const ids = 'ids' in r ? r.ids : [r.id];
-  ids.forEach((id, i) => turn.emit({ type: 'message', id, role: rows[i].role }));
+  ids.forEach((id, i) => {
+    if (rows[i].role === 'assistant' && !rows[i].meta?.notice) turn.replyId = id;
+    turn.emit({ type: 'message', id, role: rows[i].role });
+  });
   if (index && rows[0].text.trim()) await indexTurn(turn, rows[0].role, rows[0].text, ids[0]);
   return ids;
 }

@@ -52,6 +52,12 @@ export interface TurnResult {
    * was told in a notice (e.g. a reply too long to search for tool calls).
    */
   error?: LlmError;
+  /** The user message answered (send, regenerate, resend), when it is stored. */
+  userId?: number;
+  /** The turn's last stored assistant message (its answer, or what was kept of it), notices aside. */
+  replyId?: number;
+  /** Whether a tool call that writes memory (save, update, move, delete) succeeded this turn. */
+  wrote?: boolean;
 }
 
 export interface ChatSessionOptions {

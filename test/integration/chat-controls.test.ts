@@ -1,7 +1,8 @@
 // Chat controls in the headless session against fake servers (docs/chat.md): a tool call that
 // cannot be read goes back to the model as a failed call; regenerate keeps alternatives and the
 // one shown is the one sent; edit and resend drops what came after; continue appends, with the
-// reply as the assistant's start where the server takes one; the recalled note; titles; delete.
+// reply as the assistant's start where the server takes one; the recalled note; titles; delete;
+// what a turn's result names besides its answer (the user message, the reply, a memory write).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONTINUE_INSTRUCTION,
@@ -22,6 +23,7 @@ import { replyGroups, titleFromMessage, visibleMessages } from '../../src/memory
 import {
   startFakeServer,
   type FakeKind,
+  type FakeReply,
   type FakeServer,
   type FakeServerOptions,
   type RecordedRequest,
@@ -387,5 +389,98 @@ describe('the recalled note, titles and deleting', () => {
     expect(visibleMessages(all)).toHaveLength(all.length);
     expect(all.some((m) => m.text === 'Reply 2.')).toBe(false);
     expect(await s.memory.deleteMessage(second.id)).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+/** A llama.cpp fake that answers "Noted." once its script is done. */
+const llama = (replies: FakeReply[]) =>
+  setup('llamacpp', { replies, defaultReply: { text: 'Noted.' } });
+
+const save = (path: string, content: unknown): FakeReply => ({
+  toolCalls: [{ name: 'saveMemory', arguments: { path, content } }],
+});
+
+describe('a turn result names its exchange', () => {
+  it('send with a save: the user message, the final answer, and wrote', async () => {
+    const s = await llama([save('Trip/Flight', 'Ninth, 7 am'), { text: 'Saved your flight.' }]);
+    const r = await s.session.send(s.conversationId, 'My flight is on the ninth at 7 am.');
+    const messages = await s.memory.getMessages(s.conversationId);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(r).toMatchObject({
+      status: 'answered',
+      text: 'Saved your flight.',
+      userId: messages[0].id,
+      replyId: messages[3].id,
+      wrote: true,
+    });
+  });
+
+  it('send that only reads, or whose save is refused, did not write', async () => {
+    const s = await llama([
+      { toolCalls: [{ name: 'listMemory', arguments: {} }] },
+      { text: 'Nothing saved yet.' },
+      { toolCalls: [{ name: 'saveMemory', arguments: { path: 'Trip' } }] },
+      { text: 'I could not save that.' },
+    ]);
+    const read = await s.session.send(s.conversationId, 'What do you remember?');
+    expect(read).toMatchObject({ status: 'answered', wrote: false });
+    // Without `content` the schema refuses the call before it runs.
+    const refused = await s.session.send(s.conversationId, 'Remember the trip.');
+    expect(refused).toMatchObject({ status: 'answered', wrote: false });
+    const messages = await s.memory.getMessages(s.conversationId);
+    expect(messages[5].toolCalls?.[0].result).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(refused.userId).toBe(messages[4].id);
+    expect(refused.replyId).toBe(messages.at(-1)?.id);
+  });
+
+  it('regenerate and resend name the message they answer again', async () => {
+    const s = await llama([
+      { text: 'First answer.' },
+      save('Trip/Hotel', 'By the river'),
+      { text: 'Saved the hotel.' },
+      { text: 'Edited answer.' },
+    ]);
+    const first = await s.session.send(s.conversationId, 'Where do we stay?');
+    expect(first).toMatchObject({ status: 'answered', wrote: false });
+    const userId = first.userId!;
+    expect(first.replyId).toBeGreaterThan(userId);
+
+    const again = await s.session.regenerate(s.conversationId);
+    const messages = await s.memory.getMessages(s.conversationId);
+    expect(again).toMatchObject({
+      status: 'answered',
+      text: 'Saved the hotel.',
+      userId,
+      replyId: messages.at(-1)?.id,
+      wrote: true,
+    });
+    expect(again.replyId).not.toBe(first.replyId);
+
+    const edited = await s.session.resend(s.conversationId, userId, 'Which hotel?');
+    const after = await s.memory.getMessages(s.conversationId);
+    expect(after.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(edited).toMatchObject({
+      status: 'answered',
+      userId,
+      replyId: after[1].id,
+      wrote: false,
+    });
+  });
+
+  it('a notice is not the reply: the round limit names the last round stored', async () => {
+    const s = await llama(
+      Array.from({ length: 10 }, () => ({
+        toolCalls: [{ name: 'listMemory', arguments: {} }],
+      })),
+    );
+    const r = await s.session.send(s.conversationId, 'Look around.');
+    expect(r.status).toBe('round-limit');
+    const messages = await s.memory.getMessages(s.conversationId);
+    const notice = messages.at(-1)!;
+    expect(notice.meta?.notice).toBe('round-limit');
+    const lastRound = messages.filter((m) => m.role === 'assistant' && !m.meta?.notice).at(-1);
+    expect(r.replyId).toBe(lastRound?.id);
+    expect(r.replyId).not.toBe(notice.id);
+    expect(r.wrote).toBe(false);
   });
 });
