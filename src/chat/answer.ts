@@ -55,6 +55,7 @@ async function runRounds(turn: Turn, start: TurnStart): Promise<TurnResult> {
       const prompt = roundPrompt(turn, s, mode, stored, ready);
       turn.emit({ type: 'thinking', round: rounds + 1 });
       const reply = await generateOrSwitch(turn, s, mode, prompt);
+      // Switched to prompted tools (the server refused native ones): the round goes again.
       if (!reply) continue;
       if (reply.result.aborted) return keepStopped(turn, reply.visible, rounds);
       if (!reply.calls.length) return storeAnswer(turn, reply, rounds);
