@@ -108,7 +108,12 @@ const METHODS = [
   'default',
   'bias0',
   'recall',
+  'recallEntries',
   'chunks',
+  'episodic',
+  'episodicChunks',
+  'episodicLexical',
+  'episodicSemantic',
   'entriesOnly',
   'entriesOnlyDefault',
   'deepSubtree',
@@ -123,8 +128,14 @@ type Method = (typeof METHODS)[number];
 const LABELS: Record<Method, string> = {
   default: 'queryMemoryHeading, default recencyBias 0.3',
   bias0: 'queryMemoryHeading, recencyBias 0',
-  recall: 'recallMemory (auto-recall), limit 10',
+  recall: 'recallMemory (auto-recall: entries and turns), limit 10, distinct turns',
+  recallEntries: 'recallMemory, entries alone (turns: false), limit 10',
   chunks: 'searchChunks (whole conversation), top 10 turns',
+  episodic:
+    'episodic: each session its own chat, no entries; recallMemory (auto-recall) turn hits, limit 10',
+  episodicChunks: 'episodic: searchChunks(null) over every chat, first 10 distinct turns',
+  episodicLexical: 'episodic: the same, lexical signal only',
+  episodicSemantic: 'episodic: the same, semantic signal only',
   entriesOnly: 'entries alone (saveMemory only), recencyBias 0',
   entriesOnlyDefault: 'entries alone (saveMemory only), default recencyBias 0.3',
   deepSubtree:
@@ -218,20 +229,39 @@ async function main() {
     const bare = openMemory({ name: `${name}-bare`, embedder, now: clock });
     const deep = openMemory({ name: `${name}-deep`, embedder, now: clock });
     const wantDeep = !only || only.some((m) => m.startsWith('deep'));
+    const wantApp = !only || only.some((m) => !m.startsWith('episodic') && !m.startsWith('bm25'));
+    const wantEpisodic = !only || only.some((m) => m.startsWith('episodic'));
+    // The episodic setup: each session its own chat, turns recorded, nothing saved.
+    const epi = openMemory({ name: `${name}-episodic`, embedder, now: clock });
     const conv = await mem.createConversation(`LoCoMo ${sample.sample_id}`);
     if (conv.status !== 'SUCCESS') throw new Error(conv.message);
     const turnDia = new Map<number, string>();
+    const epiDia = new Map<number, string>();
     const t0 = performance.now();
     for (const s of sessions) {
       t = s.date;
+      const chat = wantEpisodic ? await epi.createConversation(`Session ${s.index}`) : undefined;
+      if (chat && chat.status !== 'SUCCESS') throw new Error(chat.message);
       for (const turn of s.turns) {
         t += 30_000; // half a minute a turn
         const text = turnText(turn);
         const role = turn.speaker === sample.conversation.speaker_a ? 'user' : 'assistant';
+        if (chat) {
+          const r = await epi.recordTurn({ conversationId: chat.id, role, text });
+          if (r.status !== 'SUCCESS') throw new Error(`recordTurn: ${r.message}`);
+          epiDia.set(r.turnId, turn.dia_id);
+        }
+        if (!wantApp) {
+          turnsTotal++;
+          continue;
+        }
         const rec = await mem.recordTurn({ conversationId: conv.id, role, text });
         if (rec.status !== 'SUCCESS') throw new Error(`recordTurn: ${rec.message}`);
         turnDia.set(rec.turnId, turn.dia_id);
-        if (only && !only.some((m) => m !== 'chunks' && !m.startsWith('bm25'))) {
+        if (
+          only &&
+          !only.some((m) => m !== 'chunks' && !m.startsWith('bm25') && !m.startsWith('episodic'))
+        ) {
           turnsTotal++;
           continue; // only chunk and reference searches asked for: no entries needed
         }
@@ -258,13 +288,42 @@ async function main() {
         headingPaths(
           await m.queryMemoryHeading(HEADING, q, bias, { limit: 10, signals } as never),
         ).map(diaOf);
+    const episodicChunks =
+      (signals?: 'lexical' | 'semantic'): Ranker =>
+      async (q) => {
+        const hits = await epi.searchChunks(null, q, 100, { signals });
+        const out: string[] = [];
+        for (const h of hits) {
+          const d = epiDia.get(h.chunk.turnId);
+          if (d && !out.includes(d)) out.push(d);
+        }
+        return out;
+      };
     const rankers: Record<Method, Ranker> = {
       default: heading(mem),
       bias0: heading(mem, 0),
       recall: async (q) => {
         const r = await mem.recallMemory(q, 10);
-        return Array.isArray(r) ? r.map((h) => diaOf(h.path)) : [];
+        if (!Array.isArray(r)) return [];
+        const ids = r.map((h) => (h.kind === 'entry' ? diaOf(h.path) : turnDia.get(h.turnId)));
+        return [...new Set(ids.filter((d): d is string => !!d))];
       },
+      recallEntries: async (q) => {
+        const r = await mem.recallMemory(q, 10, { turns: false });
+        return Array.isArray(r)
+          ? r.flatMap((h) => (h.kind === 'entry' ? [diaOf(h.path)] : []))
+          : [];
+      },
+      episodic: async (q) => {
+        const r = await epi.recallMemory(q, 10);
+        if (!Array.isArray(r)) return [];
+        return r.flatMap((h) =>
+          h.kind === 'turn' && epiDia.has(h.turnId) ? [epiDia.get(h.turnId)!] : [],
+        );
+      },
+      episodicChunks: episodicChunks(),
+      episodicLexical: episodicChunks('lexical'),
+      episodicSemantic: episodicChunks('semantic'),
       chunks: async (q) => {
         const hits = await mem.searchChunks(conv.id, q, 100);
         const out: string[] = [];
@@ -324,6 +383,7 @@ async function main() {
       }
     }
     await mem.close();
+    await epi.close();
     await bare.close();
     await deep.close();
     console.error(`${sample.sample_id}: done`);

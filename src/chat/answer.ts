@@ -7,13 +7,14 @@ import { asLlmError, isToolsUnsupported } from '../llm/errors';
 import { describeTools } from '../llm/prompted-tools';
 import { LlmError, type ChatMessage, type ServerInfo } from '../llm/types';
 import { visibleMessages } from '../memory/replies';
-import type { Message, TurnContext, TurnRequest } from '../memory/types';
-import { MAX_RECALL, assemblePrompt } from './context';
+import type { Message, TurnContext } from '../memory/types';
+import { assemblePrompt } from './context';
 import { generate, type Reply } from './generate';
-import { injectedBefore, toChatMessages } from './history';
+import { historyIds, injectedBefore, toChatMessages } from './history';
 import { MEMORY_INSTRUCTIONS } from './instructions';
+import { noteRecalled, recallRequest } from './recall';
 import { toolRound } from './tool-round';
-import { isStop, store, type SessionContext, type Turn } from './turn';
+import { isStop, store, type Turn } from './turn';
 import type { TurnResult } from './types';
 
 export const MAX_TOOL_ROUNDS = 8;
@@ -88,20 +89,10 @@ async function open(turn: Turn, start: TurnStart): Promise<TurnContext> {
       ...(index && turn.userId !== undefined && text.trim()
         ? { index: { turnId: turn.userId, text } }
         : {}),
-      ...recallRequest(turn.ctx, text),
+      ...recallRequest(turn.ctx.settings, text, turn.conversationId, turn.userId),
       outlineDepth: 2,
     }),
   );
-}
-
-/** Auto-recall for the turn: the engine ranks the entries against the user's text. */
-function recallRequest(ctx: SessionContext, text: string): Pick<TurnRequest, 'recall'> {
-  return ctx.settings.autoRecall ? { recall: { query: text, limit: MAX_RECALL } } : {};
-}
-
-/** The recalled entries that made it into a prompt: stored with the turn's assistant messages. */
-function noteRecalled(turn: Turn, paths: readonly string[]): void {
-  for (const path of paths) turn.recalled.add(path);
 }
 
 /**
@@ -126,6 +117,7 @@ function roundPrompt(
     recall: ready.recall,
     injected: injectedBefore(history, turn.userId),
     history: toChatMessages(history),
+    historyIds: historyIds(history),
     budget: {
       contextSize: s.contextSize,
       maxOutput: settings.maxOutputTokens,
@@ -133,7 +125,7 @@ function roundPrompt(
     },
     countTokens,
   });
-  noteRecalled(turn, prompt.recalled);
+  noteRecalled(turn.recalled, prompt);
   if (!prompt.messages.length) {
     throw new LlmError(
       'CONTEXT_OVERFLOW',

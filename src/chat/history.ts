@@ -34,6 +34,11 @@ export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
   return out;
 }
 
+/** The message id of each message `toChatMessages` keeps, in its order. */
+export function historyIds(messages: readonly Message[]): (number | undefined)[] {
+  return messages.filter((m) => !m.meta?.notice).map((m) => m.id);
+}
+
 /**
  * A stored call's arguments as the JSON text the wire wants. A call the model wrote as text that
  * is not JSON is kept as it was but sent wrapped in an object: llama-server parses the arguments

@@ -7,6 +7,7 @@ import type { Connector } from '../llm/connector';
 import { isAbortError } from '../llm/errors';
 import { LlmError, type ServerInfo, type ToolSpec } from '../llm/types';
 import type { MemoryApi, Message } from '../memory/types';
+import { noneRecalled, recalledMeta, type Recalled } from './recall';
 import type { MemoryTool } from './tools';
 import type { ChatSettings, SessionEvent, TurnResult } from './types';
 
@@ -46,8 +47,8 @@ export interface Turn {
   keptPartial: boolean;
   /** A regeneration's alternative: every reply message it stores carries it. */
   alt?: number;
-  /** Paths auto-recall put into this turn's prompts (stored with its assistant messages). */
-  recalled: Set<string>;
+  /** What auto-recall put into this turn's prompts (stored with its assistant messages). */
+  recalled: Recalled;
   /** The user message this turn answers, once stored. */
   userId?: number;
   /** The last assistant message this turn stored, notices aside. */
@@ -74,7 +75,7 @@ export async function begin(
     signal,
     streamed: '',
     keptPartial: false,
-    recalled: new Set(),
+    recalled: noneRecalled(),
     wrote: false,
     emit(event) {
       ctx.emit(event);
@@ -100,7 +101,7 @@ function withTurnMeta(turn: Turn, msg: NewMessage): NewMessage {
   if (msg.role === 'user') return msg;
   const meta: Record<string, unknown> = { ...msg.meta };
   if (turn.alt !== undefined) meta.alt = turn.alt;
-  if (msg.role === 'assistant' && turn.recalled.size) meta.recalled = [...turn.recalled];
+  if (msg.role === 'assistant') Object.assign(meta, recalledMeta(turn.recalled));
   return Object.keys(meta).length ? { ...msg, meta } : msg;
 }
 

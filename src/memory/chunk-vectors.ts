@@ -123,6 +123,12 @@ export class ChunkVectors {
     return this.slotOf.has(id);
   }
 
+  /** The conversation of a live chunk, undefined when the index does not hold it. */
+  conversationOf(id: number): number | undefined {
+    const slot = this.slotOf.get(id);
+    return slot === undefined ? undefined : this.convs[slot];
+  }
+
   /** Every live chunk id (for reconciling with the store). */
   liveIds(): number[] {
     return [...this.slotOf.keys()];

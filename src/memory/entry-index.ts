@@ -76,8 +76,11 @@ export class EntryIndex {
   readonly chunkVectors: PackedVectors | null;
   private readonly nodes = new Map<string, TreeNode>([['', { children: new Set() }]]);
   private readonly byId = new Map<number, EntryRef>();
-  /** Words of each entry's path and content. */
+  /** Words of each entry's path and content, grouped by the heading the entry is under. */
   private readonly ownWords = new Bm25Index();
+  /** A number for each heading that has had entries (the word index's groups). */
+  private readonly headingIds = new Map<string, number>();
+  private readonly headingPaths: string[] = [];
   /** Words of each entry's context snapshot. */
   private readonly snapshotWords = new Bm25Index();
   /** Sum of the entry vectors held, for the query's baseline cosine (ranking.ts). */
@@ -133,12 +136,25 @@ export class EntryIndex {
     own: Map<number, LexicalMatch>;
     snapshot: Map<number, LexicalMatch>;
     query: LexicalQuery;
+    /** The lexical relevance of each heading as a whole (its entries' words), by heading. */
+    headings: Map<string, number>;
   } {
     const query = this.ownWords.prepare(text);
     const snapQuery = this.snapshotWords.prepare(text);
     const own = new Map(this.ownWords.search(query).map((m) => [m.key, m]));
     const snapshot = new Map(this.snapshotWords.search(snapQuery).map((m) => [m.key, m]));
-    return { own, snapshot, query };
+    const headings = new Map<string, number>();
+    for (const [id, r] of this.ownWords.groupMatches(query)) headings.set(this.headingPaths[id], r);
+    return { own, snapshot, query, headings };
+  }
+
+  private headingId(path: string): number {
+    let id = this.headingIds.get(path);
+    if (id === undefined) {
+      this.headingIds.set(path, (id = this.headingPaths.length));
+      this.headingPaths.push(path);
+    }
+    return id;
   }
 
   entry(path: string): EntryRef | undefined {
@@ -230,7 +246,11 @@ export class EntryIndex {
     this.byId.set(row.id, ref);
     this.node(row.path).entry = ref;
     this.onChange(row.path);
-    this.ownWords.add(row.id, entrySearchText(row.path, row.content));
+    this.ownWords.add(
+      row.id,
+      entrySearchText(row.path, row.content),
+      this.headingId(parentOf(row.path)),
+    );
     if (row.contextChunks.length)
       this.snapshotWords.add(row.id, row.contextChunks.map((c) => c.text).join(' '));
   }

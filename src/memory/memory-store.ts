@@ -12,6 +12,7 @@ import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
 import { turnStartTools } from './tools/prepare-turn';
 import { readTools } from './tools/read';
+import { recallTools } from './tools/recall';
 import { turnsTools } from './tools/turns';
 import { writeTools } from './tools/write';
 import type { MemoryApi, OpenMemoryOptions } from './types';
@@ -25,16 +26,18 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
   const entry = entryTools(ctx);
   const turns = turnsTools(ctx);
   const conversations = conversationTools(ctx);
+  const recall = recallTools(ctx);
   return {
     ...writeTools(ctx),
     ...read,
+    ...recall,
     ...history,
     ...turns,
     ...portableTools(ctx),
     ...conversations,
     ...entry,
     ...detailTools(ctx, { ...read, ...history, ...entry }),
-    ...turnStartTools({ ...read, ...turns, ...conversations }),
+    ...turnStartTools({ ...read, ...recall, ...turns, ...conversations }),
     ...adminTools(ctx),
     ...backupTools(ctx),
     ...changeTools(ctx),

@@ -17,6 +17,19 @@ export const LEXICAL_WEIGHT = 0.7;
  */
 export const SNAPSHOT_WEIGHT = 0.35;
 
+/**
+ * How much a chat as a whole (all its sentences) adds to each of its sentences when a search
+ * spans several chats, within the room the sentence's own match (with its turn) leaves. Below
+ * MIN_RELEVANCE, so a chat's words alone never lift an unrelated sentence of it over the floor
+ * (docs/search.md, "Relevance through the hierarchy").
+ */
+export const CHAT_WEIGHT = 0.5;
+/**
+ * How much a heading as a whole (every entry under it) adds to each of its entries when a
+ * search spans several headings; below MIN_RELEVANCE for the same reason.
+ */
+export const HEADING_WEIGHT = 0.5;
+
 /** The recency blend of queryMemoryHeading when the caller gives none. */
 export const DEFAULT_RECENCY_BIAS = 0.3;
 /**

@@ -7,9 +7,12 @@ import type { EntryIndex, EntryRef } from './entry-index';
 import type { LexicalMatch, LexicalQuery } from './lexical/bm25-index';
 import type { SemanticIndex } from './semantic-index';
 import { tokenize } from './lexical/tokenize';
+import { parentOf } from './paths';
 import {
   baselineCosine,
+  CHAT_WEIGHT,
   fuse,
+  HEADING_WEIGHT,
   rank,
   relativeRelevance,
   semanticRelevance,
@@ -23,8 +26,13 @@ import type { Chunk, ChunkView, ContextChunk, MatchReason } from './types';
 
 export interface EntryHit {
   ref: EntryRef;
-  /** Fused lexical and semantic relevance, 0..1, on its own scale (thresholds use it). */
+  /** Fused lexical and semantic relevance, 0..1, on its own scale, its heading's evidence in. */
   match: number;
+  /**
+   * The match of the entry alone (its text and snapshot), without its heading's evidence:
+   * floors apply to it, so a heading's other entries do not ride along.
+   */
+  ownMatch: number;
   /** The match relative to the search's best (ranking.ts `relativeRelevance`): the blend's. */
   relevance: number;
   recency: number;
@@ -52,8 +60,10 @@ export function withEntryBaseline(idx: EntryIndex, q: EntryQuery): EntryQuery {
 }
 
 /**
- * Scores `refs` against the query and returns those with any relevance, best first (ties: the
- * newer, then path order).
+ * Scores `refs` (entries at or below `within`) against the query and returns those with any
+ * relevance, best first (ties: the newer, then path order). A heading below `within` is, as a
+ * whole, evidence for each entry directly under it (HEADING_WEIGHT): its entries' words as one
+ * text, and its best entry's meaning.
  */
 export function searchEntries(
   idx: EntryIndex,
@@ -61,11 +71,13 @@ export function searchEntries(
   q: EntryQuery,
   nowMs: number,
   bias: number,
+  within = '',
 ): EntryHit[] {
   const signals: Signals = q.vector && q.info ? (q.signals ?? 'both') : 'lexical';
   if (q.baseline === undefined) q = withEntryBaseline(idx, q);
   const lex = idx.lexical(q.text);
-  const out: EntryHit[] = [];
+  const scored: (EntryHit & { lexical: number; semantic: number; heading: string })[] = [];
+  const headingSem = new Map<string, number>();
   for (const ref of refs) {
     const own = lex.own.get(ref.id);
     const snap = lex.snapshot.get(ref.id);
@@ -84,26 +96,46 @@ export function searchEntries(
       semSnap = ref.chunkCount ? semanticRelevance(cosSnap, q.info, q.baseline) : 0;
       semantic = withSnapshot(semOwn, semSnap);
     }
+    const parent = parentOf(ref.path);
+    const heading = HEADING_WEIGHT > 0 && isBelow(parent, within) ? parent : '';
+    if (heading && semantic > (headingSem.get(heading) ?? 0)) headingSem.set(heading, semantic);
     const match = fuse(lexical, semantic, signals);
-    if (!(match > 0)) continue;
     const ownMask = own?.mask ?? 0;
     const snapMask = snap?.mask ?? 0;
-    out.push({
+    scored.push({
       ref,
       match,
+      ownMatch: match,
       relevance: 0,
       recency: 0,
       score: 0,
       similarity,
+      lexical,
+      semantic,
+      heading,
       why: {
         terms: termsOf(lex.query, ownMask | snapMask),
-        match: round(match),
+        match: 0,
         lexical: round(lexical),
         semantic: round(semantic),
         fromSnapshot:
           (snapMask & ~ownMask) !== 0 || (semSnap > semOwn && signals !== 'lexical' && semSnap > 0),
       },
     });
+  }
+  const out: EntryHit[] = [];
+  for (const h of scored) {
+    const { lexical, semantic, heading, ...hit } = h;
+    if (heading) {
+      hit.match = fuse(
+        withContext(lexical, lex.headings.get(heading) ?? 0, HEADING_WEIGHT),
+        withContext(semantic, headingSem.get(heading) ?? 0, HEADING_WEIGHT),
+        signals,
+      );
+    }
+    if (!(hit.ownMatch > 0)) continue;
+    hit.why.match = round(hit.match);
+    out.push(hit);
   }
   let best = 0;
   for (const h of out) if (h.match > best) best = h.match;
@@ -114,6 +146,12 @@ export function searchEntries(
       b.score - a.score || b.ref.modified - a.ref.modified || a.ref.path.localeCompare(b.ref.path),
   );
   return out;
+}
+
+/** Whether heading `path` lies strictly below `within` (the root '' is below nothing). */
+function isBelow(path: string, within: string): boolean {
+  if (path === '' || path === within) return false;
+  return within === '' || path.startsWith(`${within}/`);
 }
 
 /** The query terms (index form) set in `mask`. */
@@ -163,6 +201,12 @@ export interface ChunkSearchHit {
   row: Chunk;
   /** Fused relevance on its own scale (thresholds use it). */
   match: number;
+  /**
+   * The match from the sentence and its turn alone, without its chat's evidence (the same as
+   * `match` within one chat): a floor is applied to it, so a chat's other topics do not ride
+   * along.
+   */
+  ownMatch: number;
   /** Relative to the best match of the search: the blend's. */
   relevance: number;
   recency: number;
@@ -196,14 +240,21 @@ export async function searchChunkIndex(
     cosBound = vec.length >= m ? vec[vec.length - 1].similarity : -1;
   }
   const query = idx.words.prepare(q.text);
+  // Across chats, a chat as a whole is evidence for each of its sentences (CHAT_WEIGHT); within
+  // one chat it tells nothing apart.
+  const acrossChats = conversationId === null && CHAT_WEIGHT > 0;
+  const weights = acrossChats ? { ...TURN_CONTEXT, group: CHAT_WEIGHT } : TURN_CONTEXT;
   // A chunk's words, and with them the words of its whole turn (what the person said at once):
   // a sentence rarely holds every word of a question about its turn.
   const words = new Map<number, LexicalMatch>();
   const lexical = new Map<number, number>();
+  const lexicalOwn = new Map<number, number>();
   if (signals !== 'semantic') {
-    for (const w of idx.words.searchTop(query, conversationId, m, TURN_CONTEXT, cos.keys())) {
+    for (const w of idx.words.searchTop(query, conversationId, m, weights, cos.keys())) {
       words.set(w.key, w);
-      lexical.set(w.key, withContext(w.relevance, w.context ?? 0, TURN_CONTEXT.parent));
+      const inTurn = withContext(w.relevance, w.context ?? 0, TURN_CONTEXT.parent);
+      lexicalOwn.set(w.key, inTurn);
+      lexical.set(w.key, withContext(inTurn, w.groupContext ?? 0, CHAT_WEIGHT));
     }
   }
   let baseline: number | undefined;
@@ -211,10 +262,26 @@ export async function searchChunkIndex(
     const { sumDot, count } = idx.centroidDot(q.vector!);
     baseline = baselineCosine(sumDot, count, q.info!);
   }
-  const sem = (c: number | undefined) =>
+  const own = (c: number | undefined) =>
     signals === 'lexical' ? 0 : semanticRelevance(c ?? cosBound, q.info!, baseline);
+  // A chat's meaning as a whole: its best sentence among the vector candidates.
+  const chatSem = new Map<number, number>();
+  if (acrossChats && signals !== 'lexical') {
+    for (const [id, c] of cos) {
+      const conv = idx.conversationOf(id);
+      if (conv === undefined) continue;
+      const r = own(c);
+      if (r > (chatSem.get(conv) ?? 0)) chatSem.set(conv, r);
+    }
+  }
+  const sem = (c: number | undefined, id: number, alone = false) => {
+    const r = own(c);
+    if (!chatSem.size || alone) return r;
+    const conv = idx.conversationOf(id);
+    return conv === undefined ? r : withContext(r, chatSem.get(conv) ?? 0, CHAT_WEIGHT);
+  };
   const first = [...new Set([...cos.keys(), ...words.keys()])]
-    .map((id) => ({ id, rel: fuse(lexical.get(id) ?? 0, sem(cos.get(id)), signals) }))
+    .map((id) => ({ id, rel: fuse(lexical.get(id) ?? 0, sem(cos.get(id), id), signals) }))
     .filter((c) => c.rel > 0)
     .sort((a, b) => b.rel - a.rel)
     .slice(0, bias > 0 ? m : k * 2);
@@ -227,11 +294,15 @@ export async function searchChunkIndex(
     if (c === undefined && signals !== 'lexical' && row.embedding.length === q.vector!.length)
       c = dot(q.vector!, row.embedding);
     const w = words.get(id);
-    const match = fuse(lexical.get(id) ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1), signals);
+    const match = fuse(lexical.get(id) ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1, id), signals);
     if (!(match > 0)) return;
+    const ownMatch = acrossChats
+      ? fuse(lexicalOwn.get(id) ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1, id, true), signals)
+      : match;
     out.push({
       row,
       match,
+      ownMatch,
       relevance: 0,
       recency: 0,
       score: 0,

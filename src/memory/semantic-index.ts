@@ -45,6 +45,11 @@ export class SemanticIndex {
     return this.vectors.size;
   }
 
+  /** The conversation of an indexed chunk (undefined when it is not held). */
+  conversationOf(id: number): number | undefined {
+    return this.vectors.conversationOf(id);
+  }
+
   info(): SemanticIndexInfo {
     const mem = this.vectors.memory();
     return {

@@ -397,12 +397,67 @@ export interface OutlineNode {
   children?: OutlineNode[];
 }
 
-export interface RecallHit {
+/** An auto-recall hit: a saved entry or a past turn (docs/search.md, "Recall"). */
+export type RecallHit = EntryRecallHit | TurnRecallHit;
+
+export interface EntryRecallHit {
+  kind: 'entry';
   path: string;
   content: JsonValue;
   /** Fused lexical and semantic relevance, 0..1 (auto-recall ranks by relevance alone). */
   relevance: number;
   why: MatchReason;
+  /** The turns (message ids) its context snapshot carries: recall does not repeat them. */
+  turnIds: number[];
+}
+
+export interface TurnRecallHit {
+  kind: 'turn';
+  conversationId: number;
+  /** The message id (`recordTurn`'s `turnId`). */
+  turnId: number;
+  role: Role;
+  /** The message's whole text. */
+  text: string;
+  /** Its sentence that matched best (the whole text when it has one sentence). */
+  best: string;
+  /** When it was said. */
+  time: Date;
+  /** The chat's title. */
+  chat: string;
+  /** Fused relevance on the entries' scale, 0..1: the best of its sentences'. */
+  relevance: number;
+  /** Query words found in the turn, in index form. */
+  terms: string[];
+}
+
+/** What `recallMemory` is asked besides the query and limit. */
+export interface RecallOptions {
+  /** The floor (default MIN_RELEVANCE, src/memory/ranking.ts). */
+  minRelevance?: number;
+  /** Past turns too (default true), or saved entries alone. */
+  turns?: boolean;
+  /**
+   * Leaves out a chat's latest turns, from `fromTurnId` on (the ones the prompt holds
+   * already, and the message being answered).
+   */
+  exclude?: { conversationId: number; fromTurnId: number };
+}
+
+/** searchConversations' answer: past turns that match, best first. */
+export interface ConversationSearchResult {
+  status: 'SUCCESS';
+  query: string;
+  results: {
+    chat: string;
+    conversationId: number;
+    turnId: number;
+    /** When it was said, ISO 8601. */
+    date: string;
+    speaker: Role;
+    text: string;
+    relevance: number;
+  }[];
 }
 
 /** What `prepareTurn` is asked for at the start of a chat turn. */
@@ -410,8 +465,8 @@ export interface TurnRequest {
   conversationId: number;
   /** A stored user message to index first (`recordTurn` with its id as `turnId`). */
   index?: { turnId: number; text: string };
-  /** Auto-recall: `recallMemory(query, limit)`; none without it. */
-  recall?: { query: string; limit: number };
+  /** Auto-recall: `recallMemory(query, limit, options)`; none without it. */
+  recall?: { query: string; limit: number; options?: RecallOptions };
   /** `memoryOutline(outlineDepth)`; none without it. */
   outlineDepth?: number;
 }
@@ -590,14 +645,25 @@ export interface MemoryApi {
   /** Top levels of the tree with entry counts, without reading rows (for the prompt outline). */
   memoryOutline(depth?: number): Promise<OutlineNode[]>;
   /**
-   * Entries most relevant to `query` anywhere (auto-recall): relevance alone, no recency, at or
-   * above `minRelevance` (default MIN_RELEVANCE, src/memory/ranking.ts), at most `limit` (default 3, up to 100).
+   * Entries and past turns (of every chat) most relevant to `query` (auto-recall), in one
+   * ranking: relevance alone, no recency, at or above `minRelevance` (default MIN_RELEVANCE,
+   * src/memory/ranking.ts), at most `limit` (default 3, up to 100); one hit per turn, and no
+   * turn that a hit entry's snapshot carries.
    */
   recallMemory(
     query: unknown,
     limit?: unknown,
-    options?: { minRelevance?: number },
+    options?: RecallOptions,
   ): Promise<RecallHit[] | ToolError>;
+  /**
+   * Past turns of every chat that match `query` (the model's `searchConversations` tool): with
+   * their chat, date and speaker, best first, at or above MIN_RELEVANCE, at most `limit`
+   * (default 5, up to 20).
+   */
+  searchConversations(
+    query: unknown,
+    limit?: unknown,
+  ): Promise<ConversationSearchResult | ToolError>;
   createConversation(title?: unknown): Promise<{ status: 'SUCCESS'; id: number } | ToolError>;
   /** Newest first. */
   listConversations(): Promise<Conversation[]>;

@@ -166,9 +166,11 @@ describe('recallMemory', () => {
     const hits = await mem.recallMemory('violin lesson', 100);
     expect(Array.isArray(hits) && hits.length).toBe(100);
     if (!Array.isArray(hits)) return;
-    expect(hits.every((h) => h.path.startsWith('Bulk/') && h.relevance >= MIN_RELEVANCE)).toBe(
-      true,
-    );
+    expect(
+      hits.every(
+        (h) => h.kind === 'entry' && h.path.startsWith('Bulk/') && h.relevance >= MIN_RELEVANCE,
+      ),
+    ).toBe(true);
     expect(await mem.recallMemory('violin lesson', 101)).toMatchObject({
       status: 'ERROR',
       code: 'INVALID_ARGUMENT',

@@ -166,7 +166,10 @@ describe('prepareTurn', () => {
       expect(ready.outline).toEqual([
         { path: 'Garden', entries: 1, children: [{ path: 'Garden/Tomatoes', entries: 1 }] },
       ]);
-      expect(ready.recall.map((h) => h.path)).toEqual(['Garden/Tomatoes']);
+      // The message itself is never recalled: the entry alone.
+      expect(ready.recall.map((h) => (h.kind === 'entry' ? h.path : h.turnId))).toEqual([
+        'Garden/Tomatoes',
+      ]);
       const hits = await memory.searchChunks(conv.id, 'water tomatoes', 3);
       expect(hits.map((h) => h.chunk.turnId)).toEqual([stored.id]);
       // Nothing asked for, nothing read but the conversation.

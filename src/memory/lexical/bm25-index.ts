@@ -16,6 +16,12 @@ export interface ContextWeights {
   neighbours: number;
   /** Whether the parent after counts too, or only the one before. */
   after?: boolean;
+  /**
+   * The share of the group's words (a chat's, all its documents'), counted after the parent's:
+   * evidence of the whole chat for each of its sentences (docs/search.md). 0 or absent: none.
+   * Only informative when the search spans several groups.
+   */
+  group?: number;
 }
 
 /** Documents' terms already counted (as the chunk shards store them): see `addPacked`. */
@@ -74,6 +80,11 @@ export interface LexicalMatch {
    * documents holds, idf-weighted), 0 without a parent.
    */
   context?: number;
+  /**
+   * From `searchTop` with a `group` weight only: the group's relevance as a whole (the query
+   * terms any of its documents holds, idf-weighted).
+   */
+  groupContext?: number;
 }
 
 export interface LexicalQuery {
@@ -98,6 +109,14 @@ export class Bm25Index {
   private parentBefore = new Int32Array(1024);
   private parentAfter = new Int32Array(1024);
   private readonly lastParentOf = new Map<number, number>();
+  /** Each slot's group as a dense number (groups are conversation ids: sparse). */
+  private groupSlots = new Int32Array(1024);
+  private readonly groupSlotOf = new Map<number, number>();
+  private groupKeys: number[] = [];
+  /** Each group's words in all (its documents' lengths) and its live documents. */
+  private groupLengths = new Float64Array(64);
+  private groupDocs = new Int32Array(64);
+  private liveGroups = 0;
   private lengths = new Uint32Array(1024);
   private alive = new Uint8Array(1024);
   private slotCount = 0;
@@ -167,6 +186,9 @@ export class Bm25Index {
     this.groups[slot] = group;
     this.parents[slot] = parent;
     this.parentSlots[slot] = parent ? this.parentSlot(parent, group) : -1;
+    const g = (this.groupSlots[slot] = this.groupSlot(group));
+    if (this.groupDocs[g]++ === 0) this.liveGroups++;
+    this.groupLengths[g] += length;
     this.lengths[slot] = length;
     this.alive[slot] = 1;
     this.live++;
@@ -197,6 +219,22 @@ export class Bm25Index {
     return p;
   }
 
+  private groupSlot(group: number): number {
+    let g = this.groupSlotOf.get(group);
+    if (g !== undefined) return g;
+    this.groupSlotOf.set(group, (g = this.groupSlotOf.size));
+    this.groupKeys[g] = group;
+    if (g >= this.groupDocs.length) {
+      const lengths = new Float64Array(this.groupDocs.length * 2);
+      lengths.set(this.groupLengths);
+      this.groupLengths = lengths;
+      const docs = new Int32Array(this.groupDocs.length * 2);
+      docs.set(this.groupDocs);
+      this.groupDocs = docs;
+    }
+    return g;
+  }
+
   private postingsOf(term: string): Postings {
     let p = this.terms.get(term);
     if (!p) this.terms.set(term, (p = new Postings()));
@@ -210,6 +248,9 @@ export class Bm25Index {
     this.alive[slot] = 0;
     this.live--;
     this.totalLength -= this.lengths[slot];
+    const g = this.groupSlots[slot];
+    this.groupLengths[g] -= this.lengths[slot];
+    if (--this.groupDocs[g] === 0) this.liveGroups--;
     this.deadPostings += this.lengths[slot] ? 1 : 0; // a hint; compaction recounts
     if (this.slotOf.size === 0) this.clear();
     // Removed documents still count in document frequencies until compacted: keep them few.
@@ -224,6 +265,11 @@ export class Bm25Index {
     this.parents = [];
     this.parentSlotOf.clear();
     this.lastParentOf.clear();
+    this.groupSlotOf.clear();
+    this.groupKeys = [];
+    this.groupLengths.fill(0);
+    this.groupDocs.fill(0);
+    this.liveGroups = 0;
     this.slotCount = 0;
     this.live = 0;
     this.totalLength = 0;
@@ -235,6 +281,8 @@ export class Bm25Index {
   memoryBytes(): number {
     // Typed arrays by their size; JS arrays at 8 bytes an element; Map entries at ~40 bytes.
     let bytes = this.lengths.byteLength + this.alive.byteLength + this.parentSlots.byteLength;
+    bytes += this.groupSlots.byteLength + this.groupSlotOf.size * 40;
+    bytes += this.groupLengths.byteLength + this.groupDocs.byteLength;
     bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 3;
     bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
     bytes += (this.slotOf.size + this.parentSlotOf.size) * 40;
@@ -285,11 +333,15 @@ export class Bm25Index {
     also: Iterable<number> = [],
   ): LexicalMatch[] {
     const n = this.score(q, group);
-    const { touched, masks, rel, parentSlots, parentMasks } = this;
+    const { touched, masks, rel, parentSlots, parentMasks, groupSlots } = this;
+    const byGroup = (weights.group ?? 0) > 0 && n > 0;
     for (let i = 0; i < n; i++) {
-      const p = parentSlots[touched[i]];
-      if (p >= 0) parentMasks[p] |= masks[touched[i]];
+      const slot = touched[i];
+      const p = parentSlots[slot];
+      if (p >= 0) parentMasks[p] |= masks[slot];
     }
+    const groupRel = byGroup ? this.groupRelevance(q) : null;
+    const groupOf = (slot: number) => (groupRel ? groupRel[groupSlots[slot]] : 0);
     const combined = new Float32Array(n);
     const context = new Float32Array(n);
     for (let i = 0; i < n; i++) {
@@ -297,29 +349,89 @@ export class Bm25Index {
       const own = Math.min(1, rel[slot] / q.total);
       const ctx = this.contextOf(q, parentSlots[slot], weights);
       context[i] = ctx;
-      combined[i] = 1 - (1 - own) * (1 - weights.parent * ctx);
+      const inTurn = 1 - (1 - own) * (1 - weights.parent * ctx);
+      combined[i] = byGroup ? 1 - (1 - inTurn) * (1 - weights.group! * groupOf(slot)) : inTurn;
     }
     const out: LexicalMatch[] = [];
     const kept = new Set<number>();
-    for (const i of selectTop(combined, n, m)) {
-      const hit = this.match(touched[i], q);
-      hit.context = context[i];
+    const hitOf = (slot: number, ctx: number) => {
+      const hit = this.match(slot, q);
+      hit.context = ctx;
+      if (byGroup) hit.groupContext = groupOf(slot);
       out.push(hit);
-      kept.add(touched[i]);
-    }
+      kept.add(slot);
+    };
+    for (const i of selectTop(combined, n, m)) hitOf(touched[i], context[i]);
     for (const key of also) {
       const slot = this.slotOf.get(key);
       if (slot === undefined || !masks[slot] || kept.has(slot)) continue;
-      const hit = this.match(slot, q);
-      hit.context = this.contextOf(q, parentSlots[slot], weights);
-      out.push(hit);
-      kept.add(slot);
+      hitOf(slot, this.contextOf(q, parentSlots[slot], weights));
     }
     for (let i = 0; i < n; i++) {
-      const p = parentSlots[touched[i]];
+      const slot = touched[i];
+      const p = parentSlots[slot];
       if (p >= 0) parentMasks[p] = 0;
     }
     this.reset(n);
+    return out;
+  }
+
+  /**
+   * The relevance of each group holding a query term, as one document (`groupRelevance`), by
+   * group: a heading as a whole, when the groups are headings.
+   */
+  groupMatches(q: LexicalQuery): Map<number, number> {
+    const out = new Map<number, number>();
+    if (!q.total) return out;
+    this.groupRelevance(q).forEach((r, g) => {
+      if (r > 0) out.set(this.groupKeys[g], r);
+    });
+    return out;
+  }
+
+  /**
+   * Each group's relevance as one document (a chat as a whole), by group slot: the calibrated
+   * BM25 relevance over the groups, where a term's frequency is its count in all of the
+   * group's documents, its idf is over groups, and the length is the group's. A word every chat
+   * holds (a speaker's name) tells chats nothing apart and counts for nothing.
+   */
+  private groupRelevance(q: LexicalQuery): Float32Array {
+    const groups = this.groupSlotOf.size;
+    const out = new Float32Array(groups);
+    if (!this.liveGroups) return out;
+    const avg = this.totalLength / this.liveGroups || 1;
+    const tf = new Float64Array(groups);
+    const seen: number[] = [];
+    let total = 0;
+    const { alive, groupSlots, groupLengths } = this;
+    const terms: { idf: number; groups: number[]; tfs: number[] }[] = [];
+    for (const t of q.terms) {
+      const p = this.terms.get(t);
+      if (!p) continue;
+      for (let j = 0; j < p.n; j++) {
+        const slot = p.slots[j];
+        if (!alive[slot]) continue;
+        const g = groupSlots[slot];
+        if (tf[g] === 0) seen.push(g);
+        tf[g] += p.tfs[j];
+      }
+      if (!seen.length) continue;
+      const df = Math.min(seen.length, this.liveGroups);
+      const idf = Math.log(1 + (this.liveGroups - df + 0.5) / (df + 0.5));
+      total += idf;
+      terms.push({ idf, groups: seen.slice(), tfs: seen.map((g) => tf[g]) });
+      for (const g of seen) tf[g] = 0;
+      seen.length = 0;
+    }
+    if (!total) return out;
+    for (const { idf, groups: gs, tfs } of terms) {
+      for (let i = 0; i < gs.length; i++) {
+        const g = gs[i];
+        const f = tfs[i];
+        const norm = f / (f + BM25_K1 * (1 - BM25_B + (BM25_B * groupLengths[g]) / avg));
+        out[g] += (idf * Math.min(1, norm * (BM25_K1 + 1))) / total;
+      }
+    }
     return out;
   }
 
@@ -420,6 +532,7 @@ export class Bm25Index {
     const parents: number[] = new Array(next);
     const lengths = new Uint32Array(Math.max(1024, next * 2));
     const parentSlots = new Int32Array(lengths.length);
+    const groupSlots = new Int32Array(lengths.length);
     for (let s = 0; s < this.slotCount; s++) {
       const to = remap[s];
       if (to < 0) continue;
@@ -427,6 +540,7 @@ export class Bm25Index {
       groups[to] = this.groups[s];
       parents[to] = this.parents[s];
       parentSlots[to] = this.parentSlots[s];
+      groupSlots[to] = this.groupSlots[s];
       lengths[to] = this.lengths[s];
       this.slotOf.set(this.keys[s], to);
     }
@@ -449,6 +563,7 @@ export class Bm25Index {
     this.parents = parents;
     this.lengths = lengths;
     this.parentSlots = parentSlots;
+    this.groupSlots = groupSlots;
     this.alive = new Uint8Array(lengths.length);
     this.alive.fill(1, 0, next);
     this.slotCount = next;
@@ -467,6 +582,9 @@ export class Bm25Index {
     const parentSlots = new Int32Array(cap);
     parentSlots.set(this.parentSlots);
     this.parentSlots = parentSlots;
+    const groupSlots = new Int32Array(cap);
+    groupSlots.set(this.groupSlots);
+    this.groupSlots = groupSlots;
     const alive = new Uint8Array(cap);
     alive.set(this.alive);
     this.alive = alive;

@@ -5,6 +5,7 @@ import type {
   Message,
   OutlineNode,
   RecallHit,
+  RecallOptions,
   RecordTurnResult,
   ToolError,
   TurnContext,
@@ -19,7 +20,11 @@ export interface TurnReads {
     text: string;
     turnId: number;
   }): Promise<RecordTurnResult | ToolError>;
-  recallMemory(query: unknown, limit?: unknown): Promise<RecallHit[] | ToolError>;
+  recallMemory(
+    query: unknown,
+    limit?: unknown,
+    options?: RecallOptions,
+  ): Promise<RecallHit[] | ToolError>;
   memoryOutline(depth?: number): Promise<OutlineNode[]>;
   getMessages(conversationId: number): Promise<Message[]>;
 }
@@ -41,7 +46,12 @@ export function turnStartTools(reads: TurnReads) {
           turnId: index.turnId,
         })
       : undefined;
-    const hits = recall ? await reads.recallMemory(recall.query, recall.limit) : [];
+    // The message just indexed is the query itself: recall never brings it back.
+    const options =
+      recall && index && !recall.options?.exclude
+        ? { ...recall.options, exclude: { conversationId, fromTurnId: index.turnId } }
+        : recall?.options;
+    const hits = recall ? await reads.recallMemory(recall.query, recall.limit, options) : [];
     const outline = outlineDepth ? await reads.memoryOutline(outlineDepth) : [];
     const messages = await reads.getMessages(conversationId);
     return {

@@ -3,7 +3,7 @@ import type { Table } from 'dexie';
 import type { StoreContext } from '../store';
 import { getOwn, intArg, isToolError, numberArg, setOwn, short, toolError } from '../validate';
 import { headingOf, parentOf } from '../paths';
-import { DEFAULT_RECENCY_BIAS, MIN_RELEVANCE, type Signals } from '../ranking';
+import { DEFAULT_RECENCY_BIAS, type Signals } from '../ranking';
 import {
   matchingChunks,
   searchEntries,
@@ -21,7 +21,6 @@ import type {
   NotFoundResult,
   OutlineNode,
   QueryResult,
-  RecallHit,
   ToolError,
   TreeNode,
 } from '../types';
@@ -176,7 +175,7 @@ export function readTools(ctx: StoreContext) {
 
       const candidates = path === '' ? idx.subtree('') : idx.descendants(path);
       q = withEntryBaseline(idx, q);
-      const hits = searchEntries(idx, candidates, q, at, bias);
+      const hits = searchEntries(idx, candidates, q, at, bias, path);
       const scoreFields = (h: EntryHit) => ({
         score: h.score,
         relevance: h.relevance,
@@ -296,41 +295,7 @@ export function readTools(ctx: StoreContext) {
     return walk('', 1);
   }
 
-  /**
-   * Entries most relevant to `query` anywhere in memory (auto-recall): relevance alone, at or
-   * above a calibrated floor, best first.
-   */
-  async function recallMemory(
-    queryIn: unknown,
-    limitIn: unknown = 3,
-    optionsIn?: unknown,
-  ): Promise<RecallHit[] | ToolError> {
-    return guard(async () => {
-      if (typeof queryIn !== 'string' || !queryIn.trim()) return [];
-      const limit = intArg(limitIn, 'limit', 3, 1, 100);
-      if (isToolError(limit)) return limit;
-      const minIn =
-        optionsIn && typeof optionsIn === 'object'
-          ? (optionsIn as { minRelevance?: unknown }).minRelevance
-          : undefined;
-      const min = numberArg(minIn, 'minRelevance', MIN_RELEVANCE, 0, 1);
-      if (isToolError(min)) return min;
-      const q = await queryOf(queryIn.trim(), 'both');
-      const idx = await entries();
-      const hits = searchEntries(idx, idx.subtree(''), q, now(), 0)
-        .filter((h) => h.match >= min)
-        .slice(0, limit);
-      const rows = await rowsOf(hits.map((h) => h.ref.id));
-      return hits.flatMap((h) => {
-        const row = rows.get(h.ref.id);
-        return row
-          ? [{ path: row.path, content: row.content, relevance: h.match, why: h.why }]
-          : [];
-      });
-    });
-  }
-
-  return { queryMemory, queryMemoryHeading, listMemory, memoryOutline, recallMemory };
+  return { queryMemory, queryMemoryHeading, listMemory, memoryOutline };
 }
 
 /** queryMemoryHeading's answer for a path with nothing below it: what is there, and what to call. */

@@ -1,0 +1,96 @@
+// Auto-recall in a chat turn (docs/chat.md, "Auto-recall"): what the turn asks of the engine (the
+// entries and past turns of every chat most relevant to the user's message, in one ranking,
+// leaving out the message itself and what follows it), and what it keeps of what went into the
+// prompt, so the reply's "Recalled:" note can link to each entry and turn.
+import type { Message, TurnRequest } from '../memory/types';
+import { MAX_RECALL, type AssembledPrompt, type RecalledTurn } from './context';
+import type { ChatSettings } from './types';
+
+/** What auto-recall found for a turn and the prompt took, stored on the turn's replies. */
+export interface Recalled {
+  /** Entry paths. */
+  paths: Set<string>;
+  /** Past turns, by message id. */
+  turns: Map<number, RecalledTurn>;
+}
+
+export const noneRecalled = (): Recalled => ({ paths: new Set(), turns: new Map() });
+
+/**
+ * The turn's recall request: the user's text against every entry and every chat's turns; the
+ * chat's own turns from the message answered on are left out (the prompt holds them already;
+ * the turns before it that the prompt holds are left out when it is assembled).
+ */
+export function recallRequest(
+  settings: Pick<ChatSettings, 'autoRecall'>,
+  text: string,
+  conversationId: number,
+  userId: number | undefined,
+): Pick<TurnRequest, 'recall'> {
+  if (!settings.autoRecall || !text.trim()) return {};
+  return {
+    recall: {
+      query: text,
+      limit: MAX_RECALL,
+      ...(userId !== undefined
+        ? { options: { exclude: { conversationId, fromTurnId: userId } } }
+        : {}),
+    },
+  };
+}
+
+/** Adds what a round's prompt recalled. */
+export function noteRecalled(
+  recalled: Recalled,
+  prompt: Pick<AssembledPrompt, 'recalled' | 'recalledTurns'>,
+): void {
+  for (const path of prompt.recalled) recalled.paths.add(path);
+  for (const t of prompt.recalledTurns) recalled.turns.set(t.turnId, t);
+}
+
+/**
+ * What a reply message stores of it: `recalled` (entry paths) and `recalledTurns` (chat, message
+ * and date as ISO text, for the "Recalled:" note's links); nothing when nothing was recalled.
+ */
+export function recalledMeta(recalled: Recalled): Record<string, unknown> {
+  return {
+    ...(recalled.paths.size ? { recalled: [...recalled.paths] } : {}),
+    ...(recalled.turns.size
+      ? {
+          recalledTurns: [...recalled.turns.values()].map((t) => ({
+            conversationId: t.conversationId,
+            turnId: t.turnId,
+            chat: t.chat,
+            time: t.time instanceof Date ? t.time.toISOString() : String(t.time),
+          })),
+        }
+      : {}),
+  };
+}
+
+/** A recalled turn as a stored reply names it (`meta.recalledTurns`), or undefined if unreadable. */
+export interface StoredRecalledTurn {
+  conversationId: number;
+  turnId: number;
+  chat: string;
+  time: string;
+}
+
+/** The recalled turns a stored message names, the malformed left out (meta is data from storage). */
+export function recalledTurnsOf(meta: Message['meta']): StoredRecalledTurn[] {
+  const list = meta?.recalledTurns;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((t: unknown) => {
+    if (!t || typeof t !== 'object') return [];
+    const { conversationId, turnId, chat, time } = t as Record<string, unknown>;
+    if (!Number.isInteger(conversationId) || !Number.isInteger(turnId)) return [];
+    return [
+      {
+        conversationId: conversationId as number,
+        turnId: turnId as number,
+        chat: typeof chat === 'string' ? chat : '',
+        time: typeof time === 'string' ? time : '',
+      },
+    ];
+  });
+}

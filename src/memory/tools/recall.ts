@@ -1,0 +1,226 @@
+// Recall (docs/search.md, "Recall"): saved entries and the past turns of every chat ranked
+// together by the one ranking function (auto-recall's `recallMemory`), and the turns alone for
+// the model's `searchConversations`.
+import type { StoreContext } from '../store';
+import { intArg, isToolError, numberArg, toolError } from '../validate';
+import { MIN_RELEVANCE } from '../ranking';
+import { searchChunkIndex, searchEntries, type ChunkSearchHit, type EntryQuery } from '../search';
+import { entryRows } from './read';
+import type {
+  Chunk,
+  ConversationSearchResult,
+  EntryRecallHit,
+  RecallHit,
+  RecallOptions,
+  ToolError,
+  TurnRecallHit,
+} from '../types';
+
+/** Sentences asked of the chunk search per turn wanted: a turn may match by several. */
+const SENTENCES_PER_TURN = 4;
+/** searchConversations' default and largest number of turns. */
+const SEARCH_DEFAULT = 5;
+const SEARCH_MAX = 20;
+
+export function recallTools(ctx: StoreContext) {
+  const { db, now, embed, entries, chunksIndex, guard } = ctx;
+
+  async function recallMemory(
+    queryIn: unknown,
+    limitIn: unknown = 3,
+    optionsIn?: unknown,
+  ): Promise<RecallHit[] | ToolError> {
+    return guard(async () => {
+      if (typeof queryIn !== 'string' || !queryIn.trim()) return [];
+      const limit = intArg(limitIn, 'limit', 3, 1, 100);
+      if (isToolError(limit)) return limit;
+      const opts = recallOptions(optionsIn);
+      if (isToolError(opts)) return opts;
+      const q = await queryOf(queryIn.trim());
+      const idx = await entries();
+      const hits = searchEntries(idx, idx.subtree(''), q, now(), 0)
+        .filter((h) => h.ownMatch >= opts.min)
+        .slice(0, limit);
+      const rows = await entryRows(
+        db.structured_memory,
+        hits.map((h) => h.ref.id),
+      );
+      const found: EntryRecallHit[] = hits.flatMap((h) => {
+        const row = rows.get(h.ref.id);
+        if (!row) return [];
+        return [
+          {
+            kind: 'entry' as const,
+            path: row.path,
+            content: row.content,
+            relevance: h.match,
+            why: h.why,
+            turnIds: [...new Set(row.contextChunks.map((c) => c.turn_id))],
+          },
+        ];
+      });
+      const turns = opts.turns ? await turnHits(q, limit, opts.min, opts.exclude) : [];
+      return mergeRecall(found, turns, limit);
+    });
+  }
+
+  async function searchConversations(
+    queryIn: unknown,
+    limitIn: unknown = SEARCH_DEFAULT,
+  ): Promise<ConversationSearchResult | ToolError> {
+    return guard(async () => {
+      if (typeof queryIn !== 'string' || !queryIn.trim()) {
+        return toolError(
+          'INVALID_ARGUMENT',
+          'query must be text: what to look for in past conversations (names, places, topics)',
+        );
+      }
+      const limit = intArg(limitIn, 'limit', SEARCH_DEFAULT, 1, SEARCH_MAX);
+      if (isToolError(limit)) return limit;
+      const query = queryIn.trim();
+      // Past turns are searched in the active model's index: without a model, say why.
+      const emb = await embed([query]);
+      if (isToolError(emb)) return emb;
+      const q = { text: query, vector: emb.vectors[0], info: emb.info };
+      const turns = await turnHits(q, limit, MIN_RELEVANCE);
+      return {
+        status: 'SUCCESS' as const,
+        query,
+        results: turns.map((t) => ({
+          chat: t.chat,
+          conversationId: t.conversationId,
+          turnId: t.turnId,
+          date: t.time.toISOString(),
+          speaker: t.role,
+          text: t.text,
+          relevance: Math.round(t.relevance * 1000) / 1000,
+        })),
+      };
+    });
+  }
+
+  /** The query's words and, when the model loads, its vector. */
+  async function queryOf(text: string): Promise<EntryQuery> {
+    const emb = await embed([text]);
+    if (isToolError(emb)) return { text, signals: 'lexical' };
+    return { text, vector: emb.vectors[0], info: emb.info, signals: 'both' };
+  }
+
+  /** The best turns of every chat for `q`, one hit per turn, at or above `min`. */
+  async function turnHits(
+    q: EntryQuery,
+    limit: number,
+    min: number,
+    exclude?: RecallOptions['exclude'],
+  ): Promise<TurnRecallHit[]> {
+    // The chunk index is the active model's: with no model there is none to search.
+    if (!q.vector || !q.info) return [];
+    const idx = await chunksIndex(q.info);
+    // The excluded turns are the newest of one chat and may lead the search: ask past them.
+    const hits = await searchChunkIndex(
+      db.chunks,
+      idx,
+      null,
+      q,
+      limit * SENTENCES_PER_TURN + (exclude ? SENTENCES_PER_TURN * 2 : 0),
+      0,
+      now(),
+    );
+    const best = bestPerTurn(hits, { min, limit, exclude });
+    if (!best.length) return [];
+    const messages = await db.messages.bulkGet(best.map((h) => h.row.turnId));
+    const convIds = [...new Set(best.map((h) => h.row.conversationId))];
+    const convs = new Map(
+      (await db.conversations.bulkGet(convIds)).map((c, i) => [convIds[i], c?.title ?? '']),
+    );
+    return best.map((h, i) => turnHit(h, messages[i]?.text, messages[i]?.time, convs));
+  }
+
+  return { recallMemory, searchConversations };
+}
+
+/** recallMemory's options checked: the floor, whether turns come too, the turns left out. */
+export function recallOptions(
+  optionsIn: unknown,
+): { min: number; turns: boolean; exclude?: RecallOptions['exclude'] } | ToolError {
+  const o = (optionsIn && typeof optionsIn === 'object' ? optionsIn : {}) as Record<
+    string,
+    unknown
+  >;
+  const min = numberArg(o.minRelevance, 'minRelevance', MIN_RELEVANCE, 0, 1);
+  if (isToolError(min)) return min;
+  if (o.turns !== undefined && typeof o.turns !== 'boolean')
+    return toolError('INVALID_ARGUMENT', 'turns must be true or false');
+  const ex = o.exclude as { conversationId?: unknown; fromTurnId?: unknown } | undefined | null;
+  if (ex === undefined || ex === null) return { min, turns: o.turns !== false };
+  const conversationId = intArg(ex.conversationId, 'exclude.conversationId', -1, 0, 2 ** 53 - 1);
+  if (isToolError(conversationId)) return conversationId;
+  const fromTurnId = intArg(ex.fromTurnId, 'exclude.fromTurnId', -1, 0, 2 ** 53 - 1);
+  if (isToolError(fromTurnId)) return fromTurnId;
+  if (conversationId < 0 || fromTurnId < 0)
+    return toolError('INVALID_ARGUMENT', 'exclude needs { conversationId, fromTurnId }');
+  return { min, turns: o.turns !== false, exclude: { conversationId, fromTurnId } };
+}
+
+/**
+ * One hit per turn, its best sentence's, best first, at most `limit`; a sentence counts when
+ * its own match (without its chat's evidence) is at or above `min`;
+ * turns of `exclude`'s chat from its `fromTurnId` on are left out.
+ */
+export function bestPerTurn<H extends Pick<ChunkSearchHit, 'match' | 'ownMatch'> & { row: Chunk }>(
+  hits: readonly H[],
+  { min, limit, exclude }: { min: number; limit: number; exclude?: RecallOptions['exclude'] },
+): H[] {
+  const best = new Map<number, H>();
+  for (const h of hits) {
+    if (!(h.ownMatch >= min)) continue;
+    const { turnId, conversationId } = h.row;
+    if (exclude && conversationId === exclude.conversationId && turnId >= exclude.fromTurnId)
+      continue;
+    const seen = best.get(turnId);
+    if (!seen || h.match > seen.match) best.set(turnId, h);
+  }
+  return [...best.values()]
+    .sort((a, b) => b.match - a.match || b.row.turnId - a.row.turnId)
+    .slice(0, limit);
+}
+
+/** A turn hit from its best sentence, its message (text and time) and its chat's title. */
+export function turnHit(
+  h: Pick<ChunkSearchHit, 'match' | 'terms'> & { row: Chunk },
+  text: string | undefined,
+  time: Date | undefined,
+  chats: ReadonlyMap<number, string>,
+): TurnRecallHit {
+  return {
+    kind: 'turn',
+    conversationId: h.row.conversationId,
+    turnId: h.row.turnId,
+    role: h.row.role,
+    text: text ?? h.row.text,
+    best: h.row.text,
+    time: time ?? h.row.time,
+    chat: chats.get(h.row.conversationId) ?? '',
+    relevance: h.match,
+    terms: h.terms,
+  };
+}
+
+/**
+ * Entries and turns in one ranking by relevance (an entry first on a tie), at most `limit`; a
+ * turn that an entry of the first `limit` carries in its snapshot is not repeated (wherever the
+ * two rank: the entry holds what the turn said, and why it was saved).
+ */
+export function mergeRecall(
+  entries: readonly EntryRecallHit[],
+  turns: readonly TurnRecallHit[],
+  limit: number,
+): RecallHit[] {
+  const all: RecallHit[] = [...entries, ...turns].sort(
+    (a, b) => b.relevance - a.relevance || (a.kind === b.kind ? 0 : a.kind === 'entry' ? -1 : 1),
+  );
+  const carried = new Set<number>();
+  for (const hit of all.slice(0, limit))
+    if (hit.kind === 'entry') for (const id of hit.turnIds) carried.add(id);
+  return all.filter((h) => h.kind === 'entry' || !carried.has(h.turnId)).slice(0, limit);
+}
