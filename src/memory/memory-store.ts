@@ -12,6 +12,7 @@ import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
 import { turnStartTools } from './tools/prepare-turn';
 import { readTools } from './tools/read';
+import { suggestTools } from './tools/suggest';
 import { turnsTools } from './tools/turns';
 import { writeTools } from './tools/write';
 import type { MemoryApi, OpenMemoryOptions } from './types';
@@ -38,6 +39,7 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
     ...adminTools(ctx),
     ...backupTools(ctx),
     ...changeTools(ctx),
+    ...suggestTools(ctx),
     setTokenCounter: (fn) => {
       ctx.state.countTokens = typeof fn === 'function' ? fn : null;
     },
