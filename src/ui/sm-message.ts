@@ -445,7 +445,7 @@ export class SmMessage extends LitElement {
     return html`<button
       type="button"
       class="pick"
-      @pointerdown=${this.handlePickPress}
+      @mousedown=${this.handlePickPress}
       @click=${this.handlePick}
     >
       ${icon(ICONS.remember)} Remember selection
@@ -485,7 +485,7 @@ export class SmMessage extends LitElement {
   };
 
   /** Keeps the selection (and focus) where they are: the button acts on them. */
-  private handlePickPress(event: PointerEvent): void {
+  private handlePickPress(event: MouseEvent): void {
     event.preventDefault();
   }
 

@@ -257,6 +257,18 @@ describe('Remember this in Chromium', () => {
     await expect.poll(() => form().count(), POLL).toBe(0);
     await expect.poll(() => focused(page)).toMatchObject({ label: 'Remember this' });
     expect(await message.evaluate((el) => el.matches(':focus-within'))).toBe(true);
+
+    // A reply's words (rendered markdown) the same way.
+    const reply = chat().locator('sm-message[kind="assistant"]').first();
+    await reply.evaluate((el) => {
+      const p = el.shadowRoot!.querySelector('.md p')!.firstChild as Text;
+      document.getSelection()!.setBaseAndExtent(p, 0, p, 'Noted'.length);
+    });
+    await reply.getByRole('button', { name: 'Remember this' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => wordsBox().inputValue(), POLL).toBe('Noted');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => form().count(), POLL).toBe(0);
   });
 
   it('a path the engine refuses is said in the form, and nothing typed is lost', async () => {
