@@ -13,6 +13,7 @@ import { portableTools } from './tools/portable';
 import { turnStartTools } from './tools/prepare-turn';
 import { readTools } from './tools/read';
 import { recallTools } from './tools/recall';
+import { suggestTools } from './tools/suggest';
 import { turnsTools } from './tools/turns';
 import { writeTools } from './tools/write';
 import type { MemoryApi, OpenMemoryOptions } from './types';
@@ -41,6 +42,7 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
     ...adminTools(ctx),
     ...backupTools(ctx),
     ...changeTools(ctx),
+    ...suggestTools(ctx),
     setTokenCounter: (fn) => {
       ctx.state.countTokens = typeof fn === 'function' ? fn : null;
     },

@@ -25,7 +25,9 @@ export interface SnapshotSources {
  * Context snapshot (docs/search.md): why the entry was saved. First the turns just before the
  * save (the exchange that led to it), within half the budget; then the chunks of the whole
  * conversation most relevant to the entry, by the one ranking function, above
- * MIN_RELEVANCE. Stored in conversation order.
+ * MIN_RELEVANCE. Stored in conversation order. With `upTo` (a message's turn id: a person
+ * remembering that message), the turns "just before" end with that message, not with the
+ * conversation's last one.
  */
 export async function takeSnapshot(
   { db, chunksIndex, now }: SnapshotSources,
@@ -33,6 +35,7 @@ export async function takeSnapshot(
   conversationId: number | undefined,
   query: { text: string; vector: Float32Array },
   budget: number,
+  upTo?: number,
 ): Promise<{ chunks: ContextChunk[]; used: number }> {
   if (conversationId === undefined || budget <= 0) return { chunks: [], used: 0 };
   const idx = await chunksIndex(info);
@@ -55,13 +58,8 @@ export async function takeSnapshot(
   const cosine = (row: Chunk) =>
     row.embedding.length === query.vector.length ? dot(query.vector, row.embedding) : 0;
 
-  // 1. The latest turns, newest first, whole turns only, within half the budget.
-  const recent = await db.chunks
-    .where('conversationId')
-    .equals(conversationId)
-    .reverse()
-    .limit(SNAPSHOT_RECENT_CHUNKS)
-    .toArray();
+  // 1. The latest turns (up to `upTo`), newest first, whole turns only, within half the budget.
+  const recent = await latestChunks(db, conversationId, upTo);
   const turns: Chunk[][] = [];
   for (const row of recent) {
     if (row.model !== info.id) continue;
@@ -95,4 +93,24 @@ export async function takeSnapshot(
     (a, b) => a.turn_id - b.turn_id || a.sentence_id - b.sentence_id,
   );
   return { chunks, used };
+}
+
+/**
+ * The conversation's latest chunks, newest first: those of turn `upTo` and before when it is
+ * given. Turn ids are message ids, which grow across conversations, so walking the `turnId`
+ * index down from `upTo` meets that message and the turns just before it first.
+ */
+function latestChunks(
+  db: MemoryDB,
+  conversationId: number,
+  upTo: number | undefined,
+): Promise<Chunk[]> {
+  const newest =
+    upTo === undefined
+      ? db.chunks.where('conversationId').equals(conversationId)
+      : db.chunks
+          .where('turnId')
+          .belowOrEqual(upTo)
+          .filter((row) => row.conversationId === conversationId);
+  return newest.reverse().limit(SNAPSHOT_RECENT_CHUNKS).toArray();
 }

@@ -64,7 +64,8 @@ export function openStore(options: OpenMemoryOptions) {
       conversationId: number | undefined,
       query: { text: string; vector: Float32Array },
       budget: number,
-    ) => takeSnapshot({ db, chunksIndex, now }, info, conversationId, query, budget),
+      upTo?: number,
+    ) => takeSnapshot({ db, chunksIndex, now }, info, conversationId, query, budget, upTo),
     close,
   };
 }

@@ -148,6 +148,16 @@ export interface SaveResult {
   chunksStored: number;
 }
 
+/** Where "Remember this" proposes to save a text (`suggestMemoryPath`). */
+export interface SuggestResult {
+  status: 'SUCCESS';
+  /** A free path: `<heading>/<a short name from the text>`, numbered past existing ones. */
+  path: string;
+  heading: string;
+  /** `match`: the heading's entries match the text; `default`: none did, so `Notes`. */
+  basis: 'match' | 'default';
+}
+
 /** A chunk as the model sees it: no vectors. */
 export interface ChunkView {
   role: Role;
@@ -558,6 +568,11 @@ export interface ReembedProgress {
 export interface SaveOptions {
   /** Conversation whose chunks form the context snapshot; default: the latest `recordTurn`'s. */
   conversationId?: number;
+  /**
+   * The message the save is about (a person's "Remember this"): the snapshot's latest turns are
+   * those up to and including it, not the conversation's last ones.
+   */
+  turnId?: number;
 }
 
 export interface HeadingOptions {
@@ -664,6 +679,11 @@ export interface MemoryApi {
     query: unknown,
     limit?: unknown,
   ): Promise<ConversationSearchResult | ToolError>;
+  /**
+   * Where to save `text` that a person asks to remember: under the heading whose entries match it
+   * best (at or above MIN_RELEVANCE), else `Notes`, with a short free name made from it.
+   */
+  suggestMemoryPath(text: unknown): Promise<SuggestResult | ToolError>;
   createConversation(title?: unknown): Promise<{ status: 'SUCCESS'; id: number } | ToolError>;
   /** Newest first. */
   listConversations(): Promise<Conversation[]>;

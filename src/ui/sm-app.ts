@@ -279,6 +279,7 @@ export class SmApp extends LitElement {
             .session=${this.state.session}
             .conversationId=${this.state.conversationId}
             .status=${this.state.status}
+            .contextTokens=${this.state.settings.contextTokens}
           ></sm-chat>
         </section>
         <section

@@ -16,6 +16,7 @@ import type { MemoryClient } from '../worker-client';
 import { emit } from './events';
 import { renderMarkdownBlocks } from './markdown';
 import { MemoryWatch } from './memory-watch';
+import { RememberController } from './remember-controller';
 import { base, tokens } from './styles';
 import './sm-message';
 import './sm-tool-card';
@@ -151,6 +152,9 @@ export class SmChat extends LitElement {
   /** Server facts or the connection error, for the status line. */
   @property({ attribute: false }) status: ChatStatus = { state: 'connecting' };
 
+  /** The context snapshot's budget when a person remembers a message (the settings' default). */
+  @property({ type: Number }) contextTokens = 1000;
+
   @state() private draft = '';
   @state() private live?: LiveTurn;
   /** The last turn's failure: the connector's sentence with the fix. */
@@ -180,6 +184,13 @@ export class SmChat extends LitElement {
     groups: ReplyGroup[];
     controls: Map<number, MessageControls>;
   };
+
+  /** "Remember this" on a message: its form, path proposal and save. */
+  private readonly remember = new RememberController(this, () => ({
+    memory: this.memory,
+    conversationId: this.conversationId,
+    contextTokens: this.contextTokens,
+  }));
 
   private readonly watch = new MemoryWatch<Loaded>(this, {
     tables: ['messages'],
@@ -268,6 +279,7 @@ export class SmChat extends LitElement {
           @sm-message-regenerate=${this.handleRegenerate}
           @sm-message-continue=${this.handleContinue}
           @sm-message-alternative=${this.handleAlternative}
+          @sm-message-remember=${this.remember.open}
           @focusin=${this.handleMessagesFocus}
         >
           ${this.renderMessages()}
@@ -428,23 +440,26 @@ export class SmChat extends LitElement {
     const place = new Map(said.map((id, i) => [id, i]));
     const after = (id: number) => said.length - 1 - (place.get(id) ?? said.length - 1);
     const toolsOf = (m: Message) => m.toolCalls?.length ?? 0;
+    const worded = (m: Message) => m.role === 'assistant' && !!m.text.trim();
     groups.forEach((g, i) => {
       const last = i === groups.length - 1;
       const shown = g.members.filter((m) => altOfShown(m, g) && m.role !== 'tool');
       const reply = shown.findLast((m) => m.role === 'assistant');
       if (g.user) {
         out.set(g.user.id!, {
+          remember: !!g.user.text.trim(),
           edit: { dropping: after(g.user.id!) },
           delete: { tools: 0 },
           // A question left without a reply (its turn failed) can be answered again from here.
           regenerate: last && !reply,
         });
       }
-      for (const m of shown) out.set(m.id!, { delete: { tools: toolsOf(m) } });
+      for (const m of shown) out.set(m.id!, { delete: { tools: toolsOf(m) }, remember: worded(m) });
       if (reply) {
         const isLast = last && shown.at(-1) === reply;
         out.set(reply.id!, {
           delete: { tools: toolsOf(reply) },
+          remember: worded(reply),
           regenerate: last && !!g.user,
           continue: isLast && !!reply.text.trim() && !toolsOf(reply),
           alternatives: {
@@ -505,6 +520,7 @@ export class SmChat extends LitElement {
       notice
         ? bubble({ id: showBubble ? undefined : m.id, kind: 'notice', text: notice })
         : nothing,
+      this.remember.formFor(m.id),
     );
   }
 
@@ -905,8 +921,12 @@ function stopGrace(signal: AbortSignal): Promise<undefined> {
 }
 
 /** One item of the log. Every item has this outer template, so an item keeps its elements. */
-function entry(main: TemplateResult | typeof nothing, after: TemplateResult | typeof nothing) {
-  return html`${main}${after}`;
+function entry(
+  main: TemplateResult | typeof nothing,
+  after: TemplateResult | typeof nothing,
+  form: unknown = nothing,
+) {
+  return html`${main}${after}${form}`;
 }
 
 /** What arrived of a live segment, for its message (a new object whenever more arrived). */

@@ -319,6 +319,28 @@ export const messageStyles = css`
     border-color: var(--sm-danger);
     color: #fff;
   }
+  /* Remember selection: by the end of the words selected (placed by the element). */
+  .pick {
+    position: absolute;
+    z-index: 2;
+    display: inline-flex;
+    align-items: center;
+    gap: 4px;
+    padding: 3px 8px;
+    font-size: 0.8rem;
+    white-space: nowrap;
+    color: var(--sm-accent);
+    border-color: var(--sm-accent);
+    box-shadow: 0 1px 4px rgb(0 0 0 / 18%);
+  }
+  .pick svg {
+    width: 14px;
+    height: 14px;
+    fill: none;
+    stroke: currentColor;
+    stroke-width: 1.7;
+    stroke-linejoin: round;
+  }
   @media (prefers-reduced-motion: reduce) {
     .caret,
     .md .caret-after::after {

@@ -15,6 +15,7 @@ import { emit } from './events';
 import { MarkdownFeed, renderMarkdownBlocks } from './markdown';
 import { base, tokens } from './styles';
 import { messageStyles } from './sm-message.styles';
+import { selectionWithin } from './selection';
 
 export type MessageKind = 'user' | 'assistant' | 'notice';
 
@@ -42,6 +43,8 @@ export interface MessageControls {
   continue?: boolean;
   /** This reply's alternatives: the one shown (1-based) of how many. */
   alternatives?: { shown: number; count: number };
+  /** "Remember this": save the message, or the words selected in it, to memory. */
+  remember?: boolean;
 }
 
 export interface MessageActionDetail {
@@ -51,6 +54,14 @@ export interface MessageActionDetail {
 export interface MessageEditDetail {
   id: number;
   text: string;
+}
+
+export interface MessageRememberDetail {
+  id: number;
+  /** The words selected in the message, else the whole message. */
+  text: string;
+  /** `text` is a selection. */
+  selected: boolean;
 }
 
 export interface MessageAlternativeDetail {
@@ -71,6 +82,8 @@ declare module './events' {
     'sm-message-continue': MessageActionDetail;
     /** Show another alternative of this reply. */
     'sm-message-alternative': MessageAlternativeDetail;
+    /** Remember this message, or the words selected in it. */
+    'sm-message-remember': MessageRememberDetail;
   }
 }
 
@@ -81,6 +94,7 @@ declare global {
     'sm-message-regenerate': CustomEvent<MessageActionDetail>;
     'sm-message-continue': CustomEvent<MessageActionDetail>;
     'sm-message-alternative': CustomEvent<MessageAlternativeDetail>;
+    'sm-message-remember': CustomEvent<MessageRememberDetail>;
   }
 }
 
@@ -90,6 +104,7 @@ const ICONS = {
   regenerate: 'M13 8a5 5 0 1 1-1.5-3.5M13 2.5v2.5h-2.5',
   prev: 'M10 3.5L5.5 8l4.5 4.5',
   next: 'M6 3.5l4.5 4.5L6 12.5',
+  remember: 'M4.5 2.5h7v11L8 10.5l-3.5 3z',
 };
 
 const icon = (d: string) => html`<svg viewBox="0 0 16 16" aria-hidden="true"><path d=${d} /></svg>`;
@@ -103,6 +118,7 @@ const icon = (d: string) => html`<svg viewBox="0 0 16 16" aria-hidden="true"><pa
  * @fires sm-message-regenerate - Regenerate was clicked (`{ id }`).
  * @fires sm-message-continue - Continue was clicked (`{ id }`).
  * @fires sm-message-alternative - ← or → of the alternatives (`{ id, step }`).
+ * @fires sm-message-remember - Remember this, or Remember selection (`{ id, text, selected }`).
  * @fires sm-select-path - A recalled memory was clicked (`{ path, followMoves: true }`).
  */
 @customElement('sm-message')
@@ -150,8 +166,12 @@ export class SmMessage extends LitElement {
   @state() private editing = false;
   /** The delete confirmation is open. */
   @state() private confirming = false;
+  /** Words selected in this message: "Remember selection" shows by them. */
+  @state() private picked?: { text: string; top: number; left: number };
   /** Where focus goes after the next render (a selector in this shadow root). */
   private focusAfter?: string;
+  /** The words selected when Remember this was pressed (a click may clear them first). */
+  private pressedWith?: string;
 
   @query('.md') private md?: HTMLElement;
 
@@ -186,22 +206,38 @@ export class SmMessage extends LitElement {
     super.disconnectedCallback();
     if (this.frame !== undefined) cancelAnimationFrame(this.frame);
     this.frame = undefined;
+    this.removeEventListener('pointerup', this.handleSelectEnd);
+    this.removeEventListener('keyup', this.handleSelectEnd);
+    document.removeEventListener('selectionchange', this.handleSelectionChange);
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
     if (this.shown?.waiting.length) this.scheduleBlocks();
+    this.addEventListener('pointerup', this.handleSelectEnd);
+    this.addEventListener('keyup', this.handleSelectEnd);
   }
 
   override updated(changed: PropertyValues<this>): void {
     if (['text', 'stream', 'kind', 'state'].some((k) => changed.has(k as keyof SmMessage))) {
       this.syncMarkdown();
     }
+    const pick = this.renderRoot.querySelector<HTMLElement>('.pick');
+    if (pick && this.picked) {
+      // Placed through the CSSOM: the CSP allows no style attribute.
+      pick.style.top = `${this.picked.top}px`;
+      pick.style.left = `${this.picked.left}px`;
+    }
     if (this.focusAfter) {
       const el = this.renderRoot.querySelector<HTMLElement>(this.focusAfter);
       this.focusAfter = undefined;
       el?.focus();
     }
+  }
+
+  /** Focus on this message's Remember this (a remember form under it closed). */
+  focusRemember(): void {
+    this.renderRoot.querySelector<HTMLElement>('.controls .remember')?.focus();
   }
 
   /** Focus on this message's first control (after a change elsewhere took focus away). */
@@ -227,6 +263,7 @@ export class SmMessage extends LitElement {
       </div>
       ${this.renderMark()} ${this.renderRecalled()}
       ${this.confirming ? this.renderConfirm() : this.editing ? nothing : this.renderControls()}
+      ${this.renderPick()}
     `;
   }
 
@@ -315,6 +352,20 @@ export class SmMessage extends LitElement {
           : nothing
       }
       ${
+        c.remember
+          ? html`<button
+              type="button"
+              class="remember quiet"
+              aria-label="Remember this"
+              title="Remember this (the selected words, if any)"
+              @pointerdown=${this.handleRememberPress}
+              @click=${this.handleRemember}
+            >
+              ${icon(ICONS.remember)}
+            </button>`
+          : nothing
+      }
+      ${
         c.edit
           ? html`<button
               type="button"
@@ -386,6 +437,80 @@ export class SmMessage extends LitElement {
         <button class="primary" type="submit">Send</button>
       </div>
     </form>`;
+  }
+
+  /** "Remember selection", by the words selected in this message. */
+  private renderPick() {
+    if (!this.picked || !this.controls?.remember) return nothing;
+    return html`<button
+      type="button"
+      class="pick"
+      @mousedown=${this.handlePickPress}
+      @click=${this.handlePick}
+    >
+      ${icon(ICONS.remember)} Remember selection
+    </button>`;
+  }
+
+  /** The words selected in this message's text, if the selection lies wholly inside it. */
+  private selectedWords() {
+    const words = this.renderRoot.querySelector('.bubble .text, .bubble .md');
+    return words && selectionWithin(this.renderRoot as ShadowRoot, words);
+  }
+
+  /** A selection made in the message (mouse or keys): offer Remember selection by its end. */
+  private readonly handleSelectEnd = (): void => {
+    if (!this.controls?.remember) return;
+    const words = this.selectedWords();
+    if (!words) return;
+    const box = this.getBoundingClientRect();
+    this.picked = {
+      text: words.text,
+      top: Math.round(words.rect.bottom - box.top + 4),
+      // Room for the button (about 170 px) inside the message.
+      left: Math.round(Math.max(0, Math.min(words.rect.right - box.left - 80, box.width - 170))),
+    };
+    document.addEventListener('selectionchange', this.handleSelectionChange);
+  };
+
+  /** The selection left the message (or was cleared): the button goes. */
+  private readonly handleSelectionChange = (): void => {
+    const words = this.selectedWords();
+    if (words) {
+      if (this.picked) this.picked = { ...this.picked, text: words.text };
+      return;
+    }
+    this.picked = undefined;
+    document.removeEventListener('selectionchange', this.handleSelectionChange);
+  };
+
+  /** Keeps the selection (and focus) where they are: the button acts on them. */
+  private handlePickPress(event: MouseEvent): void {
+    event.preventDefault();
+  }
+
+  private handlePick(): void {
+    const text = this.picked?.text;
+    if (!text || this.messageId === undefined) return;
+    this.picked = undefined;
+    document.removeEventListener('selectionchange', this.handleSelectionChange);
+    emit(this, 'sm-message-remember', { id: this.messageId, text, selected: true });
+  }
+
+  private handleRememberPress(): void {
+    this.pressedWith = this.selectedWords()?.text;
+  }
+
+  /** Remember this: the words selected in the message, else all of it. */
+  private handleRemember(): void {
+    const picked = this.pressedWith ?? this.selectedWords()?.text;
+    this.pressedWith = undefined;
+    this.picked = undefined;
+    document.removeEventListener('selectionchange', this.handleSelectionChange);
+    if (this.messageId === undefined) return;
+    const text = picked ?? this.text.trim();
+    if (!text) return;
+    emit(this, 'sm-message-remember', { id: this.messageId, text, selected: !!picked });
   }
 
   private fire(name: 'sm-message-continue' | 'sm-message-regenerate' | 'sm-message-delete'): void {

@@ -8,6 +8,7 @@ import {
   rewrittenRow,
   saveConversation,
   saveQueryText,
+  saveTurn,
   savedRow,
 } from '../../src/memory/tools/write';
 import { chunk, entryAt, T0, T1 } from './rows';
@@ -47,6 +48,24 @@ describe('saveConversation', () => {
       const r = saveConversation({ conversationId: bad }, 4);
       expect(isToolError(r) && r.code).toBe('INVALID_ARGUMENT');
       expect(isToolError(r) && r.message).toMatch(/conversationId/);
+    }
+  });
+});
+
+describe('saveTurn', () => {
+  it('is the message the options name, or none', () => {
+    expect(saveTurn({ conversationId: 2, turnId: 7 })).toBe(7);
+    expect(saveTurn({ turnId: 0 })).toBe(0);
+    for (const none of [undefined, null, 3, {}, { turnId: null }]) {
+      expect(saveTurn(none)).toBeUndefined();
+    }
+  });
+
+  it('refuses a turn id that is not a whole number ≥ 0', () => {
+    for (const bad of [-1, 1.5, '7', Number.NaN]) {
+      const r = saveTurn({ turnId: bad });
+      expect(isToolError(r) && r.code).toBe('INVALID_ARGUMENT');
+      expect(isToolError(r) && r.message).toMatch(/turnId/);
     }
   });
 });

@@ -48,6 +48,8 @@ export function writeTools(ctx: StoreContext) {
       if (isToolError(budget)) return budget;
       const conversationId = saveConversation(optionsIn, state.lastConversationId);
       if (isToolError(conversationId)) return conversationId;
+      const turnId = saveTurn(optionsIn);
+      if (isToolError(turnId)) return turnId;
 
       const queryText = saveQueryText(path, content.json);
       const emb = await embed([queryText, entryText(path, content.value)]);
@@ -57,6 +59,7 @@ export function writeTools(ctx: StoreContext) {
         conversationId,
         { text: queryText, vector: emb.vectors[0] },
         budget,
+        turnId,
       );
 
       const at = new Date(now());
@@ -207,6 +210,17 @@ export function saveConversation(
   const cid = (optionsIn as { conversationId?: unknown }).conversationId;
   if (cid === undefined) return fallback;
   return intArg(cid, 'conversationId', 0, 0, Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * The message a save is about (`options.turnId`): its snapshot's latest turns end with it, not
+ * with the conversation's last. Undefined when not given.
+ */
+export function saveTurn(optionsIn: unknown): number | undefined | ToolError {
+  if (optionsIn === null || typeof optionsIn !== 'object') return undefined;
+  const turnId = (optionsIn as { turnId?: unknown }).turnId;
+  if (turnId === undefined || turnId === null) return undefined;
+  return intArg(turnId, 'turnId', 0, 0, Number.MAX_SAFE_INTEGER);
 }
 
 /**
