@@ -21,6 +21,13 @@ export const KEEPER_MAX_CONTENT = 2000;
 export const KEEPER_MAX_PATH = 160;
 /** Existing entries shown with the exchanges: the most similar ones, the candidates to update. */
 export const KEEPER_SIMILAR = 5;
+/**
+ * Relevance floor of the similar entries: below auto-recall's (MIN_RELEVANCE, 0.3), which keeps
+ * loose matches out of a chat prompt. Here they are candidates to update: an entry may share no
+ * more than a name with the exchange and still be the one to correct, and a loose one shown costs
+ * a line the model ignores.
+ */
+export const KEEPER_MIN_RELEVANCE = 0.1;
 /** Newest exchanges sent in one request, and characters of each message. */
 export const KEEPER_MAX_EXCHANGES = 4;
 export const KEEPER_MESSAGE_CHARS = 1500;
@@ -375,6 +382,8 @@ export interface KeeperRequest {
   schemaModes?: SchemaModeMemory;
   /** Snapshot budget of each save (the chat's `contextTokens` setting; default 1000). */
   contextTokens?: number;
+  /** Output tokens of the answer (default KEEPER_MAX_TOKENS; more for a reasoning model). */
+  maxTokens?: number;
 }
 
 /** A hit of `recallMemory` that is an entry (recall may also return past turns). */
@@ -419,7 +428,7 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
       .join('\n')
       .slice(0, 4000);
     const [recalled, outline] = await Promise.all([
-      memory.recallMemory(query, KEEPER_SIMILAR),
+      memory.recallMemory(query, KEEPER_SIMILAR, { minRelevance: KEEPER_MIN_RELEVANCE }),
       memory.memoryOutline(2),
     ]);
     if (!Array.isArray(recalled)) return outcome('error', recalled.message);
@@ -433,7 +442,7 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
         ...(server.kind === 'koboldcpp' ? { prompt: koboldPrompt(messages) } : {}),
         schema: KEEPER_SCHEMA,
         schemaName: KEEPER_SCHEMA_NAME,
-        maxTokens: KEEPER_MAX_TOKENS,
+        maxTokens: req.maxTokens ?? KEEPER_MAX_TOKENS,
         temperature: KEEPER_TEMPERATURE,
         mode: m,
         signal,
