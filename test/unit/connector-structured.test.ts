@@ -225,6 +225,25 @@ describe('the fakes hold a constrained answer to its schema', () => {
     expect((e as LlmError).detail.serverMessage).toMatch(/breaks the schema/);
   });
 
+  it('Ollama native /api/chat streams NDJSON by default, ending with done and done_reason', async () => {
+    const { server } = await connect('ollama', { replies: [{ text: ANSWER }] });
+    const r = await fetch(`${server.url}/api/chat`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'fake-model', messages: [], format: SCHEMA }),
+    });
+    expect(r.headers.get('content-type')).toBe('application/x-ndjson');
+    const lines = (await r.text())
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as { message: { content: string }; done: boolean; done_reason?: string },
+      );
+    expect(lines.map((l) => l.message.content).join('')).toBe(ANSWER);
+    expect(lines.at(-1)).toMatchObject({ done: true, done_reason: 'stop' });
+    expect(lines.slice(0, -1).every((l) => !l.done)).toBe(true);
+  });
+
   it('KoboldCPP drops a grammar it cannot convert and generates freely', async () => {
     const bad = { type: 'object', properties: { id: { type: 'string', pattern: '\\S+' } } };
     const { connector } = await connect('koboldcpp', { replies: [{ text: 'free text' }] });
