@@ -5,7 +5,7 @@
 // status line. Decisions are pure functions here (the request, the answer's checks, the plan,
 // when to run); `runKeeper` and `undoKept` do the I/O.
 import { Validator, type Schema } from '@cfworker/json-schema';
-import type { Connector, StructuredMode } from '../llm/connector';
+import type { Connector, StructuredMode, StructuredResult } from '../llm/connector';
 import { asLlmError, isAbortError, isSchemaUnsupported } from '../llm/errors';
 import { jsonAnswer } from '../llm/prompted-tools';
 import type { ChatMessage, ServerInfo } from '../llm/types';
@@ -395,6 +395,65 @@ function failure(e: unknown): string {
   return asLlmError(e).message;
 }
 
+/** The answer, asked constrained unless the server is known to refuse; a refusal falls back once. */
+async function ask(
+  req: KeeperRequest,
+  messages: ChatMessage[],
+  modes: SchemaModeMemory,
+): Promise<{ answer: StructuredResult; mode: StructuredMode; notice?: string }> {
+  const key = schemaModeKey(req.server);
+  const send = (mode: StructuredMode) =>
+    req.connector.structured({
+      messages,
+      ...(req.server.kind === 'koboldcpp' ? { prompt: koboldPrompt(messages) } : {}),
+      schema: KEEPER_SCHEMA,
+      schemaName: KEEPER_SCHEMA_NAME,
+      maxTokens: req.maxTokens ?? KEEPER_MAX_TOKENS,
+      temperature: KEEPER_TEMPERATURE,
+      mode,
+      signal: req.signal,
+    });
+  const mode: StructuredMode = (await modes.get(key)) === 'prompted' ? 'prompted' : 'constrained';
+  try {
+    return { answer: await send(mode), mode };
+  } catch (e) {
+    if (!isSchemaUnsupported(e) || mode === 'prompted') throw e;
+    // Remembered for the server and model: the refused request is sent once.
+    await modes.set(key, 'prompted');
+    return { answer: await send('prompted'), mode: 'prompted', notice: asLlmError(e).message };
+  }
+}
+
+/**
+ * Applies a checked plan with `saveMemory`, in order. A save the engine refuses has the ones
+ * before it undone: the outcome is then the sentence that says so.
+ */
+async function apply(
+  req: KeeperRequest,
+  plan: readonly PlannedOp[],
+): Promise<{ kept: KeptOp[] } | { error: string }> {
+  const kept: KeptOp[] = [];
+  for (const op of plan) {
+    const saved = await req.memory.saveMemory(op.path, op.content, req.contextTokens ?? 1000, {
+      conversationId: req.conversationId,
+    });
+    if (saved.status !== 'SUCCESS') {
+      const { problems } = await reverse(req.memory, kept);
+      const left = problems.length ? ` Undoing the rest failed: ${problems.join(' ')}` : '';
+      return {
+        error: `The memory keeper could not save ${op.path} (${saved.message}), so nothing was kept.${left}`,
+      };
+    }
+    kept.push({
+      op: op.op,
+      path: saved.path,
+      version: saved.version,
+      ...(op.previousVersion !== undefined ? { previousVersion: op.previousVersion } : {}),
+    });
+  }
+  return { kept };
+}
+
 /**
  * One keeper run: reads the entries most similar to the exchanges, asks the server (constrained
  * where it takes the schema; prompted where it refused it, which is remembered in
@@ -405,13 +464,12 @@ function failure(e: unknown): string {
  * writes, once started, are finished (they take milliseconds).
  */
 export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
-  const { memory, server, signal } = req;
+  const { memory, signal } = req;
   const remembered = new Map<string, StructuredMode>();
   const modes: SchemaModeMemory = req.schemaModes ?? {
     get: (k) => remembered.get(k),
     set: (k, v) => void remembered.set(k, v),
   };
-  const key = schemaModeKey(server);
   let mode: StructuredMode = 'constrained';
   const outcome = (
     status: KeeperOutcome['status'],
@@ -421,7 +479,6 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
 
   if (signal?.aborted) return outcome('aborted');
   try {
-    mode = (await modes.get(key)) === 'prompted' ? 'prompted' : 'constrained';
     const query = req.exchanges
       .slice(-KEEPER_MAX_EXCHANGES)
       .map((x) => `${x.user}\n${x.assistant}`)
@@ -435,37 +492,15 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
     const similar = recalled.filter(entryHit);
     if (signal?.aborted) return outcome('aborted');
 
-    const messages = keeperMessages(req.exchanges, similar, outline);
-    const ask = (m: StructuredMode) =>
-      req.connector.structured({
-        messages,
-        ...(server.kind === 'koboldcpp' ? { prompt: koboldPrompt(messages) } : {}),
-        schema: KEEPER_SCHEMA,
-        schemaName: KEEPER_SCHEMA_NAME,
-        maxTokens: req.maxTokens ?? KEEPER_MAX_TOKENS,
-        temperature: KEEPER_TEMPERATURE,
-        mode: m,
-        signal,
-      });
-    let notice: string | undefined;
-    let answer;
-    try {
-      answer = await ask(mode);
-    } catch (e) {
-      if (!isSchemaUnsupported(e) || mode === 'prompted') throw e;
-      // Once per server: from now on it is asked in the prompt alone.
-      mode = 'prompted';
-      notice = asLlmError(e).message;
-      await modes.set(key, 'prompted');
-      answer = await ask(mode);
-    }
+    const asked = await ask(req, keeperMessages(req.exchanges, similar, outline), modes);
+    mode = asked.mode;
+    const { answer, notice } = asked;
     if (answer.aborted || signal?.aborted) return outcome('aborted');
 
     // KoboldCPP drops a grammar it cannot read without a word, so its answers are read leniently.
-    const lenient = mode === 'prompted' || server.kind === 'koboldcpp';
     const parsed = parseKeeperAnswer(answer.text, {
       shown: similar.map((e) => e.path),
-      lenient,
+      lenient: mode === 'prompted' || req.server.kind === 'koboldcpp',
     });
     if ('error' in parsed) {
       const cut =
@@ -486,29 +521,9 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
     if ('error' in planned) return outcome('refused', planned.error);
     if (signal?.aborted) return outcome('aborted');
 
-    const kept: KeptOp[] = [];
-    for (const op of planned.plan) {
-      const saved = await memory.saveMemory(op.path, op.content, req.contextTokens ?? 1000, {
-        conversationId: req.conversationId,
-      });
-      if (saved.status !== 'SUCCESS') {
-        const undone = await reverse(memory, kept);
-        const left = undone.problems.length
-          ? ` Undoing the rest failed: ${undone.problems.join(' ')}`
-          : '';
-        return outcome(
-          'error',
-          `The memory keeper could not save ${op.path} (${saved.message}), so nothing was kept.${left}`,
-        );
-      }
-      kept.push({
-        op: op.op,
-        path: saved.path,
-        version: saved.version,
-        ...(op.previousVersion !== undefined ? { previousVersion: op.previousVersion } : {}),
-      });
-    }
-    return outcome('kept', notice, kept);
+    const applied = await apply(req, planned.plan);
+    if ('error' in applied) return outcome('error', applied.error);
+    return outcome('kept', notice, applied.kept);
   } catch (e) {
     if (isAbortError(e) || signal?.aborted) return outcome('aborted');
     return outcome('error', failure(e));
