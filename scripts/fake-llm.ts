@@ -23,6 +23,9 @@ const USAGE = `Usage: npm run fake-llm -- [options]
   --token-delay <ms>  delay between streamed tokens (default 40)
   --no-tools          llama.cpp: behave as if started without --jinja;
                       ollama: the model does not support tools
+  --no-schema         ollama: refuse a JSON schema in format (as before 0.5)
+  --schema            plain: take response_format's JSON schema (as LM Studio);
+                      without it, plain refuses response_format (the keeper falls back)
   --quiet             do not log requests
 `;
 
@@ -66,6 +69,8 @@ async function main(): Promise<void> {
     'password',
     'token-delay',
     'no-tools',
+    'no-schema',
+    'schema',
     'quiet',
   ];
   for (const k of args.keys()) if (!known.includes(k)) fail(`Unknown option --${k}`);
@@ -89,6 +94,8 @@ async function main(): Promise<void> {
     tokenDelayMs: intArg(args, 'token-delay') ?? 40,
     jinja: !(noTools && kind === 'llamacpp'),
     noToolsModels: noTools && kind === 'ollama' ? [model ?? 'fake-model'] : [],
+    formatString: args.has('no-schema') && kind === 'ollama',
+    responseFormat: args.has('schema') ? 'accept' : 'refuse',
     defaultReply: demoReply,
     idleTimeoutMs: IDLE_MS,
     onRequest: (r) => {
@@ -102,6 +109,9 @@ async function main(): Promise<void> {
   console.log(`Fake ${kind} server listening on ${server.url}`);
   console.log(`Set the app's server URL to ${server.url}`);
   console.log('Try: "Remember that my cat is called Tom." then "What is my cat called?"');
+  console.log(
+    'A memory keeper request turns "My sister Ana is moving to Lisbon in May." into Family/Ana.',
+  );
   console.log('Stops after 30 minutes without a request; Ctrl+C to stop now.');
 
   const stop = () => {

@@ -1,14 +1,17 @@
 // The connector to the user's model server: detection, streamed chat completions (OpenAI wire
-// format) and KoboldCPP native generation, abort with genkey, server-side token counts, and
-// network failures turned into typed errors with a sentence that says the fix.
+// format) and KoboldCPP native generation, one JSON answer constrained to a schema in each
+// server's own parameter, abort with genkey, server-side token counts, and network failures
+// turned into typed errors with a sentence that says the fix.
 import {
   corsError,
   errorFromResponse,
   isAbortError,
+  errorFromStreamPayload,
   malformedStreamError,
   serverDownError,
+  tooLargeError,
 } from './errors';
-import { MAX_ERROR_BODY_CHARS } from './limits';
+import { MAX_ERROR_BODY_CHARS, MAX_TOOL_PARSE_CHARS, sizeInWords } from './limits';
 import { sseEventBatches } from './sse';
 import { koboldNativeReducer, openAiChunkReducer } from './stream';
 import { estimateTokens } from '../memory/text';
@@ -87,6 +90,43 @@ export interface GenerateRequest {
   onToken?: (text: string) => void;
 }
 
+/** How a structured answer is asked for: the server's schema parameter, or the prompt alone. */
+export type StructuredMode = 'constrained' | 'prompted';
+
+export interface StructuredRequest {
+  messages: ChatMessage[];
+  /**
+   * KoboldCPP: `messages` as its native prompt with the instruct placeholders (`koboldPrompt`),
+   * sent to `/api/v1/generate` with `grammar`. Without it, KoboldCPP gets `messages` on its
+   * OpenAI endpoint with `response_format` (which it also turns into a grammar). Other servers
+   * ignore it.
+   */
+  prompt?: string;
+  /** The JSON schema of the answer (sent in constrained mode only). */
+  schema: Record<string, unknown>;
+  /** The schema's name where the wire wants one (OpenAI's `json_schema.name`). */
+  schemaName?: string;
+  maxTokens: number;
+  temperature?: number;
+  /** `constrained` (default): the server's schema parameter; `prompted`: none (the prompt asks). */
+  mode?: StructuredMode;
+  signal?: AbortSignal;
+}
+
+export interface StructuredResult {
+  /** The answer as the model wrote it ('' when aborted). */
+  text: string;
+  /**
+   * The request carried the schema parameter. The server may still not have applied it:
+   * KoboldCPP drops a grammar it cannot read and generates freely, so check the answer anyway.
+   */
+  constrained: boolean;
+  /** As the server said it (`stop`, `length`, …); null when it did not say. */
+  finishReason: string | null;
+  /** Stopped by the caller's signal. */
+  aborted: boolean;
+}
+
 export interface Connector {
   readonly baseUrl: string;
   /** Finds out which server answers, its model and context size. */
@@ -95,6 +135,13 @@ export interface Connector {
   chat(request: ChatRequest): Promise<GenerationResult>;
   /** Streams a KoboldCPP native generation (`/api/extra/generate/stream`). */
   generate(request: GenerateRequest): Promise<GenerationResult>;
+  /**
+   * One JSON answer, not streamed, constrained to `schema` by the server's own parameter
+   * (`structuredCall` says which) or asked for in the prompt alone. Aborting the signal ends it at
+   * once (and stops KoboldCPP's generation by its genkey). A server that refuses the schema
+   * rejects with SCHEMA_UNSUPPORTED; 503 is not retried (a structured answer is background work).
+   */
+  structured(request: StructuredRequest): Promise<StructuredResult>;
   /** Tokens of `text` by the server's tokenizer when it has one (cached), else an estimate. */
   countTokens(text: string, signal?: AbortSignal): Promise<number>;
 }
@@ -124,6 +171,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     path: string,
     init: RequestInit = {},
     kind = info?.kind ?? kindFromPort(baseUrl),
+    attempts = retry.attempts,
   ): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
@@ -133,7 +181,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
         if (isAbortError(e)) throw e;
         throw await classifyNetworkError(kind);
       }
-      if (response.status === 503 && attempt < retry.attempts) {
+      if (response.status === 503 && attempt < attempts) {
         await response.body?.cancel().catch(() => undefined);
         await sleep(retry.baseDelayMs * 2 ** (attempt - 1), init.signal ?? undefined);
         continue;
@@ -339,6 +387,44 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     );
   }
 
+  async function structured(req: StructuredRequest): Promise<StructuredResult> {
+    const kind = info?.kind ?? kindFromPort(baseUrl) ?? 'openai';
+    const constrained = (req.mode ?? 'constrained') === 'constrained';
+    const genkey = kind === 'koboldcpp' ? makeGenkey() : undefined;
+    const call = structuredCall(kind, req, {
+      model: info?.model ?? '',
+      contextSize: info?.contextSize ?? DEFAULT_CONTEXT_SIZE,
+      genkey,
+    });
+    const stopped = (): StructuredResult => {
+      if (genkey) void abortKobold(genkey);
+      return { text: '', constrained, finishReason: null, aborted: true };
+    };
+    try {
+      const response = await request(
+        call.path,
+        {
+          method: 'POST',
+          headers: headers(true),
+          body: JSON.stringify(call.body),
+          signal: req.signal,
+        },
+        kind,
+        1,
+      );
+      const body = await readAll(response, MAX_TOOL_PARSE_CHARS);
+      if (body === undefined) {
+        throw tooLargeError(`an answer over ${sizeInWords(MAX_TOOL_PARSE_CHARS)}`, kind);
+      }
+      if (req.signal?.aborted) return stopped();
+      const answer = structuredAnswer(call.path, body, kind);
+      return { ...answer, constrained, aborted: false };
+    } catch (e) {
+      if (isAbortError(e) || req.signal?.aborted) return stopped();
+      throw e;
+    }
+  }
+
   /** Closing the connection does not stop KoboldCPP mid-prompt; its abort endpoint does. */
   async function abortKobold(genkey: string): Promise<void> {
     try {
@@ -388,7 +474,123 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     return count;
   }
 
-  return { baseUrl, detect, chat, generate, countTokens };
+  return { baseUrl, detect, chat, generate, structured, countTokens };
+}
+
+/** One structured request on the wire: where it goes and its JSON body. */
+export interface StructuredCall {
+  path: '/api/v1/generate' | '/api/chat' | '/v1/chat/completions';
+  body: Record<string, unknown>;
+}
+
+/**
+ * The request `structured` sends to a server of `kind` (docs/chat.md, "Memory keeper"): the
+ * schema goes where that server reads it, and only in constrained mode.
+ * - KoboldCPP: native `/api/v1/generate` with `grammar` holding the schema as a JSON string
+ *   (KoboldCPP turns a JSON grammar into GBNF itself; one it cannot read is ignored), or, with
+ *   no native prompt given, its OpenAI endpoint with `response_format`.
+ * - llama.cpp: `/v1/chat/completions` with llama-server's own top-level `json_schema`.
+ * - Ollama: native `/api/chat` with `format` (the schema object), `stream: false`.
+ * - LM Studio, vLLM, any other: `response_format: {type: 'json_schema', json_schema: {name,
+ *   strict, schema}}`.
+ */
+export function structuredCall(
+  kind: ServerKind,
+  req: StructuredRequest,
+  server: { model: string; contextSize: number; genkey?: string },
+): StructuredCall {
+  const constrained = (req.mode ?? 'constrained') === 'constrained';
+  const temperature = req.temperature !== undefined ? { temperature: req.temperature } : {};
+  if (kind === 'koboldcpp' && req.prompt !== undefined) {
+    return {
+      path: '/api/v1/generate',
+      body: {
+        prompt: req.prompt,
+        max_length: req.maxTokens,
+        max_context_length: server.contextSize,
+        ...temperature,
+        // The model's next turn would start here: an answer never goes past it.
+        stop_sequence: ['{{[INPUT]}}'],
+        trim_stop: true,
+        ...(server.genkey ? { genkey: server.genkey } : {}),
+        ...(constrained
+          ? { grammar: JSON.stringify(req.schema), grammar_retain_state: false }
+          : {}),
+      },
+    };
+  }
+  if (kind === 'ollama') {
+    return {
+      path: '/api/chat',
+      body: {
+        model: server.model,
+        messages: req.messages.map((m) => ({ role: m.role, content: m.content ?? '' })),
+        stream: false,
+        options: { num_predict: req.maxTokens, ...temperature },
+        ...(constrained ? { format: req.schema } : {}),
+      },
+    };
+  }
+  const body: Record<string, unknown> = {
+    ...(server.model ? { model: server.model } : {}),
+    messages: req.messages,
+    stream: false,
+    max_tokens: req.maxTokens,
+    ...temperature,
+    ...(server.genkey ? { genkey: server.genkey } : {}),
+  };
+  if (constrained) {
+    if (kind === 'llamacpp') body.json_schema = req.schema;
+    else {
+      body.response_format = {
+        type: 'json_schema',
+        json_schema: { name: req.schemaName ?? 'answer', strict: true, schema: req.schema },
+      };
+    }
+  }
+  return { path: '/v1/chat/completions', body };
+}
+
+/**
+ * The answer in a structured reply's body, by the endpoint it came from. A body that says it is
+ * an error (LM Studio answers some with 200) is one; a body without the answer is MALFORMED_STREAM.
+ */
+export function structuredAnswer(
+  path: StructuredCall['path'],
+  body: string,
+  kind?: ServerKind,
+): { text: string; finishReason: string | null } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw malformedStreamError(`the answer is not JSON: ${body.slice(0, 80)}`, kind);
+  }
+  const rec = (v: unknown): Record<string, unknown> | undefined =>
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined;
+  const reason = (v: unknown): string | null =>
+    typeof v === 'string' && v !== '' && v !== 'null' ? v : null;
+  const top = rec(parsed);
+  let text: unknown;
+  let finishReason: string | null = null;
+  if (path === '/api/v1/generate') {
+    const first = Array.isArray(top?.results) ? rec(top.results[0]) : undefined;
+    text = first?.text;
+    finishReason = reason(first?.finish_reason);
+  } else if (path === '/api/chat') {
+    text = rec(top?.message)?.content;
+    finishReason = reason(top?.done_reason);
+  } else {
+    const choice = Array.isArray(top?.choices) ? rec(top.choices[0]) : undefined;
+    const content = rec(choice?.message)?.content;
+    text = content === null ? '' : content;
+    finishReason = reason(choice?.finish_reason);
+  }
+  if (typeof text === 'string') return { text, finishReason };
+  if (top && (top.error ?? top.detail) !== undefined) throw errorFromStreamPayload(body, kind);
+  throw malformedStreamError(`no answer in ${body.slice(0, 80)}`, kind);
 }
 
 /** Before detection succeeds (e.g. CORS blocks it), the usual port is the best guess of the kind. */
@@ -442,6 +644,27 @@ async function readCapped(response: Response, maxChars: number): Promise<string>
     reader.releaseLock();
   }
   return text.slice(0, maxChars);
+}
+
+/** A reply body whole, or undefined once it passes `maxChars` (the rest is not read). */
+async function readAll(response: Response, maxChars: number): Promise<string | undefined> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder('utf-8');
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      text += decoder.decode(value, { stream: true });
+      if (text.length > maxChars) {
+        await reader.cancel().catch(() => undefined);
+        return undefined;
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
 }
 
 function disconnected(baseUrl: string, partial: string): LlmError {

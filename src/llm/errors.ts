@@ -40,6 +40,34 @@ const TOOLS_UNSUPPORTED_PATTERNS: readonly RegExp[] = [
   /unrecognized\s+request\s+argument.*\btools?\b/i,
 ];
 
+/**
+ * Known ways servers refuse a JSON schema for the answer (the parameter itself, or the schema it
+ * cannot turn into a grammar). Only structured requests (`Connector.structured`) send one, so a
+ * chat error never names it.
+ */
+const SCHEMA_UNSUPPORTED_PATTERNS: readonly RegExp[] = [
+  // llama.cpp (and Ollama on its llama-server runner): "\"json_schema\": JSON schema conversion failed:\n…"
+  /json[\s_-]?schema\s+conversion\s+failed/i,
+  // Ollama 0.5 – 0.12: "invalid JSON schema in format"; newer: "invalid format: …; expected \"json\" or a valid JSON Schema object"
+  /invalid\s+json\s+schema/i,
+  /invalid\s+format\b.*json\s+schema/i,
+  // Ollama before 0.5 (format was a string): "json: cannot unmarshal object into Go struct field ChatRequest.format of type string"
+  /cannot\s+unmarshal\b.*\bformat\b/i,
+  // OpenAI-style validation: "Unrecognized request argument supplied: response_format"
+  /unrecogni[sz]ed\s+(?:request\s+)?(?:argument|parameter|field|key)s?\b.*\b(?:response_format|json_schema)\b/i,
+  /\b(?:unsupported|unknown|unexpected|extra|invalid)\s+(?:request\s+)?(?:argument|parameter|field|key|param)s?\b.*\b(?:response_format|json_schema)\b/i,
+  /\b(?:response_format|json_schema)\b.*\b(?:not\s+supported|unsupported|not\s+allowed|not\s+permitted|must\s+be\s+one\s+of|must\s+be\s+'?json_schema|is\s+not\s+(?:a\s+)?valid)/i,
+  // LM Studio: "'response_format.type' must be 'json_schema' or 'text'"
+  /response_format\.type/i,
+  // vLLM / xgrammar and others: "The provided JSON schema contains features not supported by xgrammar."
+  /json\s+schema\b.*\bnot\s+supported/i,
+  /(?:structured\s+output|guided\s+decoding|json\s+mode)\b.*\bnot\s+(?:supported|available|enabled)/i,
+  /does\s+not\s+support\s+(?:structured\s+output|json\s+schema|response_format|guided)/i,
+];
+
+/** A FastAPI/pydantic 422 whose `loc` names the schema parameter (its `msg` alone does not). */
+const SCHEMA_LOCATION = /"loc"\s*:\s*\[[^\]]*"(?:response_format|json_schema|format|grammar)"/;
+
 const BUSY_PATTERNS: readonly RegExp[] = [/server\s+is\s+busy/i, /loading\s+model/i];
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -235,6 +263,17 @@ export function errorFromResponse(status: number, bodyText: string, kind?: Serve
       `The prompt is longer than the model's context window${quoted(msg)}: lower the context size or the maximum reply length in Settings, or give the server a larger context.`,
     );
   }
+  if (
+    status >= 400 &&
+    (SCHEMA_UNSUPPORTED_PATTERNS.some((p) => p.test(msg)) ||
+      ((status === 400 || status === 422) &&
+        SCHEMA_LOCATION.test(bodyText.slice(0, MAX_ERROR_BODY_CHARS))))
+  ) {
+    return fail(
+      'SCHEMA_UNSUPPORTED',
+      `${name} does not take a JSON schema for the answer${quoted(msg)}: the memory keeper asks for JSON in its prompt instead, and checks the answer.`,
+    );
+  }
   if (TOOLS_UNSUPPORTED_PATTERNS.some((p) => p.test(msg))) {
     return fail('TOOLS_UNSUPPORTED', toolsUnsupportedMessage(msg, kind));
   }
@@ -329,6 +368,11 @@ export function toolTextTooLargeError(): LlmError {
 /** The server refused the `tools` parameter: switch to prompted tools. */
 export function isToolsUnsupported(err: unknown): boolean {
   return isRecord(err) && err.name === 'LlmError' && err.code === 'TOOLS_UNSUPPORTED';
+}
+
+/** The server refused the JSON schema of a structured answer: ask for JSON in the prompt instead. */
+export function isSchemaUnsupported(err: unknown): boolean {
+  return isRecord(err) && err.name === 'LlmError' && err.code === 'SCHEMA_UNSUPPORTED';
 }
 
 /** A user cancel (`AbortController.abort()`), which is not an error to show. */

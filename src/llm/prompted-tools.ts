@@ -522,6 +522,24 @@ export function parseToolCalls(text: string): PromptedToolCalls {
   }
 }
 
+/**
+ * The JSON object in an answer that was asked to be JSON only (prompted, not constrained), read
+ * as leniently as tool calls: the whole text (code fences stripped, raw newlines and trailing
+ * commas repaired), else the first fenced block, else the first balanced object in the prose
+ * that parses. Undefined when there is none, or when the text is over MAX_TOOL_PARSE_CHARS.
+ */
+export function jsonAnswer(text: string): unknown {
+  if (typeof text !== 'string' || text.length > MAX_TOOL_PARSE_CHARS) return undefined;
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const whole = parseLenient(text);
+  if (whole !== undefined) return whole;
+  for (const fence of fencesIn(text)) {
+    const value = parseLenient(fence.body);
+    if (value !== undefined) return value;
+  }
+  return jsonValuesIn(text).find(isObject);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Results and conversation history
 

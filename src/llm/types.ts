@@ -69,6 +69,7 @@ export type LlmErrorCode =
   | 'MALFORMED_STREAM'
   | 'DISCONNECTED'
   | 'TOOLS_UNSUPPORTED'
+  | 'SCHEMA_UNSUPPORTED'
   | 'BAD_REQUEST'
   | 'NOT_FOUND'
   | 'SERVER_ERROR';

@@ -36,6 +36,7 @@ function connectors() {
         }),
       chat: () => Promise.reject(new Error('not in these tests')),
       generate: () => Promise.reject(new Error('not in these tests')),
+      structured: () => Promise.reject(new Error('not in these tests')),
       countTokens: async (text) => text.length,
     };
   };

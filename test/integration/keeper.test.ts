@@ -1,0 +1,454 @@
+// The memory keeper (src/chat/keeper.ts) against each fake server over HTTP and a real memory:
+// the parameter each server is sent, an ADD that lands with its snapshot, an UPDATE that makes a
+// new version, NONE and every bad answer writing nothing (a full export compared), the schema
+// refusal falling back to prompted once and remembered, abort (KoboldCPP's by genkey), Undo,
+// and a write that fails half way undoing the rest.
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  KEEPER_SCHEMA,
+  runKeeper,
+  schemaModeKey,
+  undoKept,
+  type KeeperExchange,
+  type KeeperMemory,
+  type KeeperOutcome,
+  type SchemaModeMemory,
+} from '../../src/chat/keeper';
+import { createConnector, type StructuredMode } from '../../src/llm/connector';
+import type { ServerInfo } from '../../src/llm/types';
+import type { MemoryApi } from '../../src/memory/types';
+import {
+  startFakeServer,
+  type FakeKind,
+  type FakeScript,
+  type FakeServer,
+  type FakeServerOptions,
+} from '../fixtures/fake-llm';
+import { demoReply } from '../fixtures/fake-llm/demo';
+import { closeAll, ok, openTestMemory } from './helpers';
+
+const servers: FakeServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+  await closeAll();
+});
+
+const EXCHANGE: KeeperExchange = {
+  user: 'My sister Ana is moving to Lisbon in May. Any tips for her?',
+  assistant: 'How exciting! Lisbon is lovely in spring; she should find a flat near a tram line.',
+};
+const ANA = 'Ana lives in Porto.';
+const MOVE = 'Ana is moving to Lisbon in May.';
+
+const ops = (operations: unknown[]): string => JSON.stringify({ operations });
+const ADD = ops([{ op: 'add', path: 'Family/Ana/Move', content: MOVE }]);
+const UPDATE = ops([
+  { op: 'update', path: 'Family/Ana', content: 'Ana lives in Porto and moves to Lisbon in May.' },
+]);
+
+interface Setup {
+  fake: FakeServer;
+  memory: MemoryApi;
+  server: ServerInfo;
+  conversationId: number;
+  keep(extra?: {
+    signal?: AbortSignal;
+    schemaModes?: SchemaModeMemory;
+    maxTokens?: number;
+  }): Promise<KeeperOutcome>;
+  connector: ReturnType<typeof createConnector>;
+}
+
+/** A fake server, a memory holding one exchange and `Family/Ana`, and the keeper wired to both. */
+async function setup(
+  kind: FakeKind,
+  options: FakeServerOptions = {},
+  { entries = true }: { entries?: boolean } = {},
+): Promise<Setup> {
+  const fake = await startFakeServer(kind, {
+    firstEventDelayMs: 5,
+    tokenDelayMs: 1,
+    ...options,
+  });
+  servers.push(fake);
+  const { mem: memory } = openTestMemory();
+  const connector = createConnector({ endpoint: fake.url, retry: { attempts: 1, baseDelayMs: 1 } });
+  const server = await connector.detect();
+  const conversationId = ok(await memory.createConversation('chat')).id;
+  ok(await memory.recordTurn({ conversationId, role: 'user', text: EXCHANGE.user }));
+  ok(await memory.recordTurn({ conversationId, role: 'assistant', text: EXCHANGE.assistant }));
+  if (entries) ok(await memory.saveMemory('Family/Ana', ANA, 0, { conversationId }));
+  return {
+    fake,
+    memory,
+    server,
+    conversationId,
+    connector,
+    keep: (extra = {}) =>
+      runKeeper({
+        memory,
+        connector,
+        server,
+        exchanges: [EXCHANGE],
+        conversationId,
+        ...extra,
+      }),
+  };
+}
+
+async function exported(memory: MemoryApi): Promise<string> {
+  const text = await memory.exportJson();
+  if (typeof text !== 'string') throw new Error(text.message);
+  return text;
+}
+
+/** Live entries as path → content (what a person sees in the explorer). */
+async function live(memory: MemoryApi): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const e of await memory.memoryIndex()) {
+    const entry = await memory.getEntry(e.path);
+    if ('content' in entry) out[e.path] = entry.content;
+  }
+  return out;
+}
+
+const bodyOf = (s: Setup, i = 0) => s.fake.generations()[i].body as Record<string, unknown>;
+
+describe('each server kind', () => {
+  const kinds: [FakeKind, FakeServerOptions, (body: Record<string, unknown>) => unknown][] = [
+    ['koboldcpp', {}, (b) => b.grammar],
+    ['llamacpp', {}, (b) => JSON.stringify(b.json_schema)],
+    ['ollama', {}, (b) => JSON.stringify(b.format)],
+    [
+      'plain',
+      { responseFormat: 'accept' },
+      (b) =>
+        JSON.stringify(
+          (b.response_format as { json_schema: { schema: unknown } }).json_schema.schema,
+        ),
+    ],
+  ];
+
+  it.each(kinds)(
+    '%s: the schema in its parameter; an ADD lands as an entry with its snapshot',
+    async (kind, options, schemaSent) => {
+      const s = await setup(kind, { ...options, replies: [{ text: ADD }] });
+      const outcome = await s.keep();
+      expect(outcome).toEqual({
+        status: 'kept',
+        mode: 'constrained',
+        ops: [{ op: 'add', path: 'Family/Ana/Move', version: 1 }],
+      });
+      expect(schemaSent(bodyOf(s))).toBe(JSON.stringify(KEEPER_SCHEMA));
+      const entry = await s.memory.getEntry('Family/Ana/Move');
+      expect(entry).toMatchObject({ content: MOVE, version: 1 });
+      // The save took its context snapshot from the conversation, as the model's own saves do.
+      const chunks = 'contextChunks' in entry ? entry.contextChunks : [];
+      expect(chunks.map((c) => c.text).join(' ')).toMatch(/Lisbon/);
+      // The request showed the similar entry and the exchange as data.
+      const sent = JSON.stringify(bodyOf(s));
+      expect(sent).toContain('- Family/Ana: \\"Ana lives in Porto.\\"');
+      expect(sent).toContain('Person: My sister Ana is moving to Lisbon in May.');
+    },
+  );
+
+  it('KoboldCPP gets its instruct placeholders on the native endpoint, and a genkey', async () => {
+    const s = await setup('koboldcpp', { replies: [{ text: ADD }] });
+    await s.keep();
+    expect(s.fake.generations()[0].path).toBe('/api/v1/generate');
+    expect(bodyOf(s).prompt).toMatch(
+      /^\{\{\[SYSTEM\]\}\}[\s\S]*\{\{\[INPUT\]\}\}[\s\S]*\{\{\[OUTPUT\]\}\}$/,
+    );
+    expect(bodyOf(s).genkey).toMatch(/^sm-/);
+  });
+});
+
+describe('operations', () => {
+  it('an UPDATE makes a new version; the one before goes to history', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: UPDATE }] });
+    const outcome = await s.keep();
+    expect(outcome).toMatchObject({
+      status: 'kept',
+      ops: [{ op: 'update', path: 'Family/Ana', version: 2, previousVersion: 1 }],
+    });
+    expect(await s.memory.getEntry('Family/Ana')).toMatchObject({
+      content: 'Ana lives in Porto and moves to Lisbon in May.',
+      version: 2,
+    });
+    const history = ok(await s.memory.getHistory('Family/Ana'));
+    expect(history.versions[0]).toMatchObject({ version: 1, content: ANA, reason: 'update' });
+  });
+
+  it('NONE, or no operations, writes nothing', async () => {
+    const s = await setup('ollama', {
+      replies: [
+        { text: ops([{ op: 'none', path: 'Family/Ana', content: '' }]) },
+        { text: ops([]) },
+      ],
+    });
+    const before = await exported(s.memory);
+    expect(await s.keep()).toEqual({ status: 'nothing', mode: 'constrained', ops: [] });
+    expect(await s.keep()).toEqual({ status: 'nothing', mode: 'constrained', ops: [] });
+    expect(await exported(s.memory)).toBe(before);
+  });
+
+  it('the demo fake keeps what the person said about Ana (add, then update)', async () => {
+    const s = await setup('koboldcpp', { defaultReply: demoReply }, { entries: false });
+    expect(await s.keep()).toMatchObject({
+      status: 'kept',
+      ops: [{ op: 'add', path: 'Family/Ana' }],
+    });
+    expect(await s.memory.getEntry('Family/Ana')).toMatchObject({ content: MOVE });
+    expect(await s.keep()).toMatchObject({
+      status: 'kept',
+      ops: [{ op: 'update', path: 'Family/Ana', version: 2 }],
+    });
+  });
+});
+
+describe('every bad answer writes nothing (a full export before and after)', () => {
+  const huge = 'x'.repeat(2001);
+  /** Answers a server holding the model to the schema can give: checked by the keeper. */
+  const constrained: [string, FakeScript, RegExp][] = [
+    ['a bad path', { text: ops([{ op: 'add', path: 'Family//Ana', content: MOVE }]) }, /bad path/],
+    [
+      'an update of a missing entry',
+      { text: ops([{ op: 'update', path: 'Family/Bob', content: 'Bob is back.' }]) },
+      /update Family\/Bob, which is not one of the entries it was shown/,
+    ],
+    [
+      'a huge value',
+      { text: ops([{ op: 'add', path: 'Notes/Long', content: huge }]) },
+      /2,001 characters/,
+    ],
+    [
+      'the same path twice',
+      {
+        text: ops([
+          { op: 'add', path: 'Family/Bea', content: 'Bea plays cello.' },
+          { op: 'add', path: 'Family/Bea/', content: 'Bea is twelve.' },
+        ]),
+      },
+      /named Family\/Bea twice/,
+    ],
+    [
+      'an add of a path already saved',
+      { text: ops([{ op: 'add', path: 'Family/Ana', content: MOVE }]) },
+      /add Family\/Ana, which is already saved/,
+    ],
+  ];
+  /** Answers only an unconstrained (prompted) model gives. */
+  const prompted: [string, FakeScript, RegExp][] = [
+    ['not JSON', { text: 'Sure! I will remember that Ana is moving.' }, /was not JSON/],
+    [
+      'the wrong schema',
+      { text: ops([{ op: 'remember', path: 'Family/Ana', content: MOVE }]) },
+      /did not have the expected form/,
+    ],
+    [
+      '100 operations',
+      {
+        text: ops(
+          Array.from({ length: 100 }, (_, i) => ({ op: 'add', path: `Notes/N${i}`, content: 'x' })),
+        ),
+      },
+      /asked for 100 operations/,
+    ],
+  ];
+
+  it('constrained (llama.cpp): a bad path, a missing entry, a huge value, a path twice, an add over an entry', async () => {
+    const s = await setup('llamacpp', { replies: constrained.map(([, reply]) => reply) });
+    for (const [what, , message] of constrained) {
+      const before = await exported(s.memory);
+      const outcome = await s.keep();
+      expect(outcome.status, what).toBe('refused');
+      expect(outcome.message, what).toMatch(message);
+      expect(outcome.ops, what).toEqual([]);
+      expect(await exported(s.memory), what).toBe(before);
+    }
+  });
+
+  it('cut by the length limit (constrained, not JSON): refused, and it says so', async () => {
+    const long = ops([
+      {
+        op: 'add',
+        path: 'Family/Ana/Move',
+        content: `${MOVE} ${'She packs slowly. '.repeat(200)}`,
+      },
+    ]);
+    const s = await setup('llamacpp', { replies: [{ text: long }] });
+    const before = await exported(s.memory);
+    const outcome = await s.keep();
+    expect(outcome).toMatchObject({ status: 'refused' });
+    expect(outcome.message).toMatch(
+      /was not JSON, so nothing was saved\. The answer was cut by the length limit\./,
+    );
+    expect(await exported(s.memory)).toBe(before);
+  });
+
+  it('prompted (a server that refuses the schema): not JSON, the wrong schema, 100 operations', async () => {
+    const modes = new Map<string, StructuredMode>();
+    const schemaModes: SchemaModeMemory = {
+      get: (k) => modes.get(k),
+      set: (k, v) => void modes.set(k, v),
+    };
+    const s = await setup('plain', { replies: prompted.map(([, reply]) => reply) });
+    for (const [what, , message] of prompted) {
+      const before = await exported(s.memory);
+      // Room for 100 operations: with the default limit the answer is cut (and refused as such).
+      const outcome = await s.keep({ schemaModes, maxTokens: 4000 });
+      expect(outcome, what).toMatchObject({ status: 'refused', mode: 'prompted', ops: [] });
+      expect(outcome.message, what).toMatch(message);
+      expect(await exported(s.memory), what).toBe(before);
+    }
+  });
+
+  it('a server that refuses the schema parameter: nothing written by the refusal', async () => {
+    const s = await setup('ollama', { formatString: true, replies: [{ text: 'no JSON here' }] });
+    const before = await exported(s.memory);
+    const outcome = await s.keep();
+    expect(outcome).toMatchObject({ status: 'refused', mode: 'prompted' });
+    expect(await exported(s.memory)).toBe(before);
+  });
+});
+
+describe('a server that refuses the schema parameter', () => {
+  it('falls back to prompted output once, and that is remembered for the next run', async () => {
+    const modes = new Map<string, StructuredMode>();
+    const schemaModes: SchemaModeMemory = {
+      get: (k) => modes.get(k),
+      set: (k, v) => void modes.set(k, v),
+    };
+    const s = await setup('plain', {
+      replies: [{ text: 'Here you go:\n' + ADD }, { text: UPDATE }],
+    });
+
+    const first = await s.keep({ schemaModes });
+    expect(first).toMatchObject({ status: 'kept', mode: 'prompted' });
+    expect(first.message).toMatch(/does not take a JSON schema/);
+    expect(s.fake.generations()).toHaveLength(2);
+    expect(bodyOf(s, 0).response_format).toBeDefined();
+    expect(bodyOf(s, 1).response_format).toBeUndefined();
+    expect(modes.get(schemaModeKey(s.server))).toBe('prompted');
+    expect(await s.memory.getEntry('Family/Ana/Move')).toMatchObject({ content: MOVE });
+
+    const second = await s.keep({ schemaModes });
+    expect(second).toMatchObject({ status: 'kept', mode: 'prompted' });
+    expect(second.message).toBeUndefined();
+    expect(s.fake.generations()).toHaveLength(3);
+    expect(bodyOf(s, 2).response_format).toBeUndefined();
+  });
+
+  it('Ollama before 0.5 (format a string): native /api/chat again, without format', async () => {
+    const s = await setup('ollama', { formatString: true, replies: [{ text: ADD }] });
+    expect(await s.keep()).toMatchObject({ status: 'kept', mode: 'prompted' });
+    expect(s.fake.generations().map((g) => g.path)).toEqual(['/api/chat', '/api/chat']);
+    expect(bodyOf(s, 0).format).toBeDefined();
+    expect(bodyOf(s, 1).format).toBeUndefined();
+  });
+});
+
+describe('abort', () => {
+  it('KoboldCPP: ends at once, sends the genkey abort, writes nothing', async () => {
+    const s = await setup('koboldcpp', { replies: [{ hang: true, text: ADD }] });
+    const before = await exported(s.memory);
+    const controller = new AbortController();
+    const running = s.keep({ signal: controller.signal });
+    await expect.poll(() => s.fake.generations().length).toBe(1);
+    controller.abort();
+    expect(await running).toEqual({ status: 'aborted', mode: 'constrained', ops: [] });
+    const genkey = bodyOf(s).genkey;
+    await expect
+      .poll(() => s.fake.requests.find((r) => r.path === '/api/extra/abort')?.body)
+      .toEqual({ genkey });
+    expect(await exported(s.memory)).toBe(before);
+  });
+
+  it('llama.cpp: the connection closes; an abort before the request sends nothing', async () => {
+    const s = await setup('llamacpp', { replies: [{ hang: true, text: ADD }] });
+    const controller = new AbortController();
+    const running = s.keep({ signal: controller.signal });
+    await expect.poll(() => s.fake.generations().length).toBe(1);
+    controller.abort();
+    expect((await running).status).toBe('aborted');
+    await expect.poll(() => s.fake.generations()[0].clientClosed).toBe(true);
+
+    const early = new AbortController();
+    early.abort();
+    expect((await s.keep({ signal: early.signal })).status).toBe('aborted');
+    expect(s.fake.generations()).toHaveLength(1);
+  });
+});
+
+describe('undo', () => {
+  const both = ops([
+    { op: 'add', path: 'Family/Ana/Move', content: MOVE },
+    { op: 'update', path: 'Family/Ana', content: 'Ana lives in Lisbon.' },
+  ]);
+
+  it('reverses a kept outcome: the add deleted, the update restored', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: both }] });
+    const before = await live(s.memory);
+    const outcome = await s.keep();
+    expect(outcome.status).toBe('kept');
+    expect(await live(s.memory)).not.toEqual(before);
+    expect(await undoKept(s.memory, outcome)).toMatchObject({ status: 'undone' });
+    expect(await live(s.memory)).toEqual(before);
+    expect(await s.memory.getEntry('Family/Ana')).toMatchObject({ content: ANA, version: 3 });
+  });
+
+  it('leaves an entry changed since the keeper saved it', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: both }] });
+    const outcome = await s.keep();
+    ok(await s.memory.editMemory('Family/Ana', 'Ana lives in Lisbon now, in Alfama.'));
+    const undo = await undoKept(s.memory, outcome);
+    expect(undo.status).toBe('partial');
+    expect(undo.message).toMatch(/Family\/Ana changed after the memory keeper saved it/);
+    expect(undo.undone.map((o) => o.path)).toEqual(['Family/Ana/Move']);
+    expect(await s.memory.getEntry('Family/Ana')).toMatchObject({
+      content: 'Ana lives in Lisbon now, in Alfama.',
+    });
+  });
+});
+
+describe('all or nothing', () => {
+  it('a write the engine refuses half way undoes the ones before it', async () => {
+    const s = await setup('llamacpp', {
+      replies: [
+        {
+          text: ops([
+            { op: 'add', path: 'Family/Bea', content: 'Bea plays cello.' },
+            { op: 'update', path: 'Family/Ana', content: 'Ana lives in Lisbon.' },
+          ]),
+        },
+      ],
+    });
+    let saves = 0;
+    const m = s.memory;
+    const failing: KeeperMemory = {
+      recallMemory: (...a) => m.recallMemory(...a),
+      memoryOutline: (...a) => m.memoryOutline(...a),
+      getEntry: (...a) => m.getEntry(...a),
+      deleteMemory: (...a) => m.deleteMemory(...a),
+      getHistory: (...a) => m.getHistory(...a),
+      restoreMemory: (...a) => m.restoreMemory(...a),
+      saveMemory: async (...a) =>
+        ++saves === 2
+          ? { status: 'ERROR', code: 'STORAGE_FULL', message: 'The browser storage is full.' }
+          : m.saveMemory(...a),
+    };
+    const before = await live(m);
+    const outcome = await runKeeper({
+      memory: failing,
+      connector: s.connector,
+      server: s.server,
+      exchanges: [EXCHANGE],
+      conversationId: s.conversationId,
+    });
+    expect(outcome).toMatchObject({ status: 'error', ops: [] });
+    expect(outcome.message).toBe(
+      'The memory keeper could not save Family/Ana (The browser storage is full.), so nothing was kept.',
+    );
+    expect(await live(m)).toEqual(before);
+  });
+});
