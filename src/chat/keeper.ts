@@ -386,11 +386,6 @@ export interface KeeperRequest {
   maxTokens?: number;
 }
 
-/** A hit of `recallMemory` that is an entry (recall may also return past turns). */
-function entryHit(hit: unknown): hit is KeeperEntry {
-  return isRecord(hit) && hit.kind !== 'turn' && typeof hit.path === 'string' && 'content' in hit;
-}
-
 function failure(e: unknown): string {
   return asLlmError(e).message;
 }
@@ -485,11 +480,16 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
       .join('\n')
       .slice(0, 4000);
     const [recalled, outline] = await Promise.all([
-      memory.recallMemory(query, KEEPER_SIMILAR, { minRelevance: KEEPER_MIN_RELEVANCE }),
+      memory.recallMemory(query, KEEPER_SIMILAR, {
+        minRelevance: KEEPER_MIN_RELEVANCE,
+        turns: false,
+      }),
       memory.memoryOutline(2),
     ]);
     if (!Array.isArray(recalled)) return outcome('error', recalled.message);
-    const similar = recalled.filter(entryHit);
+    const similar: KeeperEntry[] = recalled.flatMap((h) =>
+      h.kind === 'entry' ? [{ path: h.path, content: h.content }] : [],
+    );
     if (signal?.aborted) return outcome('aborted');
 
     const asked = await ask(req, keeperMessages(req.exchanges, similar, outline), modes);
