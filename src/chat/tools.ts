@@ -108,6 +108,29 @@ export const MEMORY_TOOLS: readonly MemoryTool[] = [
     },
     run: (m, a) => m.deleteMemory(a.path, a.recursive ?? false),
   },
+  {
+    name: 'searchConversations',
+    description:
+      'Search what was said in every past chat (not only saved memories), by words and meaning: ' +
+      'the best matching messages with their chat, date and speaker.',
+    parameters: {
+      type: 'object',
+      properties: {
+        query: {
+          type: 'string',
+          description: 'What to look for: names, places, dates and rare words find messages best',
+        },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 20,
+          description: 'How many messages to return (default 5)',
+        },
+      },
+      required: ['query'],
+    },
+    run: (m, a) => m.searchConversations(a.query, a.limit ?? 5),
+  },
 ];
 
 /** Tools offered only when enabled in settings (docs/design.md, "Offered when enabled"). */

@@ -156,12 +156,20 @@ describe('chat session with native tool calls', () => {
       const body = s.fake.generations()[0].body as {
         tools?: {
           function: {
+            name: string;
             description: string;
             parameters: { properties: Record<string, { type?: unknown }> };
           };
         }[];
       };
-      expect(body.tools?.length).toBe(5);
+      expect(body.tools?.map((t) => t.function.name)).toEqual([
+        'saveMemory',
+        'queryMemory',
+        'queryMemoryHeading',
+        'listMemory',
+        'deleteMemory',
+        'searchConversations',
+      ]);
       for (const t of body.tools ?? []) {
         expect(t.function.description).toBeTruthy();
         for (const p of Object.values(t.function.parameters.properties))

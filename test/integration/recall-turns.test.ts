@@ -1,0 +1,193 @@
+// Recall from every past chat (issue 22): recallMemory ranks saved entries and past turns
+// together, one hit per turn, keeps unrelated turns out, leaves out what it is told to, and does
+// not repeat a turn an entry's snapshot carries; searchConversations gives the model the turns
+// alone with their chat, date and speaker.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { MemoryApi, RecallHit, TurnRecallHit } from '../../src/memory/types';
+import { closeAll, DAY, ok, openTestMemory } from './helpers';
+
+afterEach(closeAll);
+
+/** Records `lines` (user, then assistant, alternately) as one chat named `title`. */
+async function chat(mem: MemoryApi, title: string, lines: string[]): Promise<number[]> {
+  const conv = ok(await mem.createConversation(title));
+  const ids: number[] = [];
+  for (const [i, text] of lines.entries()) {
+    const r = ok(
+      await mem.recordTurn({
+        conversationId: conv.id,
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        text,
+      }),
+    );
+    ids.push(r.turnId);
+  }
+  return ids;
+}
+
+const turns = (hits: RecallHit[] | unknown): TurnRecallHit[] =>
+  Array.isArray(hits) ? (hits as RecallHit[]).filter((h) => h.kind === 'turn') : [];
+
+describe('recallMemory with past turns', () => {
+  it('finds a fact told in another chat, with its chat, date, speaker and whole text', async () => {
+    const { mem, clock } = openTestMemory();
+    const told = clock.t;
+    const [fact] = await chat(mem, 'Family news', [
+      'My sister Ana is moving to Lisbon in May.',
+      'That is exciting news for her!',
+      'I also need to buy a new bicycle helmet before the summer.',
+      'A good helmet is worth it.',
+    ]);
+    clock.advanceDays(3);
+    await chat(mem, 'Work', ['The quarterly report is due on Friday.', 'Good luck with it.']);
+    const hits = await mem.recallMemory('Where is my sister Ana moving to?', 5);
+    const found = turns(hits);
+    expect(found[0]).toMatchObject({
+      kind: 'turn',
+      turnId: fact,
+      role: 'user',
+      text: 'My sister Ana is moving to Lisbon in May.',
+      chat: 'Family news',
+    });
+    expect(found[0].time.getTime()).toBe(told);
+    expect(found[0].relevance).toBeGreaterThan(0.3);
+    // The chat's other topics do not ride along on its words.
+    const texts = found.map((h) => h.text);
+    expect(texts.some((t) => t.includes('helmet'))).toBe(false);
+    expect(texts.some((t) => t.includes('report'))).toBe(false);
+  });
+
+  it('gives one hit per turn, however many of its sentences match', async () => {
+    const { mem } = openTestMemory();
+    await chat(mem, 'Garden', [
+      'The tomatoes need water every morning. The tomatoes grow best in the sun. Tomatoes hate frost.',
+      'Tomatoes are a rewarding plant.',
+    ]);
+    const found = turns(await mem.recallMemory('tomatoes sun water frost', 10));
+    const ids = found.map((h) => h.turnId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(found.length).toBeGreaterThan(0);
+  });
+
+  it('leaves out a chat’s latest turns when told to, and turns entirely with turns: false', async () => {
+    const { mem } = openTestMemory();
+    const conv = ok(await mem.createConversation('Trip'));
+    const early = ok(
+      await mem.recordTurn({
+        conversationId: conv.id,
+        role: 'user',
+        text: 'We fly to Oslo on the ninth.',
+      }),
+    );
+    const late = ok(
+      await mem.recordTurn({
+        conversationId: conv.id,
+        role: 'user',
+        text: 'When do we fly to Oslo?',
+      }),
+    );
+    const all = turns(await mem.recallMemory('fly to Oslo', 10)).map((h) => h.turnId);
+    expect(all).toEqual(expect.arrayContaining([early.turnId, late.turnId]));
+    const past = turns(
+      await mem.recallMemory('fly to Oslo', 10, {
+        exclude: { conversationId: conv.id, fromTurnId: late.turnId },
+      }),
+    ).map((h) => h.turnId);
+    expect(past).toEqual([early.turnId]);
+    expect(turns(await mem.recallMemory('fly to Oslo', 10, { turns: false }))).toEqual([]);
+    expect(
+      await mem.recallMemory('fly to Oslo', 10, { exclude: { conversationId: 'x' } } as never),
+    ).toMatchObject({ status: 'ERROR', code: 'INVALID_ARGUMENT' });
+  });
+
+  it('ranks entries and turns in one list, and does not repeat a turn an entry carries', async () => {
+    const { mem } = openTestMemory();
+    const [told] = await chat(mem, 'Pets', [
+      'Our cat Miso only eats salmon flavoured food.',
+      'Noted, salmon for Miso.',
+    ]);
+    const saved = ok(await mem.saveMemory('Pets/Miso', 'Miso the cat eats only salmon food'));
+    expect(saved.chunksStored).toBeGreaterThan(0);
+    const hits = await mem.recallMemory('What does Miso the cat eat?', 5);
+    expect(Array.isArray(hits)).toBe(true);
+    if (!Array.isArray(hits)) return;
+    expect(hits[0]).toMatchObject({ kind: 'entry', path: 'Pets/Miso' });
+    // The entry's snapshot holds the turn that told it: that turn is not repeated.
+    expect(hits[0].kind === 'entry' && hits[0].turnIds).toContain(told);
+    expect(turns(hits).map((h) => h.turnId)).not.toContain(told);
+    // Best first, whatever the kind.
+    const rel = hits.map((h) => h.relevance);
+    expect([...rel].sort((a, b) => b - a)).toEqual(rel);
+  });
+
+  it('says nothing for a question no chat answers', async () => {
+    const { mem } = openTestMemory();
+    await chat(mem, 'Cooking', ['I baked sourdough bread today.', 'It smells wonderful.']);
+    expect(turns(await mem.recallMemory('quarterly tax filing deadline', 5))).toEqual([]);
+  });
+});
+
+describe('searchConversations', () => {
+  it('returns past turns with chat, ISO date and speaker, best first, within its limit', async () => {
+    const { mem, clock } = openTestMemory();
+    await chat(mem, 'Holiday plans', [
+      'I booked a cabin in Norway for July.',
+      'A cabin in Norway sounds lovely.',
+    ]);
+    clock.advance(DAY);
+    await chat(mem, 'Other', ['The printer is out of toner again.', 'Buy a spare cartridge.']);
+    const r = await mem.searchConversations('cabin in Norway', 1);
+    expect(r).toMatchObject({ status: 'SUCCESS', query: 'cabin in Norway' });
+    if (!('results' in r)) return;
+    expect(r.results).toHaveLength(1);
+    expect(r.results[0]).toMatchObject({ chat: 'Holiday plans', speaker: expect.any(String) });
+    expect(r.results[0].text).toContain('Norway');
+    expect(new Date(r.results[0].date).toISOString()).toBe(r.results[0].date);
+  });
+
+  it('refuses a query that is not text and a limit out of range, writing nothing', async () => {
+    const { mem } = openTestMemory();
+    expect(await mem.searchConversations(42)).toMatchObject({
+      status: 'ERROR',
+      code: 'INVALID_ARGUMENT',
+    });
+    expect(await mem.searchConversations('cats', 21)).toMatchObject({
+      status: 'ERROR',
+      code: 'INVALID_ARGUMENT',
+    });
+    expect(await mem.searchConversations('cats')).toEqual({
+      status: 'SUCCESS',
+      query: 'cats',
+      results: [],
+    });
+  });
+});
+
+describe('a heading as a whole', () => {
+  it('lifts the entry whose heading, all told, answers the question; alone it does not pass a floor', async () => {
+    const { mem, clock } = openTestMemory();
+    // Two entries say the same about a deadline; only one sits with the tax return's other entries.
+    ok(await mem.saveMemory('Admin/April/Deadline', 'due on the last day of April', 0));
+    ok(
+      await mem.saveMemory('Admin/April/Receipts', 'tax return receipts are in the blue folder', 0),
+    );
+    ok(await mem.saveMemory('Admin/April/Adviser', 'the tax return adviser is Maria', 0));
+    clock.advance(60_000);
+    ok(await mem.saveMemory('Garden/Shed/Deadline', 'due on the last day of April', 0));
+    ok(await mem.saveMemory('Garden/Shed/Paint', 'green paint for the shed door', 0));
+    // By words alone, so the two equal entries tie on their own (the newer, Garden's, first).
+    const r = await mem.queryMemoryHeading('', 'tax return deadline', 0, { signals: 'lexical' });
+    expect(r.status).toBe('SUCCESS');
+    if (r.status !== 'SUCCESS') return;
+    const order = r.children.map((c) => c.path);
+    expect(order.indexOf('Admin/April/Deadline')).toBeLessThan(
+      order.indexOf('Garden/Shed/Deadline'),
+    );
+    // The adviser entry matches through its own words, not its heading's: recall keeps it; an
+    // entry that matches nothing itself is not recalled for its heading's words.
+    const hits = await mem.recallMemory('tax return adviser receipts', 10, { turns: false });
+    const paths = Array.isArray(hits) ? hits.map((h) => (h.kind === 'entry' ? h.path : '')) : [];
+    expect(paths).toContain('Admin/April/Adviser');
+    expect(paths).not.toContain('Admin/April/Deadline');
+  });
+});

@@ -1,0 +1,211 @@
+// The decisions of recall (issue 22), tested alone: a chat as a whole as evidence for its
+// sentences (the word index's groups), one hit per turn, the one ranking of entries and turns,
+// recall's options, and what the chat turn asks and keeps of it.
+import { describe, expect, it } from 'vitest';
+import { Bm25Index } from '../../src/memory/lexical/bm25-index';
+import { bestPerTurn, mergeRecall, recallOptions, turnHit } from '../../src/memory/tools/recall';
+import type { Chunk, EntryRecallHit, TurnRecallHit } from '../../src/memory/types';
+import {
+  noneRecalled,
+  noteRecalled,
+  recallRequest,
+  recalledMeta,
+  recalledTurnsOf,
+} from '../../src/chat/recall';
+
+const row = (turnId: number, conversationId = 1, text = `sentence of ${turnId}`): Chunk => ({
+  id: turnId * 10,
+  conversationId,
+  turnId,
+  sentenceId: 0,
+  role: 'user',
+  text,
+  tokenCount: 3,
+  embedding: new Float32Array(0),
+  model: 'm',
+  time: new Date(0),
+});
+const hit = (turnId: number, match: number, ownMatch = match, conversationId = 1) => ({
+  row: row(turnId, conversationId),
+  match,
+  ownMatch,
+});
+const entry = (path: string, relevance: number, turnIds: number[] = []): EntryRecallHit => ({
+  kind: 'entry',
+  path,
+  content: path,
+  relevance,
+  why: { terms: [], match: relevance, lexical: relevance, semantic: 0, fromSnapshot: false },
+  turnIds,
+});
+const turn = (turnId: number, relevance: number): TurnRecallHit => ({
+  kind: 'turn',
+  conversationId: 1,
+  turnId,
+  role: 'user',
+  text: `turn ${turnId}`,
+  best: `turn ${turnId}`,
+  time: new Date(0),
+  chat: 'Chat',
+  relevance,
+  terms: [],
+});
+
+describe('a chat as a whole (the word index’s groups)', () => {
+  it('lifts the sentences of the chat whose words, all told, answer the question', () => {
+    const idx = new Bm25Index();
+    const weights = { parent: 1, neighbours: 0, group: 0.5 };
+    // Two chats each hold a sentence with "helmet"; only chat 1 is about the bicycle trip.
+    idx.add(1, 'I need a new helmet', 1, 101);
+    idx.add(2, 'the bicycle trip to the coast is in June', 1, 102);
+    idx.add(3, 'bicycle tyres and a bicycle pump', 1, 103);
+    idx.add(4, 'I need a new helmet', 2, 201);
+    idx.add(5, 'the oven needs cleaning', 2, 202);
+    const q = idx.prepare('helmet for the bicycle trip');
+    const top = idx.searchTop(q, null, 10, weights);
+    const of = (key: number) => top.find((m) => m.key === key)!;
+    expect(of(1).relevance).toBeCloseTo(of(4).relevance, 6);
+    expect(of(1).groupContext!).toBeGreaterThan(of(4).groupContext!);
+    expect(top.findIndex((m) => m.key === 1)).toBeLessThan(top.findIndex((m) => m.key === 4));
+    // Without a group weight there is no chat evidence at all.
+    expect(
+      idx.searchTop(q, null, 10, { parent: 1, neighbours: 0 })[0].groupContext,
+    ).toBeUndefined();
+  });
+
+  it('counts a word every chat holds (a speaker’s name) for little', () => {
+    const idx = new Bm25Index();
+    idx.add(1, 'Caroline: I went to the support group', 1, 11);
+    idx.add(2, 'Caroline: hello again', 2, 21);
+    idx.add(3, 'Caroline: nice weather', 3, 31);
+    const q = idx.prepare('Caroline support group');
+    const top = idx.searchTop(q, null, 10, { parent: 1, neighbours: 0, group: 0.5 });
+    const g = (key: number) => top.find((m) => m.key === key)!.groupContext!;
+    expect(g(1)).toBeGreaterThan(0.8);
+    expect(g(2)).toBeLessThan(0.1);
+  });
+
+  it('forgets a removed sentence’s words in its chat', () => {
+    const idx = new Bm25Index();
+    idx.add(1, 'the lighthouse keeper', 1, 11);
+    idx.add(2, 'a rowing boat', 1, 12);
+    idx.add(3, 'the lighthouse on the cliff', 2, 21);
+    idx.add(4, 'something else', 3, 31);
+    const w = { parent: 1, neighbours: 0, group: 0.5 };
+    const g2 = () =>
+      idx.searchTop(idx.prepare('rowing boat lighthouse'), null, 10, w).find((m) => m.key === 2)!
+        .groupContext!;
+    const before = g2();
+    idx.remove(1);
+    expect(g2()).toBeLessThan(before);
+  });
+});
+
+describe('bestPerTurn', () => {
+  it('keeps each turn’s best sentence, best first, within the limit', () => {
+    const out = bestPerTurn([hit(1, 0.5), hit(1, 0.8), hit(2, 0.6), hit(3, 0.7)], {
+      min: 0.3,
+      limit: 2,
+    });
+    expect(out.map((h) => [h.row.turnId, h.match])).toEqual([
+      [1, 0.8],
+      [3, 0.7],
+    ]);
+  });
+
+  it('floors on a sentence’s own match, not on what its chat adds', () => {
+    const out = bestPerTurn([hit(1, 0.6, 0.2), hit(2, 0.4, 0.35)], { min: 0.3, limit: 5 });
+    expect(out.map((h) => h.row.turnId)).toEqual([2]);
+  });
+
+  it('leaves out one chat’s turns from a message on', () => {
+    const hits = [hit(5, 0.9, 0.9, 1), hit(4, 0.8, 0.8, 1), hit(6, 0.7, 0.7, 2)];
+    const out = bestPerTurn(hits, {
+      min: 0.3,
+      limit: 5,
+      exclude: { conversationId: 1, fromTurnId: 5 },
+    });
+    expect(out.map((h) => h.row.turnId)).toEqual([4, 6]);
+  });
+});
+
+describe('mergeRecall', () => {
+  it('ranks entries and turns together, an entry first on a tie', () => {
+    const out = mergeRecall([entry('A', 0.5), entry('B', 0.9)], [turn(1, 0.7), turn(2, 0.5)], 10);
+    expect(out.map((h) => (h.kind === 'entry' ? h.path : h.turnId))).toEqual(['B', 1, 'A', 2]);
+  });
+
+  it('drops a turn an entry among the first carries, wherever the turn ranks', () => {
+    const out = mergeRecall([entry('A', 0.5, [1])], [turn(1, 0.9), turn(2, 0.4)], 10);
+    expect(out.map((h) => (h.kind === 'entry' ? h.path : h.turnId))).toEqual(['A', 2]);
+  });
+
+  it('stops at the limit', () => {
+    expect(mergeRecall([entry('A', 0.5)], [turn(1, 0.9), turn(2, 0.8)], 2)).toHaveLength(2);
+  });
+});
+
+describe('recallOptions', () => {
+  it('takes the floor, turns and exclude, and refuses what is not them', () => {
+    expect(recallOptions(undefined)).toEqual({ min: 0.3, turns: true });
+    expect(recallOptions({ turns: false, minRelevance: 0.5 })).toEqual({ min: 0.5, turns: false });
+    expect(recallOptions({ exclude: { conversationId: 2, fromTurnId: 9 } })).toMatchObject({
+      exclude: { conversationId: 2, fromTurnId: 9 },
+    });
+    for (const bad of [{ turns: 'yes' }, { exclude: { conversationId: 2 } }, { minRelevance: 2 }])
+      expect(recallOptions(bad)).toMatchObject({ status: 'ERROR', code: 'INVALID_ARGUMENT' });
+  });
+});
+
+describe('turnHit', () => {
+  it('takes the message’s whole text and time, the sentence that matched and the chat title', () => {
+    const h = turnHit(
+      { row: row(7, 3, 'the best sentence'), match: 0.6, terms: ['best'] },
+      'Whole text. the best sentence',
+      new Date(5),
+      new Map([[3, 'Title']]),
+    );
+    expect(h).toMatchObject({
+      kind: 'turn',
+      turnId: 7,
+      conversationId: 3,
+      text: 'Whole text. the best sentence',
+      best: 'the best sentence',
+      chat: 'Title',
+      relevance: 0.6,
+    });
+    expect(h.time.getTime()).toBe(5);
+  });
+});
+
+describe('the chat turn’s recall', () => {
+  it('asks for entries and turns, leaving out the message answered and what follows it', () => {
+    expect(recallRequest({ autoRecall: true }, 'where is Ana?', 4, 40)).toEqual({
+      recall: {
+        query: 'where is Ana?',
+        limit: 12,
+        options: { exclude: { conversationId: 4, fromTurnId: 40 } },
+      },
+    });
+    expect(recallRequest({ autoRecall: false }, 'where is Ana?', 4, 40)).toEqual({});
+  });
+
+  it('keeps what the prompts took and stores it on a reply, read back safely', () => {
+    const r = noneRecalled();
+    expect(recalledMeta(r)).toEqual({});
+    const time = new Date(Date.UTC(2026, 4, 3));
+    noteRecalled(r, {
+      recalled: ['Family/Ana'],
+      recalledTurns: [{ conversationId: 2, turnId: 9, chat: 'News', time }],
+    });
+    noteRecalled(r, { recalled: ['Family/Ana'], recalledTurns: [] });
+    const meta = recalledMeta(r);
+    expect(meta).toEqual({
+      recalled: ['Family/Ana'],
+      recalledTurns: [{ conversationId: 2, turnId: 9, chat: 'News', time: time.toISOString() }],
+    });
+    expect(recalledTurnsOf(meta)).toEqual(meta.recalledTurns);
+    expect(recalledTurnsOf({ recalledTurns: [{ turnId: 'x' }, null, 3] })).toEqual([]);
+    expect(recalledTurnsOf(undefined)).toEqual([]);
+  });
+});
