@@ -10,6 +10,7 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 import type { ServerStatus } from '../app/app';
 import type { ChatSession, SessionEvent, TurnResult } from '../chat/chat-session';
+import { recalledTurnsOf, type StoredRecalledTurn } from '../chat/recall';
 import { altOf, replyGroups, type ReplyGroup } from '../memory/replies';
 import type { Message } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
@@ -183,6 +184,8 @@ export class SmChat extends LitElement {
     alt: number | undefined;
     groups: ReplyGroup[];
     controls: Map<number, MessageControls>;
+    /** The message of each group that shows its "Recalled:" note: its last shown reply. */
+    notes: Set<number>;
   };
 
   /** "Remember this" on a message: its form, path proposal and save. */
@@ -381,7 +384,7 @@ export class SmChat extends LitElement {
     }
     if (!messages) return html`<div class="placeholder">Loading…</div>`;
     const ids = new Set(messages.map((m) => m.id));
-    const { groups, controls } = this.layoutOf(messages, live?.alt);
+    const { groups, controls, notes } = this.layoutOf(messages, live?.alt);
     const shown = groups
       .flatMap((g) => [...(g.user ? [g.user] : []), ...g.members.filter((m) => altOfShown(m, g))])
       .filter((m) => m.role !== 'tool');
@@ -396,7 +399,7 @@ export class SmChat extends LitElement {
     }
     const items: LogItem[] = shown.map((m) => ({
       key: this.keyOf(m.id!),
-      view: this.renderStored(m, controls.get(m.id!)),
+      view: this.renderStored(m, controls.get(m.id!), notes.has(m.id!)),
     }));
     if (live) items.push(...this.renderLive(live, ids));
     return repeat(
@@ -418,11 +421,18 @@ export class SmChat extends LitElement {
   private layoutOf(
     messages: Message[],
     alt: number | undefined,
-  ): { groups: ReplyGroup[]; controls: Map<number, MessageControls> } {
+  ): { groups: ReplyGroup[]; controls: Map<number, MessageControls>; notes: Set<number> } {
     const cached = this.layout;
     if (cached?.messages === messages && cached.alt === alt) return cached;
     const groups = replyGroups(messages, alt);
-    this.layout = { messages, alt, groups, controls: this.controlsFor(messages, groups) };
+    // Every reply message of a turn carries what it recalled: the note shows once, on the last.
+    const notes = new Set(
+      groups.flatMap((g) => {
+        const last = g.members.findLast((m) => m.role === 'assistant' && altOfShown(m, g));
+        return last ? [last.id!] : [];
+      }),
+    );
+    this.layout = { messages, alt, groups, controls: this.controlsFor(messages, groups), notes };
     return this.layout;
   }
 
@@ -472,7 +482,7 @@ export class SmChat extends LitElement {
     return out;
   }
 
-  private renderStored(m: Message, controls?: MessageControls) {
+  private renderStored(m: Message, controls?: MessageControls, note = false) {
     const meta = m.meta ?? {};
     const notice = typeof meta.notice === 'string' ? (NOTICES[meta.notice] ?? meta.notice) : '';
     const state: MessageState = meta.aborted ? 'stopped' : meta.error ? 'partial' : 'done';
@@ -492,9 +502,11 @@ export class SmChat extends LitElement {
         nothing,
       );
     }
-    const recalled = Array.isArray(meta.recalled)
-      ? meta.recalled.filter((p): p is string => typeof p === 'string')
-      : [];
+    const recalled =
+      note && Array.isArray(meta.recalled)
+        ? meta.recalled.filter((p): p is string => typeof p === 'string')
+        : [];
+    const recalledTurns = note ? recalledTurnsOf(meta) : [];
     if (m.role === 'system') {
       return entry(bubble({ id: m.id, kind: 'notice', text: m.text }), nothing);
     }
@@ -515,6 +527,7 @@ export class SmChat extends LitElement {
             busy: this.generating,
             cut: meta.cut === 'length',
             recalled,
+            recalledTurns,
           })
         : nothing,
       notice
@@ -950,6 +963,7 @@ function bubble(m: {
   busy?: boolean;
   cut?: boolean;
   recalled?: string[];
+  recalledTurns?: StoredRecalledTurn[];
 }) {
   return html`<sm-message
     id=${m.id === undefined ? nothing : `msg-${m.id}`}
@@ -963,6 +977,7 @@ function bubble(m: {
     .busy=${!!m.busy}
     .cut=${!!m.cut}
     .recalled=${m.recalled ?? []}
+    .recalledTurns=${m.recalledTurns ?? []}
     ?highlighted=${!!m.highlighted}
     >${m.tools ?? nothing}</sm-message
   >`;

@@ -204,9 +204,11 @@ export const messageStyles = css`
     background: none;
     color: var(--sm-accent);
     font: inherit;
-    font-family: var(--sm-mono);
     text-decoration: underline;
     text-underline-offset: 2px;
+  }
+  .recalled button.path {
+    font-family: var(--sm-mono);
   }
   .controls {
     display: flex;

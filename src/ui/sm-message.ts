@@ -10,6 +10,8 @@
 // links (docs/chat.md). The panel decides which controls a message offers and does the work.
 import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
+import { formatDay } from '../chat/context';
+import type { StoredRecalledTurn } from '../chat/recall';
 import type { FollowPathDetail } from './sm-tool-card';
 import { emit } from './events';
 import { MarkdownFeed, renderMarkdownBlocks } from './markdown';
@@ -120,6 +122,7 @@ const icon = (d: string) => html`<svg viewBox="0 0 16 16" aria-hidden="true"><pa
  * @fires sm-message-alternative - ← or → of the alternatives (`{ id, step }`).
  * @fires sm-message-remember - Remember this, or Remember selection (`{ id, text, selected }`).
  * @fires sm-select-path - A recalled memory was clicked (`{ path, followMoves: true }`).
+ * @fires sm-open-message - A recalled past message was clicked (`{ conversationId, messageId }`).
  */
 @customElement('sm-message')
 export class SmMessage extends LitElement {
@@ -160,6 +163,9 @@ export class SmMessage extends LitElement {
 
   /** Paths of the memories auto-recall put into this reply's prompt. */
   @property({ attribute: false }) recalled: string[] = [];
+
+  /** The past messages (of any chat) auto-recall put into this reply's prompt. */
+  @property({ attribute: false }) recalledTurns: StoredRecalledTurn[] = [];
 
   @state() private hasTools = false;
   /** The edit form is open. */
@@ -268,19 +274,35 @@ export class SmMessage extends LitElement {
   }
 
   private renderRecalled() {
-    if (this.kind !== 'assistant' || !this.recalled.length) return nothing;
+    if (this.kind !== 'assistant' || (!this.recalled.length && !this.recalledTurns.length))
+      return nothing;
+    const entries = this.recalled.map(
+      (path) =>
+        html`<button
+          type="button"
+          class="path"
+          title="Show in the memory tree"
+          @click=${() => this.handleRecalled(path)}
+        >
+          ${path}
+        </button>`,
+    );
+    const turns = this.recalledTurns.map((t) => {
+      const when = Number.isNaN(Date.parse(t.time)) ? '' : formatDay(new Date(t.time));
+      const chat = t.chat.trim();
+      const label = `${chat ? `the chat “${chat}”` : 'a past chat'}${when ? ` (${when})` : ''}`;
+      return html`<button
+        type="button"
+        class="turn"
+        title="Open this message in its chat"
+        @click=${() =>
+          emit(this, 'sm-open-message', { conversationId: t.conversationId, messageId: t.turnId })}
+      >
+        ${label}
+      </button>`;
+    });
     return html`<div class="recalled">
-      Recalled:
-      ${this.recalled.map(
-        (path, i) =>
-          html`${i ? ', ' : ''}<button
-              type="button"
-              title="Show in the memory tree"
-              @click=${() => this.handleRecalled(path)}
-            >
-              ${path}
-            </button>`,
-      )}
+      Recalled: ${[...entries, ...turns].map((b, i) => html`${i ? ', ' : ''}${b}`)}
     </div>`;
   }
 

@@ -1,0 +1,109 @@
+// Memory that works without the model's help (issue 22), in Debian Chromium against the
+// production build and a fake KoboldCPP whose model never calls a tool: a fact told in one chat
+// is in the next chat's request and in its reply's "Recalled:" note, which opens that chat at
+// that message; an unrelated line of the first chat is in neither. Screenshot under /tmp.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeServer, type FakeServer, type RecordedRequest } from '../fixtures/fake-llm';
+import { launchChromium } from './chromium';
+import { buildAndServe, callWorker } from './explorer-fixture';
+import type { StaticServer } from './static-server';
+
+const SHOTS = '/tmp/recall-shots';
+const POLL = { timeout: 30_000, interval: 50 };
+const FACT = 'My sister Ana is moving to Lisbon in May.';
+const OTHER = 'I also need to buy a new bicycle helmet before the summer.';
+const QUESTION = 'Where is my sister Ana moving to?';
+
+/** What a KoboldCPP generation request carried: its native prompt or its messages. */
+function sent(req: RecordedRequest): string {
+  const body = req.body as { prompt?: string; messages?: unknown };
+  return body.prompt ?? JSON.stringify(body.messages ?? '');
+}
+
+describe('recall of past chats in Chromium', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let server: StaticServer;
+  let dispose: () => Promise<void>;
+  let fake: FakeServer;
+
+  const chat = () => page.locator('sm-chat');
+  const box = () => chat().getByRole('textbox', { name: 'Message', exact: true });
+  const idle = () =>
+    expect.poll(() => chat().getByRole('button', { name: 'Stop' }).isDisabled(), POLL).toBe(true);
+
+  async function say(text: string): Promise<void> {
+    await box().fill(text);
+    await box().press('Enter');
+    await chat().locator('sm-message[kind="user"]', { hasText: text }).waitFor(POLL);
+    await idle();
+  }
+
+  beforeAll(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    ({ server, dispose } = await buildAndServe());
+    // A model that answers but never calls a tool.
+    fake = await startFakeServer('koboldcpp', {
+      defaultReply: () => ({ text: 'I see.' }),
+      firstEventDelayMs: 5,
+      tokenDelayMs: 1,
+    });
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    await page.goto(server.url);
+    // Only auto-recall is under test: the keeper is off.
+    await callWorker(page, 'setSetting', 'app', {
+      endpoint: fake.url,
+      maxOutputTokens: 24,
+      memoryKeeper: false,
+    });
+    await page.reload();
+    await chat().locator('.status.connected').waitFor({ timeout: 30_000 });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await fake?.close();
+    await dispose?.();
+  });
+
+  it('a fact told in one chat is in the next chat’s request and its Recalled note; an unrelated line is not', async () => {
+    await say(FACT);
+    await say(OTHER);
+    const first = fake.generations().length;
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await expect.poll(() => chat().locator('sm-message').count(), POLL).toBe(0);
+    await say(QUESTION);
+
+    const asked = fake.generations().slice(first).map(sent).join('\n');
+    expect(asked).toContain(QUESTION);
+    expect(asked).toContain(FACT);
+    expect(asked).not.toContain('bicycle helmet');
+
+    const reply = chat().locator('sm-message[kind="assistant"]').last();
+    const note = reply.locator('.recalled');
+    await note.waitFor(POLL);
+    // The chat is named from its first message; the note says which chat and when.
+    const link = note.getByRole('button', {
+      name: /^the chat “My sister Ana is moving to Lisbon in May\.”/,
+    });
+    expect(await link.count()).toBe(1);
+    expect(await link.innerText()).toMatch(/ \(\d{1,2} \w+ \d{4}\)$/);
+    expect(await note.innerText()).not.toContain('helmet');
+    await page.screenshot({ path: join(SHOTS, 'recalled-note.png') });
+
+    // The link opens that chat at that message.
+    await link.click();
+    const told = chat().locator('sm-message[kind="user"]', { hasText: FACT });
+    await told.waitFor(POLL);
+    await expect.poll(() => told.evaluate((el) => el.hasAttribute('highlighted')), POLL).toBe(true);
+    expect(await chat().locator('sm-message[kind="user"]', { hasText: QUESTION }).count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, 'opened-at-message.png') });
+  });
+});
