@@ -108,6 +108,12 @@ export class EntryIndex {
     return { sumDot, count: this.vectorCount };
   }
 
+  /** Adds (`sign` 1) or takes away (−1) an entry vector in the sum. */
+  private sumVector(v: ArrayLike<number>, offset: number, sign: 1 | -1): void {
+    for (let i = 0; i < this.dims; i++) this.vectorSum[i] += sign * v[offset + i];
+    this.vectorCount += sign;
+  }
+
   get entryCount(): number {
     return this.byId.size;
   }
@@ -237,8 +243,7 @@ export class EntryIndex {
       row.embedding.length === this.dims
     ) {
       ref.vectorRow = this.entryVectors.append([row.embedding]);
-      for (let i = 0; i < this.dims; i++) this.vectorSum[i] += row.embedding[i];
-      this.vectorCount++;
+      this.sumVector(row.embedding, 0, 1);
       const chunks = row.contextChunks.filter((c) => c.embedding.length === this.dims);
       ref.chunkRow = this.chunkVectors.append(chunks.map((c) => c.embedding));
       ref.chunkCount = chunks.length;
@@ -262,10 +267,7 @@ export class EntryIndex {
     this.ownWords.remove(id);
     this.snapshotWords.remove(id);
     if (ref.vectorRow >= 0 && this.entryVectors) {
-      const base = ref.vectorRow * this.dims;
-      const buf = this.entryVectors.buffer;
-      for (let i = 0; i < this.dims; i++) this.vectorSum[i] -= buf[base + i];
-      this.vectorCount--;
+      this.sumVector(this.entryVectors.buffer, ref.vectorRow * this.dims, -1);
       this.entryVectors.release(ref.vectorRow, 1);
       this.chunkVectors?.release(ref.chunkRow, ref.chunkCount);
     }

@@ -18,15 +18,17 @@ export const LEXICAL_WEIGHT = 0.7;
 export const SNAPSHOT_WEIGHT = 0.35;
 
 /**
- * How much a chat as a whole (all its sentences) adds to each of its sentences when a search
- * spans several chats, within the room the sentence's own match (with its turn) leaves. Below
- * MIN_RELEVANCE, so a chat's words alone never lift an unrelated sentence of it over the floor
- * (docs/search.md, "Relevance through the hierarchy").
+ * How much a chat as a whole (its sentences' words as one text, its best sentence's meaning)
+ * adds to each of its sentences, per signal, within the room the sentence's own match (with its
+ * turn) leaves, when a search spans several chats: half, weaker than the sentence's own text.
+ * Floors apply to the sentence's own match, so a chat's other topics never ride along
+ * (docs/search.md, "Relevance through the hierarchy"). 0.25, 0.5, 0.75 and 1 were measured on
+ * the LoCoMo dev conversations; 0.5 gave the best episodic recall, its neighbours within 0.02.
  */
 export const CHAT_WEIGHT = 0.5;
 /**
- * How much a heading as a whole (every entry under it) adds to each of its entries when a
- * search spans several headings; below MIN_RELEVANCE for the same reason.
+ * The same for a heading as a whole (every entry directly under it) and each of its entries,
+ * when a search spans several headings. 0.25, 0.5 and 1 measured; 0.5 taken, as for chats.
  */
 export const HEADING_WEIGHT = 0.5;
 

@@ -61,9 +61,9 @@ export function withEntryBaseline(idx: EntryIndex, q: EntryQuery): EntryQuery {
 
 /**
  * Scores `refs` (entries at or below `within`) against the query and returns those with any
- * relevance, best first (ties: the newer, then path order). A heading below `within` is, as a
- * whole, evidence for each entry directly under it (HEADING_WEIGHT): its entries' words as one
- * text, and its best entry's meaning.
+ * relevance, best first (ties: the newer, then path order). Across the headings below `within`
+ * (two or more), a heading as a whole is evidence for each entry directly under it
+ * (HEADING_WEIGHT): its entries' words as one text, and its best entry's meaning.
  */
 export function searchEntries(
   idx: EntryIndex,
@@ -98,7 +98,8 @@ export function searchEntries(
     }
     const parent = parentOf(ref.path);
     const heading = HEADING_WEIGHT > 0 && isBelow(parent, within) ? parent : '';
-    if (heading && semantic > (headingSem.get(heading) ?? 0)) headingSem.set(heading, semantic);
+    if (heading && !(semantic <= (headingSem.get(heading) ?? -1)))
+      headingSem.set(heading, semantic);
     const match = fuse(lexical, semantic, signals);
     const ownMask = own?.mask ?? 0;
     const snapMask = snap?.mask ?? 0;
@@ -115,7 +116,7 @@ export function searchEntries(
       heading,
       why: {
         terms: termsOf(lex.query, ownMask | snapMask),
-        match: 0,
+        match: round(match),
         lexical: round(lexical),
         semantic: round(semantic),
         fromSnapshot:
@@ -123,18 +124,19 @@ export function searchEntries(
       },
     });
   }
+  // One heading alone tells its entries nothing apart.
+  const acrossHeadings = headingSem.size > 1;
   const out: EntryHit[] = [];
-  for (const h of scored) {
-    const { lexical, semantic, heading, ...hit } = h;
-    if (heading) {
+  for (const { lexical, semantic, heading, ...hit } of scored) {
+    if (!(hit.ownMatch > 0)) continue;
+    if (acrossHeadings && heading) {
       hit.match = fuse(
         withContext(lexical, lex.headings.get(heading) ?? 0, HEADING_WEIGHT),
         withContext(semantic, headingSem.get(heading) ?? 0, HEADING_WEIGHT),
         signals,
       );
+      hit.why.match = round(hit.match);
     }
-    if (!(hit.ownMatch > 0)) continue;
-    hit.why.match = round(hit.match);
     out.push(hit);
   }
   let best = 0;
@@ -240,21 +242,20 @@ export async function searchChunkIndex(
     cosBound = vec.length >= m ? vec[vec.length - 1].similarity : -1;
   }
   const query = idx.words.prepare(q.text);
-  // Across chats, a chat as a whole is evidence for each of its sentences (CHAT_WEIGHT); within
-  // one chat it tells nothing apart.
-  const acrossChats = conversationId === null && CHAT_WEIGHT > 0;
-  const weights = acrossChats ? { ...TURN_CONTEXT, group: CHAT_WEIGHT } : TURN_CONTEXT;
+  // Across chats, a chat as a whole is evidence for each of its sentences (CHAT_WEIGHT): its
+  // words as one text, and its meaning as its centroid's. Within one chat it tells nothing apart.
+  const acrossChats = conversationId === null && CHAT_WEIGHT > 0 && idx.chatCount > 1;
+  const chatWords =
+    acrossChats && signals !== 'semantic' ? idx.words.groupMatches(query) : undefined;
+  const weights = chatWords ? { ...TURN_CONTEXT, group: CHAT_WEIGHT } : TURN_CONTEXT;
   // A chunk's words, and with them the words of its whole turn (what the person said at once):
   // a sentence rarely holds every word of a question about its turn.
   const words = new Map<number, LexicalMatch>();
   const lexical = new Map<number, number>();
-  const lexicalOwn = new Map<number, number>();
   if (signals !== 'semantic') {
-    for (const w of idx.words.searchTop(query, conversationId, m, weights, cos.keys())) {
+    for (const w of idx.words.searchTop(query, conversationId, m, weights, cos.keys(), chatWords)) {
       words.set(w.key, w);
-      const inTurn = withContext(w.relevance, w.context ?? 0, TURN_CONTEXT.parent);
-      lexicalOwn.set(w.key, inTurn);
-      lexical.set(w.key, withContext(inTurn, w.groupContext ?? 0, CHAT_WEIGHT));
+      lexical.set(w.key, withContext(w.relevance, w.context ?? 0, TURN_CONTEXT.parent));
     }
   }
   let baseline: number | undefined;
@@ -262,26 +263,30 @@ export async function searchChunkIndex(
     const { sumDot, count } = idx.centroidDot(q.vector!);
     baseline = baselineCosine(sumDot, count, q.info!);
   }
-  const own = (c: number | undefined) =>
+  const sem = (c: number | undefined) =>
     signals === 'lexical' ? 0 : semanticRelevance(c ?? cosBound, q.info!, baseline);
-  // A chat's meaning as a whole: its best sentence among the vector candidates.
+  // A chat's meaning as a whole: its best sentence's among the vector candidates.
   const chatSem = new Map<number, number>();
   if (acrossChats && signals !== 'lexical') {
     for (const [id, c] of cos) {
       const conv = idx.conversationOf(id);
       if (conv === undefined) continue;
-      const r = own(c);
+      const r = sem(c);
       if (r > (chatSem.get(conv) ?? 0)) chatSem.set(conv, r);
     }
   }
-  const sem = (c: number | undefined, id: number, alone = false) => {
-    const r = own(c);
-    if (!chatSem.size || alone) return r;
-    const conv = idx.conversationOf(id);
-    return conv === undefined ? r : withContext(r, chatSem.get(conv) ?? 0, CHAT_WEIGHT);
+  /** A sentence's match: its own (with its turn) and, across chats, its chat's, per signal. */
+  const matchOf = (lex: number, semantic: number, id: number) => {
+    const conv = acrossChats ? idx.conversationOf(id) : undefined;
+    if (conv === undefined) return fuse(lex, semantic, signals);
+    return fuse(
+      withContext(lex, chatWords?.get(conv) ?? 0, CHAT_WEIGHT),
+      signals === 'lexical' ? 0 : withContext(semantic, chatSem.get(conv) ?? 0, CHAT_WEIGHT),
+      signals,
+    );
   };
   const first = [...new Set([...cos.keys(), ...words.keys()])]
-    .map((id) => ({ id, rel: fuse(lexical.get(id) ?? 0, sem(cos.get(id), id), signals) }))
+    .map((id) => ({ id, rel: matchOf(lexical.get(id) ?? 0, sem(cos.get(id)), id) }))
     .filter((c) => c.rel > 0)
     .sort((a, b) => b.rel - a.rel)
     .slice(0, bias > 0 ? m : k * 2);
@@ -294,14 +299,12 @@ export async function searchChunkIndex(
     if (c === undefined && signals !== 'lexical' && row.embedding.length === q.vector!.length)
       c = dot(q.vector!, row.embedding);
     const w = words.get(id);
-    const match = fuse(lexical.get(id) ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1, id), signals);
-    if (!(match > 0)) return;
-    const ownMatch = acrossChats
-      ? fuse(lexicalOwn.get(id) ?? 0, signals === 'lexical' ? 0 : sem(c ?? -1, id, true), signals)
-      : match;
+    const semantic = signals === 'lexical' ? 0 : sem(c ?? -1);
+    const ownMatch = fuse(lexical.get(id) ?? 0, semantic, signals);
+    if (!(ownMatch > 0)) return;
     out.push({
       row,
-      match,
+      match: matchOf(lexical.get(id) ?? 0, semantic, id),
       ownMatch,
       relevance: 0,
       recency: 0,

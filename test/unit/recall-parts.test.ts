@@ -54,7 +54,6 @@ const turn = (turnId: number, relevance: number): TurnRecallHit => ({
 describe('a chat as a whole (the word index’s groups)', () => {
   it('lifts the sentences of the chat whose words, all told, answer the question', () => {
     const idx = new Bm25Index();
-    const weights = { parent: 1, neighbours: 0, group: 0.5 };
     // Two chats each hold a sentence with "helmet"; only chat 1 is about the bicycle trip.
     idx.add(1, 'I need a new helmet', 1, 101);
     idx.add(2, 'the bicycle trip to the coast is in June', 1, 102);
@@ -62,15 +61,16 @@ describe('a chat as a whole (the word index’s groups)', () => {
     idx.add(4, 'I need a new helmet', 2, 201);
     idx.add(5, 'the oven needs cleaning', 2, 202);
     const q = idx.prepare('helmet for the bicycle trip');
-    const top = idx.searchTop(q, null, 10, weights);
+    const chats = idx.groupMatches(q);
+    expect(chats.get(1)!).toBeGreaterThan(chats.get(2)!);
+    const weights = { parent: 1, neighbours: 0, group: 0.5 };
+    const top = idx.searchTop(q, null, 10, weights, [], chats);
     const of = (key: number) => top.find((m) => m.key === key)!;
     expect(of(1).relevance).toBeCloseTo(of(4).relevance, 6);
-    expect(of(1).groupContext!).toBeGreaterThan(of(4).groupContext!);
+    expect(of(1).groupContext).toBe(chats.get(1));
     expect(top.findIndex((m) => m.key === 1)).toBeLessThan(top.findIndex((m) => m.key === 4));
-    // Without a group weight there is no chat evidence at all.
-    expect(
-      idx.searchTop(q, null, 10, { parent: 1, neighbours: 0 })[0].groupContext,
-    ).toBeUndefined();
+    // Without the chats' relevance there is no chat evidence at all.
+    expect(idx.searchTop(q, null, 10, weights)[0].groupContext).toBeUndefined();
   });
 
   it('counts a word every chat holds (a speaker’s name) for little', () => {
@@ -78,11 +78,9 @@ describe('a chat as a whole (the word index’s groups)', () => {
     idx.add(1, 'Caroline: I went to the support group', 1, 11);
     idx.add(2, 'Caroline: hello again', 2, 21);
     idx.add(3, 'Caroline: nice weather', 3, 31);
-    const q = idx.prepare('Caroline support group');
-    const top = idx.searchTop(q, null, 10, { parent: 1, neighbours: 0, group: 0.5 });
-    const g = (key: number) => top.find((m) => m.key === key)!.groupContext!;
-    expect(g(1)).toBeGreaterThan(0.8);
-    expect(g(2)).toBeLessThan(0.1);
+    const chats = idx.groupMatches(idx.prepare('Caroline support group'));
+    expect(chats.get(1)!).toBeGreaterThan(0.8);
+    expect(chats.get(2)!).toBeLessThan(0.1);
   });
 
   it('forgets a removed sentence’s words in its chat', () => {
@@ -91,13 +89,10 @@ describe('a chat as a whole (the word index’s groups)', () => {
     idx.add(2, 'a rowing boat', 1, 12);
     idx.add(3, 'the lighthouse on the cliff', 2, 21);
     idx.add(4, 'something else', 3, 31);
-    const w = { parent: 1, neighbours: 0, group: 0.5 };
-    const g2 = () =>
-      idx.searchTop(idx.prepare('rowing boat lighthouse'), null, 10, w).find((m) => m.key === 2)!
-        .groupContext!;
-    const before = g2();
+    const chat1 = () => idx.groupMatches(idx.prepare('rowing boat lighthouse')).get(1)!;
+    const before = chat1();
     idx.remove(1);
-    expect(g2()).toBeLessThan(before);
+    expect(chat1()).toBeLessThan(before);
   });
 });
 

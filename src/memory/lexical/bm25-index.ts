@@ -331,17 +331,17 @@ export class Bm25Index {
     m: number,
     weights: ContextWeights,
     also: Iterable<number> = [],
+    groupMatches?: ReadonlyMap<number, number>,
   ): LexicalMatch[] {
     const n = this.score(q, group);
-    const { touched, masks, rel, parentSlots, parentMasks, groupSlots } = this;
-    const byGroup = (weights.group ?? 0) > 0 && n > 0;
+    const { touched, masks, rel, parentSlots, parentMasks, groups } = this;
     for (let i = 0; i < n; i++) {
       const slot = touched[i];
       const p = parentSlots[slot];
       if (p >= 0) parentMasks[p] |= masks[slot];
     }
-    const groupRel = byGroup ? this.groupRelevance(q) : null;
-    const groupOf = (slot: number) => (groupRel ? groupRel[groupSlots[slot]] : 0);
+    const byGroup = (weights.group ?? 0) > 0 && !!groupMatches;
+    const groupOf = (slot: number) => (byGroup ? (groupMatches.get(groups[slot]) ?? 0) : 0);
     const combined = new Float32Array(n);
     const context = new Float32Array(n);
     for (let i = 0; i < n; i++) {
@@ -368,8 +368,7 @@ export class Bm25Index {
       hitOf(slot, this.contextOf(q, parentSlots[slot], weights));
     }
     for (let i = 0; i < n; i++) {
-      const slot = touched[i];
-      const p = parentSlots[slot];
+      const p = parentSlots[touched[i]];
       if (p >= 0) parentMasks[p] = 0;
     }
     this.reset(n);
@@ -391,9 +390,9 @@ export class Bm25Index {
 
   /**
    * Each group's relevance as one document (a chat as a whole), by group slot: the calibrated
-   * BM25 relevance over the groups, where a term's frequency is its count in all of the
-   * group's documents, its idf is over groups, and the length is the group's. A word every chat
-   * holds (a speaker's name) tells chats nothing apart and counts for nothing.
+   * BM25 relevance over the groups, where a term's frequency is its count in all of the group's
+   * documents, its idf is over groups, and the length is the group's. A word every chat holds
+   * (a speaker's name) tells chats apart little and counts for little.
    */
   private groupRelevance(q: LexicalQuery): Float32Array {
     const groups = this.groupSlotOf.size;
