@@ -725,6 +725,7 @@ export class SmChat extends LitElement {
     const text = this.draft.trim();
     if (!session || conversationId === undefined || this.generating || !text) return;
     this.draft = '';
+    emit(this, 'sm-composer-input', { drafting: false });
     await this.runLive(
       { conversationId, userText: text },
       (signal, onEvent) => session.send(conversationId, text, signal, onEvent),
@@ -880,7 +881,10 @@ export class SmChat extends LitElement {
     // Nothing was stored (the server could not be reached first): give the words back.
     if (words !== undefined && live.userId === undefined && !unfinished) {
       live.userText = '';
-      if (!this.draft) this.draft = words;
+      if (!this.draft) {
+        this.draft = words;
+        emit(this, 'sm-composer-input', { drafting: true });
+      }
     }
     // What was stored now shows as stored; tool calls that ran but were never stored stay, and so
     // does the text of a turn stopped before the session could store it.

@@ -4,6 +4,10 @@ import { css } from 'lit';
 export const keeperCardStyles = css`
   :host {
     display: block;
+    /* As wide as what it says, like a reply's bubble, not the whole column. */
+    align-self: flex-start;
+    width: fit-content;
+    min-width: min(18rem, 100%);
     max-width: min(46rem, 100%);
     font-size: 0.85rem;
   }
