@@ -654,7 +654,10 @@ export class SmChat extends LitElement {
       await undoKeeperCard(memory, message);
       await this.watch.reload();
     } catch (e) {
-      this.errorText = `The memory keeper's card could not be undone: ${errorMessage(e)}`;
+      emit(this, 'sm-notice', {
+        message: `What the memory keeper saved could not be undone: ${errorMessage(e)}`,
+        kind: 'error',
+      });
     } finally {
       this.undoing = new Set([...this.undoing].filter((x) => x !== id));
     }
