@@ -147,6 +147,7 @@ const STOP_GRACE_MS = 2000;
  * @fires sm-open-settings - "Open settings" in the not-connected guidance was clicked.
  * @fires sm-new-conversation - "Start a chat" was clicked when no conversation is open.
  * @fires sm-composer-input - The composer's words changed (`{ drafting }`).
+ * @fires sm-notice - Undo on a memory keeper card failed (`{ message, kind: 'error' }`).
  */
 @customElement('sm-chat')
 export class SmChat extends LitElement {
