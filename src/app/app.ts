@@ -10,6 +10,7 @@ import {
   type ChatSessionOptions,
   type ToolModeMemory,
 } from '../chat/chat-session';
+import type { KeeperOutcome, KeeperRequest, SchemaModeMemory } from '../chat/keeper';
 import type { EmbedderProgress, ModelInfo } from '../embeddings/types';
 import {
   createConnector as createLlmConnector,
@@ -21,6 +22,7 @@ import {
 import { isAbortError } from '../llm/errors';
 import type { ServerInfo, ToolMode } from '../llm/types';
 import type { MemoryClient } from '../worker-client';
+import { MemoryKeeper, type KeeperTarget } from './memory-keeper';
 import {
   DEFAULT_SETTINGS,
   SETTINGS_KEY,
@@ -38,6 +40,8 @@ import {
 } from './settings';
 
 const TOOL_MODES_KEY = 'toolModes';
+/** Servers that refused the memory keeper's schema parameter (docs/chat.md, "Memory keeper"). */
+const SCHEMA_MODES_KEY = 'schemaModes';
 /** How long Test connection waits for the server before saying it does not answer. */
 export const TEST_TIMEOUT_MS = 15_000;
 
@@ -77,6 +81,8 @@ export interface AppState {
   reembed: { done: number; total: number } | undefined;
   /** The embedding model in use, once known. */
   activeModel: ModelInfo | undefined;
+  /** The conversation whose exchanges the memory keeper is reading now. */
+  keeping: number | undefined;
 }
 
 /** The state before `start()`: default settings, not loaded yet, no session. */
@@ -92,6 +98,7 @@ export const IDLE_STATE: Readonly<AppState> = {
   fallback: undefined,
   reembed: undefined,
   activeModel: undefined,
+  keeping: undefined,
 };
 
 export interface AppOptions {
@@ -107,6 +114,8 @@ export interface AppOptions {
   wrapCallback?: <F extends (...args: never[]) => unknown>(fn: F) => F;
   /** Where dismissed notices are remembered (undefined: localStorage, see settings.ts). */
   noticeStorage?: NoticeStorage;
+  /** The memory keeper's run (tests may hand in a fake; default `runKeeper`). */
+  runKeeper?: (request: KeeperRequest) => Promise<KeeperOutcome>;
 }
 
 export class App {
@@ -117,6 +126,9 @@ export class App {
   private readonly createChatSession: (options: ChatSessionOptions) => ChatSession;
   private readonly wrap: <F extends (...args: never[]) => unknown>(fn: F) => F;
   private readonly noticeStorage: NoticeStorage | undefined;
+  private readonly keeper: MemoryKeeper;
+  /** The server the memory keeper asks: the current settings' (set by `connect`). */
+  private keeperTarget: KeeperTarget | undefined;
 
   constructor(options: AppOptions) {
     this.memory = options.memory;
@@ -124,6 +136,16 @@ export class App {
     this.createChatSession = options.createChatSession ?? createSession;
     this.wrap = options.wrapCallback ?? proxy;
     this.noticeStorage = options.noticeStorage;
+    this.keeper = new MemoryKeeper({
+      memory: this.memory,
+      target: () => this.keeperTarget,
+      enabled: () => this.current.settingsLoaded && this.current.settings.memoryKeeper,
+      openConversation: () => this.current.conversationId,
+      schemaModes: this.schemaModes(),
+      onRunning: (keeping) => this.set({ keeping }),
+      onStatusLine: (message) => this.showNotice(message),
+      ...(options.runKeeper ? { run: options.runKeeper } : {}),
+    });
   }
 
   /** The state now; a new object after each change. */
@@ -138,7 +160,11 @@ export class App {
   }
 
   private set(patch: Partial<AppState>): void {
+    const opened =
+      'conversationId' in patch && patch.conversationId !== this.current.conversationId;
     this.current = { ...this.current, ...patch };
+    // Another chat: a memory keeper run stops at once (its exchanges wait for the next one).
+    if (opened) this.keeper.conversationOpened();
     for (const listener of this.listeners) listener();
   }
 
@@ -164,6 +190,7 @@ export class App {
     this.set({ settings: normaliseSettings(next), settingsSaved: true });
     // Connect first: a message sent right after Save must go to the new endpoint.
     this.connect();
+    this.keeper.settingsChanged();
     await this.memory.setSetting(SETTINGS_KEY, this.current.settings);
     if (before.embeddingModel !== this.current.settings.embeddingModel) void this.applyModel();
   }
@@ -232,6 +259,14 @@ export class App {
     }
   }
 
+  /**
+   * The composer's words changed (`drafting`: it holds some): the person is not idle, so the
+   * memory keeper waits.
+   */
+  noteTyping(drafting: boolean): void {
+    this.keeper.typing(drafting);
+  }
+
   /** Shows a notice (from a component, or about the model) until dismissed. */
   showNotice(message: string): void {
     this.set({ notice: message });
@@ -266,6 +301,19 @@ export class App {
     };
   }
 
+  /** The memory keeper's schema modes learned per server and model, kept as the tool modes are. */
+  private schemaModes(): SchemaModeMemory {
+    const memory = this.memory;
+    type Modes = Record<string, 'constrained' | 'prompted'> | undefined;
+    return {
+      get: async (key) => ((await memory.getSetting(SCHEMA_MODES_KEY)) as Modes)?.[key],
+      set: async (key, mode) => {
+        const all = ((await memory.getSetting(SCHEMA_MODES_KEY)) as Modes) ?? {};
+        await memory.setSetting(SCHEMA_MODES_KEY, { ...all, [key]: mode });
+      },
+    };
+  }
+
   /** A connector and chat session for the current settings; detects the server right away. */
   private connect(): void {
     const s = this.current.settings;
@@ -274,16 +322,24 @@ export class App {
       apiKey: s.apiKey || undefined,
       contextSize: s.contextSize,
     });
-    const session = this.createChatSession({
-      memory: this.memory,
+    // The memory keeper hears every turn of the session (it wraps it) and asks the same server.
+    const session: ChatSession = this.keeper.wrap(
+      this.createChatSession({
+        memory: this.memory,
+        connector,
+        settings: s,
+        toolModes: this.toolModes(),
+        wrapCallback: this.wrap,
+        onEvent: (e) => {
+          if (e.type === 'notice' && /prompt/.test(e.message)) void this.refreshStatus(session);
+        },
+      }),
+    );
+    this.keeperTarget = {
       connector,
-      settings: s,
-      toolModes: this.toolModes(),
-      wrapCallback: this.wrap,
-      onEvent: (e) => {
-        if (e.type === 'notice' && /prompt/.test(e.message)) void this.refreshStatus(session);
-      },
-    });
+      server: (signal) => session.server(signal),
+      contextTokens: s.contextTokens,
+    };
     this.set({ session, status: { state: 'connecting' } });
     void this.refreshStatus(session);
   }

@@ -12,6 +12,11 @@ export interface AppSettings extends ChatSettings {
   contextSize: number;
   /** `default` = the hub model (falls back to the bundled one offline); `bundled` = offline model. */
   embeddingModel: 'default' | 'bundled';
+  /**
+   * The memory keeper: after an exchange in which the model saved nothing, one extra generation
+   * asks the same server what to remember (docs/chat.md, "Memory keeper").
+   */
+  memoryKeeper: boolean;
 }
 
 export const DEFAULT_SETTINGS: AppSettings = {
@@ -20,6 +25,7 @@ export const DEFAULT_SETTINGS: AppSettings = {
   apiKey: '',
   contextSize: 0,
   embeddingModel: 'default',
+  memoryKeeper: true,
 };
 
 export const SETTINGS_KEY = 'app';

@@ -1,15 +1,24 @@
-// The stored conversation as the model reads it: messages in the OpenAI form (notices left out,
-// every stored call's arguments as JSON the server accepts), and the memories read with
-// queryMemory in earlier turns, which ride along in the prompt.
+// The stored conversation as the model reads it: messages in the OpenAI form (notices and memory
+// keeper cards left out, every stored call's arguments as JSON the server accepts), and the
+// memories read with queryMemory in earlier turns, which ride along in the prompt.
 import type { ChatMessage } from '../llm/types';
+import { isKeeperCard } from '../memory/replies';
 import type { Message } from '../memory/types';
 import type { InjectedMemory } from './context';
 
-/** Stored messages → OpenAI-form history (notices left out). */
+/**
+ * A stored message the model never reads: a notice to the person, or a memory keeper's card.
+ * `toChatMessages` and `historyIds` both go by it, so their lists stay aligned.
+ */
+export function isAside(m: Pick<Message, 'meta'>): boolean {
+  return !!m.meta?.notice || isKeeperCard(m);
+}
+
+/** Stored messages → OpenAI-form history (asides left out: `isAside`). */
 export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const m of messages) {
-    if (m.meta?.notice) continue;
+    if (isAside(m)) continue;
     if (m.role === 'tool') {
       out.push({
         role: 'tool',
@@ -36,7 +45,7 @@ export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
 
 /** The message id of each message `toChatMessages` keeps, in its order. */
 export function historyIds(messages: readonly Message[]): (number | undefined)[] {
-  return messages.filter((m) => !m.meta?.notice).map((m) => m.id);
+  return messages.filter((m) => !isAside(m)).map((m) => m.id);
 }
 
 /**

@@ -98,6 +98,8 @@ export type KeeperAnswer = { ops: KeeperOp[] } | { error: string };
 export interface KeptOp {
   op: 'add' | 'update';
   path: string;
+  /** What the keeper saved there (the card shows it). */
+  content: string;
   /** The version the keeper's save made. */
   version: number;
   /** With `update`: the version it replaced (restored by an Undo). */
@@ -442,6 +444,7 @@ async function apply(
     kept.push({
       op: op.op,
       path: saved.path,
+      content: op.content,
       version: saved.version,
       ...(op.previousVersion !== undefined ? { previousVersion: op.previousVersion } : {}),
     });

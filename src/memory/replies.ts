@@ -17,6 +17,16 @@ export function altOf(m: Pick<Message, 'meta'>): number {
   return typeof alt === 'number' && Number.isInteger(alt) && alt >= 0 ? alt : 0;
 }
 
+/**
+ * A memory keeper's card (docs/chat.md, "Memory keeper"): stored with the conversation so that it
+ * shows under the reply it kept, in every tab and after a reload, but nothing that was said. It
+ * belongs to no group: it is never a reply, an alternative or part of what the model reads.
+ */
+export function isKeeperCard(m: Pick<Message, 'meta'>): boolean {
+  const card = m.meta?.keeper;
+  return typeof card === 'object' && card !== null && !Array.isArray(card);
+}
+
 /** A user message and its reply: every alternative of it, and the one shown. */
 export interface ReplyGroup {
   /** Absent for the messages before the first user message. */
@@ -33,9 +43,10 @@ export interface ReplyGroup {
  * The messages in groups. The shown alternative is the one the user message names; if that one
  * has no messages (its regeneration failed before storing any), the newest that has. `lastAlt`
  * forces the last group's (a regeneration in progress shows and sends its own reply only).
+ * Memory keeper cards are left out (`isKeeperCard`).
  */
 export function replyGroups(messages: readonly Message[], lastAlt?: number): ReplyGroup[] {
-  const sorted = messages.slice().sort((a, b) => (a.id ?? 0) - (b.id ?? 0));
+  const sorted = messages.filter((m) => !isKeeperCard(m)).sort((a, b) => (a.id ?? 0) - (b.id ?? 0));
   const groups: ReplyGroup[] = [];
   let current: ReplyGroup = { members: [], alternatives: [], shown: 0 };
   for (const m of sorted) {

@@ -162,6 +162,7 @@ export class SmApp extends LitElement {
     // The chat's "Open settings" is about the server: straight to its address.
     this.addEventListener('sm-open-settings', () => this.openSettings('endpoint'));
     this.addEventListener('sm-notice', (e) => this.app?.showNotice(e.detail.message));
+    this.addEventListener('sm-composer-input', (e) => this.app?.noteTyping(e.detail.drafting));
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
@@ -280,6 +281,7 @@ export class SmApp extends LitElement {
             .conversationId=${this.state.conversationId}
             .status=${this.state.status}
             .contextTokens=${this.state.settings.contextTokens}
+            ?keeping=${this.state.keeping !== undefined && this.state.keeping === this.state.conversationId}
           ></sm-chat>
         </section>
         <section

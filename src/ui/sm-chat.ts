@@ -11,7 +11,8 @@ import { repeat } from 'lit/directives/repeat.js';
 import type { ServerStatus } from '../app/app';
 import type { ChatSession, SessionEvent, TurnResult } from '../chat/chat-session';
 import { recalledTurnsOf, type StoredRecalledTurn } from '../chat/recall';
-import { altOf, replyGroups, type ReplyGroup } from '../memory/replies';
+import { undoKeeperCard, readKeeperCard, type KeeperCard } from '../chat/keeper-card';
+import { altOf, isKeeperCard, replyGroups, type ReplyGroup } from '../memory/replies';
 import type { Message } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { emit } from './events';
@@ -21,6 +22,8 @@ import { RememberController } from './remember-controller';
 import { base, tokens } from './styles';
 import './sm-message';
 import './sm-tool-card';
+import './sm-keeper-card';
+import type { KeeperUndoDetail } from './sm-keeper-card';
 import type {
   MessageAlternativeDetail,
   MessageActionDetail,
@@ -39,12 +42,20 @@ declare module './events' {
   interface SmEvents {
     /** Open the Settings dialog (from the "Not connected" guidance). */
     'sm-open-settings': undefined;
+    /** The composer's words changed (the memory keeper waits while the person writes). */
+    'sm-composer-input': ComposerInputDetail;
   }
+}
+
+export interface ComposerInputDetail {
+  /** The composer holds words. */
+  drafting: boolean;
 }
 
 declare global {
   interface GlobalEventHandlersEventMap {
     'sm-open-settings': CustomEvent<undefined>;
+    'sm-composer-input': CustomEvent<ComposerInputDetail>;
   }
 }
 
@@ -136,6 +147,8 @@ const STOP_GRACE_MS = 2000;
  * @fires sm-select-path - A memory path on a tool card was clicked (`{ path }`, from sm-tool-card).
  * @fires sm-open-settings - "Open settings" in the not-connected guidance was clicked.
  * @fires sm-new-conversation - "Start a chat" was clicked when no conversation is open.
+ * @fires sm-composer-input - The composer's words changed (`{ drafting }`).
+ * @fires sm-notice - Undo on a memory keeper card failed (`{ message, kind: 'error' }`).
  */
 @customElement('sm-chat')
 export class SmChat extends LitElement {
@@ -156,11 +169,16 @@ export class SmChat extends LitElement {
   /** The context snapshot's budget when a person remembers a message (the settings' default). */
   @property({ type: Number }) contextTokens = 1000;
 
+  /** The memory keeper is reading this conversation's exchanges (said in the status line). */
+  @property({ type: Boolean }) keeping = false;
+
   @state() private draft = '';
   @state() private live?: LiveTurn;
   /** The last turn's failure: the connector's sentence with the fix. */
   @state() private errorText = '';
   @state() private highlightId?: number;
+  /** Memory keeper cards whose Undo is running. */
+  @state() private undoing: ReadonlySet<number> = new Set();
 
   @query('.log') private log?: HTMLElement;
   @query('.messages') private list?: HTMLElement;
@@ -184,6 +202,8 @@ export class SmChat extends LitElement {
     alt: number | undefined;
     groups: ReplyGroup[];
     controls: Map<number, MessageControls>;
+    shown: Message[];
+    cardsAfter: Map<number, Message[]>;
     /** The message of each group that shows its "Recalled:" note: its last shown reply. */
     notes: Set<number>;
   };
@@ -283,6 +303,7 @@ export class SmChat extends LitElement {
           @sm-message-continue=${this.handleContinue}
           @sm-message-alternative=${this.handleAlternative}
           @sm-message-remember=${this.remember.open}
+          @sm-keeper-undo=${this.handleKeeperUndo}
           @focusin=${this.handleMessagesFocus}
         >
           ${this.renderMessages()}
@@ -352,6 +373,7 @@ export class SmChat extends LitElement {
       s.model ? html`<strong>${s.model}</strong>` : undefined,
       s.contextSize ? `${s.contextSize.toLocaleString('en-US')} tokens context` : undefined,
       s.toolMode ? `${s.toolMode} tools` : undefined,
+      this.keeping ? html`<span class="keeping">keeping memory…</span>` : undefined,
     ].filter((p) => p !== undefined);
     return html`<div class="status connected" role="status">
       <span class="dot" aria-hidden="true"></span>
@@ -384,10 +406,7 @@ export class SmChat extends LitElement {
     }
     if (!messages) return html`<div class="placeholder">Loading…</div>`;
     const ids = new Set(messages.map((m) => m.id));
-    const { groups, controls, notes } = this.layoutOf(messages, live?.alt);
-    const shown = groups
-      .flatMap((g) => [...(g.user ? [g.user] : []), ...g.members.filter((m) => altOfShown(m, g))])
-      .filter((m) => m.role !== 'tool');
+    const { shown, controls, cardsAfter, notes } = this.layoutOf(messages, live?.alt);
     if (!shown.length && !live) {
       return html`<div class="placeholder">
         <h2>Nothing here yet</h2>
@@ -397,10 +416,13 @@ export class SmChat extends LitElement {
         </p>
       </div>`;
     }
-    const items: LogItem[] = shown.map((m) => ({
-      key: this.keyOf(m.id!),
-      view: this.renderStored(m, controls.get(m.id!), notes.has(m.id!)),
-    }));
+    const items: LogItem[] = shown.flatMap((m) => [
+      {
+        key: this.keyOf(m.id!),
+        view: this.renderStored(m, controls.get(m.id!), notes.has(m.id!)),
+      },
+      ...this.renderCards(cardsAfter.get(m.id!)),
+    ]);
     if (live) items.push(...this.renderLive(live, ids));
     return repeat(
       items,
@@ -417,14 +439,26 @@ export class SmChat extends LitElement {
     return this.liveKeys.get(id) ?? `m${id}`;
   }
 
-  /** Groups and controls of the loaded messages, worked out once per load (not per token frame). */
+  /**
+   * Groups and controls of the loaded messages, and the memory keeper's cards (no part of any
+   * group), worked out once per load (not per token frame).
+   */
   private layoutOf(
     messages: Message[],
     alt: number | undefined,
-  ): { groups: ReplyGroup[]; controls: Map<number, MessageControls>; notes: Set<number> } {
+  ): {
+    shown: Message[];
+    controls: Map<number, MessageControls>;
+    cardsAfter: Map<number, Message[]>;
+    notes: Set<number>;
+  } {
     const cached = this.layout;
     if (cached?.messages === messages && cached.alt === alt) return cached;
-    const groups = replyGroups(messages, alt);
+    const said = messages.filter((m) => !isKeeperCard(m));
+    const groups = replyGroups(said, alt);
+    const shown = groups
+      .flatMap((g) => [...(g.user ? [g.user] : []), ...g.members.filter((m) => altOfShown(m, g))])
+      .filter((m) => m.role !== 'tool');
     // Every reply message of a turn carries what it recalled: the note shows once, on the last.
     const notes = new Set(
       groups.flatMap((g) => {
@@ -432,8 +466,32 @@ export class SmChat extends LitElement {
         return last ? [last.id!] : [];
       }),
     );
-    this.layout = { messages, alt, groups, controls: this.controlsFor(messages, groups), notes };
+    this.layout = {
+      messages,
+      alt,
+      groups,
+      controls: this.controlsFor(said, groups),
+      shown,
+      cardsAfter: cardsAfter(shown, messages),
+      notes,
+    };
     return this.layout;
+  }
+
+  /** The memory keeper's cards as log items (one readable card each). */
+  private renderCards(cards: Message[] | undefined): LogItem[] {
+    return (cards ?? []).flatMap((m) => {
+      const card = readKeeperCard(m);
+      return card ? [{ key: `k${m.id!}`, view: entry(this.keeperCard(m.id!, card), nothing) }] : [];
+    });
+  }
+
+  private keeperCard(id: number, card: KeeperCard) {
+    return html`<sm-keeper-card
+      .card=${card}
+      .messageId=${id}
+      ?undoing=${this.undoing.has(id)}
+    ></sm-keeper-card>`;
   }
 
   /**
@@ -601,6 +659,27 @@ export class SmChat extends LitElement {
 
   private handleInput(event: InputEvent): void {
     this.draft = (event.target as HTMLTextAreaElement).value;
+    emit(this, 'sm-composer-input', { drafting: !!this.draft.trim() });
+  }
+
+  /** Undo on a memory keeper card: what it kept is reversed, and the card (stored) says so. */
+  private async handleKeeperUndo(event: CustomEvent<KeeperUndoDetail>): Promise<void> {
+    const { id } = event.detail;
+    const memory = this.memory;
+    const message = this.loaded?.find((m) => m.id === id);
+    if (!memory || !message || this.undoing.has(id)) return;
+    this.undoing = new Set([...this.undoing, id]);
+    try {
+      await undoKeeperCard(memory, message);
+      await this.watch.reload();
+    } catch (e) {
+      emit(this, 'sm-notice', {
+        message: `What the memory keeper saved could not be undone: ${errorMessage(e)}`,
+        kind: 'error',
+      });
+    } finally {
+      this.undoing = new Set([...this.undoing].filter((x) => x !== id));
+    }
   }
 
   private handleKeyDown(event: KeyboardEvent): void {
@@ -668,6 +747,7 @@ export class SmChat extends LitElement {
     const text = this.draft.trim();
     if (!session || conversationId === undefined || this.generating || !text) return;
     this.draft = '';
+    emit(this, 'sm-composer-input', { drafting: false });
     await this.runLive(
       { conversationId, userText: text },
       (signal, onEvent) => session.send(conversationId, text, signal, onEvent),
@@ -823,7 +903,10 @@ export class SmChat extends LitElement {
     // Nothing was stored (the server could not be reached first): give the words back.
     if (words !== undefined && live.userId === undefined && !unfinished) {
       live.userText = '';
-      if (!this.draft) this.draft = words;
+      if (!this.draft) {
+        this.draft = words;
+        emit(this, 'sm-composer-input', { drafting: true });
+      }
     }
     // What was stored now shows as stored; tool calls that ran but were never stored stay, and so
     // does the text of a turn stopped before the session could store it.
@@ -981,6 +1064,27 @@ function bubble(m: {
     ?highlighted=${!!m.highlighted}
     >${m.tools ?? nothing}</sm-message
   >`;
+}
+
+/**
+ * Where the memory keeper's cards show: under the reply they kept (by id), or, when that reply is
+ * gone (deleted), in their own place, after the last shown message before them. A card whose
+ * reply is a hidden alternative is hidden with it.
+ */
+function cardsAfter(shown: readonly Message[], all: readonly Message[]): Map<number, Message[]> {
+  const out = new Map<number, Message[]>();
+  const stored = new Set(all.map((m) => m.id));
+  const put = (at: number, card: Message) => out.set(at, [...(out.get(at) ?? []), card]);
+  for (const card of all) {
+    if (!isKeeperCard(card)) continue;
+    const replyId = readKeeperCard(card)?.replyId;
+    if (replyId !== undefined && stored.has(replyId)) put(replyId, card);
+    else {
+      const before = shown.findLast((m) => m.id! < card.id!);
+      if (before) put(before.id!, card);
+    }
+  }
+  return out;
 }
 
 /** The message belongs to the alternative its group shows. */

@@ -92,6 +92,9 @@ const RULES: Record<NumberField, NumberRule> = {
   },
 };
 
+/** The settings that are a checkbox. */
+type Flag = 'autoRecall' | 'extraTools' | 'memoryKeeper';
+
 /** Smallest context override that leaves room for a prompt. */
 const MIN_CONTEXT = 512;
 
@@ -315,6 +318,11 @@ export class SmSettings extends LitElement {
                     'Auto-recall',
                     'Before each answer, adds the few memories most related to your message to the prompt.',
                   )}
+                  ${this.checkbox(
+                    'memoryKeeper',
+                    'Memory keeper',
+                    'After an exchange in which the model saved nothing, asks your model, once the chat is idle, what to remember from it. Costs one extra generation each time; off, nothing is sent or saved.',
+                  )}
                   <div class="grid">
                     ${this.numberField('recencyBias', 'Default recency bias')}
                     ${this.numberField('contextTokens', 'Default context tokens')}
@@ -434,7 +442,7 @@ export class SmSettings extends LitElement {
     </div>`;
   }
 
-  private checkbox(key: 'autoRecall' | 'extraTools', label: string, hint: string) {
+  private checkbox(key: Flag, label: string, hint: string) {
     return html`<div class="check">
       <input
         id=${key}
@@ -482,7 +490,7 @@ export class SmSettings extends LitElement {
     };
   }
 
-  private flag(key: 'autoRecall' | 'extraTools') {
+  private flag(key: Flag) {
     return (e: Event) => {
       if (!this.draft) return;
       this.draft = { ...this.draft, [key]: (e.target as HTMLInputElement).checked };

@@ -137,7 +137,7 @@ describe('each server kind', () => {
       expect(outcome).toEqual({
         status: 'kept',
         mode: 'constrained',
-        ops: [{ op: 'add', path: 'Family/Ana/Move', version: 1 }],
+        ops: [{ op: 'add', path: 'Family/Ana/Move', content: MOVE, version: 1 }],
       });
       expect(schemaSent(bodyOf(s))).toBe(JSON.stringify(KEEPER_SCHEMA));
       const entry = await s.memory.getEntry('Family/Ana/Move');

@@ -1,0 +1,255 @@
+// The memory keeper in the app (docs/chat.md, "Memory keeper"): it hears every turn through the
+// chat session it wraps, notes the exchanges in which the model saved nothing, and once the
+// person is idle runs `runKeeper` on them (one run at a time), stores the card of what it kept
+// and leaves one line in the status when an answer was not used. Any new turn, a switch of chat
+// or turning the setting off aborts a run at once, without waiting for it; its exchanges stay for
+// the next run. The decisions are keeper-schedule.ts; this module holds the clock, the timer and
+// the abort.
+import {
+  KEEPER_IDLE_MS,
+  runKeeper,
+  type KeeperMemory,
+  type KeeperOutcome,
+  type KeeperRequest,
+  type SchemaModeMemory,
+} from '../chat/keeper';
+import { keeperCardMessage } from '../chat/keeper-card';
+import type { ChatSession, TurnResult } from '../chat/types';
+import type { Connector } from '../llm/connector';
+import type { ServerInfo } from '../llm/types';
+import type { MemoryApi } from '../memory/types';
+import {
+  NEW_LEDGER,
+  afterRun,
+  afterTurn,
+  batchExchanges,
+  dueConversation,
+  keeperStatusLine,
+  nextDue,
+  runBatch,
+  type KeeperLedger,
+  type UnkeptExchange,
+} from './keeper-schedule';
+
+/** The server a run asks: the current settings' connector and the session's detection. */
+export interface KeeperTarget {
+  connector: Pick<Connector, 'structured'>;
+  server(signal?: AbortSignal): Promise<ServerInfo>;
+  /** Snapshot budget of each save (the settings' default context tokens). */
+  contextTokens: number;
+}
+
+export interface MemoryKeeperOptions {
+  memory: KeeperMemory & Pick<MemoryApi, 'getMessages' | 'addMessage'>;
+  /** The server of the current settings; undefined while there is none. */
+  target(): KeeperTarget | undefined;
+  /** The setting: off, nothing is noted, sent or written. */
+  enabled(): boolean;
+  /** The conversation open in the chat (its exchanges are kept first). */
+  openConversation(): number | undefined;
+  /** Where servers that refuse the schema are remembered. */
+  schemaModes: SchemaModeMemory;
+  /** The conversation a run reads now; undefined once it ends. */
+  onRunning(conversationId: number | undefined): void;
+  /** The one line a refused or failed run leaves in the status. */
+  onStatusLine(message: string): void;
+  /** The run itself (tests hand in a fake). */
+  run?: (request: KeeperRequest) => Promise<KeeperOutcome>;
+  /** The clock (default `Date.now`, read at each call so that fake clocks apply). */
+  now?: () => number;
+}
+
+export class MemoryKeeper {
+  private readonly ledgers = new Map<number, KeeperLedger>();
+  private lastActivity: number;
+  /** Turns running now: while any does, the person is not idle. */
+  private turns = 0;
+  /** The composer holds words. */
+  private drafting = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running: { conversationId: number; controller: AbortController } | undefined;
+
+  constructor(private readonly options: MemoryKeeperOptions) {
+    this.lastActivity = this.now();
+  }
+
+  /** The conversation a run reads now, if one runs. */
+  get runningFor(): number | undefined {
+    return this.running?.conversationId;
+  }
+
+  /** The same session, with each turn reported here: its start aborts a run, its end is noted. */
+  wrap(session: ChatSession): ChatSession {
+    const turn = (conversationId: number, start: () => Promise<TurnResult>) => {
+      this.turnStarted();
+      const done = start();
+      done.then(
+        (result) => this.turnEnded(conversationId, result),
+        () => this.turnEnded(conversationId, undefined),
+      );
+      return done;
+    };
+    return {
+      server: (signal) => session.server(signal),
+      toolMode: () => session.toolMode(),
+      send: (c, text, signal, onEvent) => turn(c, () => session.send(c, text, signal, onEvent)),
+      regenerate: (c, signal, onEvent) => turn(c, () => session.regenerate(c, signal, onEvent)),
+      resend: (c, id, text, signal, onEvent) =>
+        turn(c, () => session.resend(c, id, text, signal, onEvent)),
+      continueReply: (c, id, signal, onEvent) =>
+        turn(c, () => session.continueReply(c, id, signal, onEvent)),
+    };
+  }
+
+  /** A turn starts: a run stops at once (not awaited), and nothing runs until the turn ends. */
+  turnStarted(): void {
+    this.turns++;
+    this.abort();
+    this.touch();
+  }
+
+  /** A turn ended: its exchange is noted, and the idle clock starts again. */
+  turnEnded(conversationId: number, result: TurnResult | undefined): void {
+    this.turns = Math.max(0, this.turns - 1);
+    this.touch();
+    if (this.options.enabled()) {
+      this.ledgers.set(conversationId, afterTurn(this.ledger(conversationId), result));
+    }
+    this.schedule();
+  }
+
+  /** Typing in the composer: the idle clock starts again; no run starts while words wait there. */
+  typing(drafting: boolean): void {
+    this.drafting = drafting;
+    this.touch();
+    this.schedule();
+  }
+
+  /** Another chat is opened: a run stops (its exchanges wait for the next one). */
+  conversationOpened(): void {
+    this.abort();
+    this.touch();
+    this.schedule();
+  }
+
+  /** The settings were saved: turned off, a run stops and nothing noted is kept. */
+  settingsChanged(): void {
+    if (this.options.enabled()) return this.schedule();
+    this.abort();
+    this.ledgers.clear();
+    this.clearTimer();
+  }
+
+  /** Stops the timer and any run (the page goes). */
+  dispose(): void {
+    this.abort();
+    this.clearTimer();
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private ledger(conversationId: number): KeeperLedger {
+    return this.ledgers.get(conversationId) ?? NEW_LEDGER;
+  }
+
+  private touch(): void {
+    this.lastActivity = this.now();
+  }
+
+  private abort(): void {
+    this.running?.controller.abort();
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Sets the timer for the next time a ledger is due (never while a turn, words or a run wait). */
+  private schedule(minDelay = 0): void {
+    this.clearTimer();
+    if (!this.options.enabled() || this.running || this.turns > 0 || this.drafting) return;
+    const at = nextDue(this.ledgers, this.lastActivity);
+    if (at === undefined) return;
+    this.timer = setTimeout(() => this.check(), Math.max(minDelay, at - this.now()));
+  }
+
+  private check(): void {
+    this.timer = undefined;
+    if (!this.options.enabled() || this.running) return;
+    const idleMs = this.turns > 0 || this.drafting ? 0 : this.now() - this.lastActivity;
+    const due = dueConversation(this.ledgers, this.options.openConversation(), idleMs);
+    // Not due after all (a clock that moved back): look again later, never in a tight loop.
+    if (due === undefined) return this.schedule(KEEPER_IDLE_MS);
+    void this.runFor(due);
+  }
+
+  /** One run; a top-level handler: it catches. */
+  private async runFor(conversationId: number): Promise<void> {
+    const batch = runBatch(this.ledger(conversationId));
+    const controller = new AbortController();
+    this.running = { conversationId, controller };
+    this.options.onRunning(conversationId);
+    let status: KeeperOutcome['status'];
+    try {
+      status = await this.keep(conversationId, batch, controller.signal);
+    } catch (e) {
+      status = controller.signal.aborted ? 'aborted' : 'error';
+      if (status === 'error') {
+        this.options.onStatusLine(
+          `The memory keeper could not run: ${e instanceof Error ? e.message : String(e)}`,
+        );
+      }
+    }
+    this.running = undefined;
+    // Stopped by the person: the same exchanges next time. Stopped otherwise (the server's own
+    // abort): looked at, or the next check would ask again at once.
+    const stopped = controller.signal.aborted;
+    if (this.options.enabled()) {
+      const counted = stopped ? 'aborted' : status === 'aborted' ? 'nothing' : status;
+      this.ledgers.set(conversationId, afterRun(this.ledger(conversationId), batch, counted));
+    }
+    this.options.onRunning(undefined);
+    this.schedule();
+  }
+
+  private async keep(
+    conversationId: number,
+    batch: readonly UnkeptExchange[],
+    signal: AbortSignal,
+  ): Promise<KeeperOutcome['status']> {
+    const { memory } = this.options;
+    const target = this.options.target();
+    if (!target) return 'error';
+    const server = await target.server(signal);
+    if (signal.aborted) return 'aborted';
+    const { exchanges, replyId } = batchExchanges(await memory.getMessages(conversationId), batch);
+    if (!exchanges.length || replyId === undefined) return 'nothing';
+    const outcome = await (this.options.run ?? runKeeper)({
+      memory,
+      connector: target.connector,
+      server,
+      exchanges,
+      conversationId,
+      signal,
+      schemaModes: this.options.schemaModes,
+      contextTokens: target.contextTokens,
+    });
+    if (outcome.status === 'kept' && outcome.ops.length) {
+      const stored = await memory.addMessage(
+        keeperCardMessage(conversationId, outcome.ops, replyId),
+      );
+      if (stored.status !== 'SUCCESS') {
+        const paths = outcome.ops.map((o) => o.path).join(', ');
+        this.options.onStatusLine(
+          `The memory keeper saved ${paths}, but its card could not be stored (${stored.message}): the memory explorer shows what was saved.`,
+        );
+      }
+    }
+    const line = keeperStatusLine(outcome);
+    if (line) this.options.onStatusLine(line);
+    return outcome.status;
+  }
+}
