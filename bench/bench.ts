@@ -261,6 +261,7 @@ async function recallTurns(gen: SyntheticVectors) {
   const fillMs = await fillRecallStore(db, gen, layout);
   const reads = startReadTimer();
   const mem = openMemory({ name, embedder: syntheticEmbedder(gen) });
+  reads.stop(); // this engine's database only: the cases after this one are not timed
   const saveMs = await saveRecallEntries(mem, layout, RECALL_STORE.entries);
   log(`  filled in ${Math.round(fillMs)} ms, entries saved in ${Math.round(saveMs)} ms`);
   const queries = recallQueries(RECALL_WARMUP + RECALL_RUN_QUERIES, n);

@@ -288,8 +288,10 @@ function createBenchApi() {
       const db = new MemoryDB(DB_RECALL);
       const fillMs = await fillRecallStore(db, gen, layout);
       db.close();
-      readTimer ??= startReadTimer();
+      // Reads by key timed on this engine's database only (the cases after it are not).
+      readTimer = startReadTimer();
       recallMem = openMemory({ name: DB_RECALL, embedder: syntheticEmbedder(gen) });
+      readTimer.stop();
       const saveMs = await saveRecallEntries(recallMem, layout, entries);
       return { fillMs, saveMs, chunks: chats * perChat, messages: layout.turns.length, entries };
     },

@@ -38,9 +38,9 @@ export type TableReads = Record<string, { calls: number; keys: number; ms: numbe
  * A chunk read of more than 20 keys is the chunk search's (`chunks`); the engine's own small
  * reads of the chunks just written are `chunks (refresh)`. `take()` returns and clears them.
  */
-export function startReadTimer(): { take(): TableReads } {
+export function startReadTimer(): { take(): TableReads; stop(): void } {
   let reads: TableReads = {};
-  Dexie.addons.push((db) =>
+  const addon = (db: Dexie) =>
     db.use({
       stack: 'dbcore',
       name: 'bench-read-timer',
@@ -63,13 +63,18 @@ export function startReadTimer(): { take(): TableReads } {
           };
         },
       }),
-    }),
-  );
+    });
+  Dexie.addons.push(addon);
   return {
     take() {
       const out = reads;
       reads = {};
       return out;
+    },
+    /** Databases opened from now on are not timed (those open keep it). */
+    stop() {
+      const at = Dexie.addons.indexOf(addon);
+      if (at >= 0) Dexie.addons.splice(at, 1);
     },
   };
 }
