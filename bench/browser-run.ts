@@ -5,16 +5,26 @@
 // drives the chat harness against a model server that ignores max_tokens (`--only=streaming`
 // runs just that, into bench/results-browser-streaming.json). `--only=live` measures how soon a
 // write shows in the app's live views, from this tab and another (bench/live-views.ts, into
-// bench/results-browser-live.json).
+// bench/results-browser-live.json). `--only=recall` times a chat turn's start with auto-recall
+// of past turns against entries alone and no recall over 100k chunks in 1,000 chats (into
+// bench/results-browser-recall.json; a full run includes it).
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { metric, printTable, summarise, type Metric, type Summary } from './core/report';
 import { ingestTexts, type ChunkSearchBenchResult, type QueryBenchResult } from './core/workloads';
+import {
+  RECALL_QUERIES,
+  RECALL_STORE,
+  RECALL_WARMUP,
+  stepsReport,
+  turnStartLines,
+  turnStartReport,
+} from './core/recall';
 import { liveViews } from './live-views';
 import { serveDir } from './serve';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/e2e/chromium';
@@ -432,6 +442,102 @@ function streamingMetric(runs: StreamRun[]): Metric {
   });
 }
 
+/** Queries per variant of the recall case (after RECALL_WARMUP), and those timed step by step. */
+const RECALL_RUN_QUERIES = QUICK ? 20 : RECALL_QUERIES;
+const RECALL_STEP_QUERIES = QUICK ? 8 : 30;
+/**
+ * `--recall-settle=S`: seconds to wait after filling the recall store before timing (default
+ * 60): the browser's storage settles (LevelDB compacts what was just written) as a user's long
+ * since has.
+ */
+const RECALL_SETTLE_S = Number(
+  process.argv.find((a) => a.startsWith('--recall-settle='))?.slice(16) ?? 60,
+);
+
+/**
+ * Auto-recall with past turns (issue 22): the recall store filled in the worker, then a chat
+ * turn's start (store the message, `prepareTurn`, `assemblePrompt` on the page) with recall of
+ * entries and past turns, of entries alone, and without recall, interleaved; then the steps of
+ * the past turns' part one by one. The machine's load average is noted before and after.
+ */
+async function recallCase(page: Page) {
+  const loadBefore = loadavg();
+  log(
+    `recall: ${RECALL_STORE.chats} chats × ${RECALL_STORE.sentencesPerChat} sentences, ${RECALL_STORE.entries} entries`,
+  );
+  const fill = await inPage(page, () => window.bench.worker.recallFill(), null);
+  log(
+    `  filled in ${Math.round(fill.fillMs)} ms (${fill.messages} messages), entries saved in ${Math.round(fill.saveMs)} ms`,
+  );
+  await new Promise((r) => setTimeout(r, RECALL_SETTLE_S * 1000));
+  log(
+    `recall: ${RECALL_RUN_QUERIES} turn starts per variant after ${RECALL_WARMUP} warm-ups (load ${loadavg()[0].toFixed(1)})`,
+  );
+  const samples = await inPage(page, ([q, w, c, n]) => window.bench.recallTurnStarts(q, w, c, n), [
+    RECALL_RUN_QUERIES,
+    RECALL_WARMUP,
+    RECALL_STORE.chats,
+    fill.chunks,
+  ] as const);
+  const report = turnStartReport(samples);
+  for (const line of turnStartLines(report)) log(`  ${line}`);
+  log(`recall: the past turns' part step by step, ${RECALL_STEP_QUERIES} queries`);
+  const steps = stepsReport(
+    await inPage(page, (c) => window.bench.worker.recallSteps(c), RECALL_STEP_QUERIES),
+  );
+  log(
+    `  ${Object.entries(steps)
+      .map(([k, s]) => `${k} ${s.median.toFixed(k === 'matches' ? 0 : 2)}`)
+      .join(', ')}`,
+  );
+  await inPage(page, () => window.bench.worker.recallClose(), null);
+  const loadAfter = loadavg();
+  const { turns, entries, none } = report.variants;
+  const metrics: Metric[] = [
+    metric({
+      name: 'turn_start_ms_100k',
+      unit: 'ms',
+      better: 'lower',
+      project: turns.total_ms,
+      baseline: entries.total_ms,
+      baselineIs:
+        'the same turn start with recall of saved entries alone (recallMemory turns: false)',
+      note: `the time before the request goes out for a new user message: prepareTurn (the message indexed, recall of 12, outline, messages) through the worker, then assemblePrompt on the page; ${fill.chunks} chunks in ${RECALL_STORE.chats} chats, ${fill.entries} entries; variants interleaved`,
+      extra: {
+        no_recall: none.total_ms,
+        prepare_turn_with_turns: turns.prepare_turn_ms,
+        prepare_turn_entries_only: entries.prepare_turn_ms,
+        assemble_prompt_with_turns: turns.assemble_prompt_ms,
+      },
+    }),
+    metric({
+      name: 'recall_turns_added_p50_ms_100k',
+      unit: 'ms',
+      better: 'lower',
+      project: summarise([report.added_p50_ms]),
+      baseline: null,
+      baselineIs: 'none: turn_start_ms_100k with turns minus entries only, p50 of each',
+      target: { op: '<=', value: 15 },
+    }),
+  ];
+  return {
+    metrics,
+    details: {
+      store: {
+        ...fill,
+        chats: RECALL_STORE.chats,
+        sentences_per_chat: RECALL_STORE.sentencesPerChat,
+      },
+      queries_per_variant: RECALL_RUN_QUERIES,
+      warmup: RECALL_WARMUP,
+      settle_s: RECALL_SETTLE_S,
+      load_average: { before: loadBefore, after: loadAfter },
+      ...report,
+      steps,
+    },
+  };
+}
+
 async function main() {
   if (ONLY === 'live') {
     await liveViews({ quick: QUICK, log });
@@ -497,6 +603,27 @@ async function main() {
     const env = await inPage(page, () => window.bench.worker.env(), null);
     log(`Chromium ${version}: ${JSON.stringify(env)}`);
     await inPage(page, () => window.bench.worker.deleteAll(), null);
+
+    if (ONLY === 'recall') {
+      const r = await recallCase(page);
+      printTable(`Auto-recall with past turns — Chromium ${version}`, r.metrics);
+      const file = QUICK ? 'results-browser-recall-quick.json' : 'results-browser-recall.json';
+      writeFileSync(
+        new URL(`./${file}`, import.meta.url),
+        JSON.stringify(
+          {
+            date: new Date().toISOString(),
+            environment: `Chromium ${version} (headless, Debian), ${env.cores} cores, ${QUICK ? 'QUICK run' : 'full run'}`,
+            metrics: Object.fromEntries(r.metrics.map((m) => [m.name, m])),
+            details: { ...r.details, total_s: Math.round((performance.now() - started) / 1000) },
+          },
+          null,
+          2,
+        ) + '\n',
+      );
+      log(`wrote bench/${file}`);
+      return;
+    }
 
     if (ONLY === 'cold') {
       log(`fill ${JSON.stringify(await inPage(page, () => window.bench.worker.fill100k(), null))}`);
@@ -584,6 +711,9 @@ async function main() {
         `  saves ${run + 1}: p50 project ${saves.project.p50.at(-1)!.toFixed(1)} ms, baseline ${saves.baseline.p50.at(-1)!.toFixed(1)} ms`,
       );
     }
+
+    // ---- auto-recall with past turns at 100k ------------------------------------------------
+    const recall = await recallCase(page);
 
     // ---- ingest and the main thread -----------------------------------------------------
     const texts = ingestTexts(INGEST_TURNS, 10);
@@ -767,6 +897,7 @@ async function main() {
         target: { op: '<=', value: 1024 },
         note: `the chunk index at ${N_1M}: kernel memory ${(large.info.kernelBytes / 2 ** 20).toFixed(0)} MiB + ids ${(large.info.metaBytes / 2 ** 20).toFixed(0)} MiB + the word index (its own count)`,
       }),
+      ...recall.metrics,
       streamingMetric(streams),
     ];
     printTable(`Structured Memory benchmark — Chromium ${version}, real IndexedDB`, metrics);
@@ -815,6 +946,7 @@ async function main() {
           Object.entries(ingest).map(([k, runs]) => [k, runs.map((r) => r.longTasks)]),
         ),
         streaming: streams,
+        recall: recall.details,
         total_s: Math.round((performance.now() - started) / 1000),
       },
     };

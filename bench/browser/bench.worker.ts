@@ -7,9 +7,25 @@ import { ChunkVectors } from '../../src/memory/chunk-vectors';
 import { MemoryDB } from '../../src/memory/db';
 import { wasmSimdSupported } from '../../src/memory/kernels/dot-kernel';
 import { splitSentences } from '../../src/memory/text';
-import type { MemoryApi, VectorIndexOptions } from '../../src/memory/types';
+import type {
+  MemoryApi,
+  TurnContext,
+  TurnRequest,
+  VectorIndexOptions,
+} from '../../src/memory/types';
 import { summarise } from '../core/report';
 import { SemanticIndex } from '../../src/memory/semantic-index';
+import { EntryIndex } from '../../src/memory/entry-index';
+import {
+  RECALL_STORE,
+  fillRecallStore,
+  recallLayout,
+  recallQueries,
+  recallSteps,
+  saveRecallEntries,
+  startReadTimer,
+  type RecallSteps,
+} from '../core/recall';
 import {
   BENCH_MODEL,
   benchChunkSearch,
@@ -29,6 +45,7 @@ import { MINILM_LIKE, SyntheticVectors } from '../synthetic';
 const SEED = 20_251_122;
 const DB_100K = 'bench-100k';
 const DB_1M_ROWS = 'bench-1m-rows';
+const DB_RECALL = 'bench-recall-100k';
 
 function createBenchApi() {
   const gen = new SyntheticVectors({ ...MINILM_LIKE, seed: SEED });
@@ -36,6 +53,13 @@ function createBenchApi() {
   let embedder: Embedder | null = null;
   let legacyDb: MemoryDB | null = null;
   let part: ChunkVectors | null = null;
+  /** The engine over the recall store, as the app's worker holds it. */
+  let recallMem: MemoryApi | null = null;
+  let readTimer: ReturnType<typeof startReadTimer> | null = null;
+  const recall = () => {
+    if (!recallMem) throw new Error('recallFill first');
+    return recallMem;
+  };
   const rowsDb = () => new MemoryDB(DB_1M_ROWS);
 
   /** Rescoring reads f32 vectors from the chunk rows, as the engine's semantic index does. */
@@ -247,6 +271,84 @@ function createBenchApi() {
 
     dropPart(): void {
       part = null;
+    },
+
+    /**
+     * The recall store (`core/recall.ts`): chats × sentences of turns with messages, rows and
+     * shards, then the entries saved through the engine, which stays open for the turn starts.
+     */
+    async recallFill(
+      chats: number = RECALL_STORE.chats,
+      perChat: number = RECALL_STORE.sentencesPerChat,
+      entries: number = RECALL_STORE.entries,
+    ) {
+      await recallMem?.close();
+      await MemoryDB.delete(DB_RECALL);
+      const layout = recallLayout(chats, perChat);
+      const db = new MemoryDB(DB_RECALL);
+      const fillMs = await fillRecallStore(db, gen, layout);
+      db.close();
+      // Reads by key timed on this engine's database only (the cases after it are not).
+      readTimer = startReadTimer();
+      recallMem = openMemory({ name: DB_RECALL, embedder: syntheticEmbedder(gen) });
+      readTimer.stop();
+      const saveMs = await saveRecallEntries(recallMem, layout, entries);
+      return { fillMs, saveMs, chunks: chats * perChat, messages: layout.turns.length, entries };
+    },
+
+    addMessage(m: { conversationId: number; role: 'user'; text: string }) {
+      return recall().addMessage(m);
+    },
+
+    prepareTurn(request: TurnRequest): Promise<TurnContext> {
+      return recall().prepareTurn(request);
+    },
+
+    deleteMessage(id: number) {
+      return recall().deleteMessage(id);
+    },
+
+    takeReads() {
+      return readTimer?.take() ?? {};
+    },
+
+    /**
+     * Where recall's past-turns part spends its time, step by step (`recallSteps`), for
+     * `count` queries after 3 warm-ups, over indexes loaded from the recall store's rows.
+     */
+    async recallSteps(count: number): Promise<RecallSteps[]> {
+      const db = new MemoryDB(DB_RECALL);
+      await db.open();
+      const idx = new SemanticIndex(db, BENCH_MODEL.id, BENCH_MODEL.dims);
+      await idx.load();
+      const entries = new EntryIndex(db.structured_memory, BENCH_MODEL.id, BENCH_MODEL.dims);
+      await entries.load();
+      const n = idx.size;
+      // The parts run on another query of the same kind (kinds repeat every 4).
+      const offset = 4 * Math.ceil((count + 3) / 4);
+      const queries = recallQueries(2 * offset, n);
+      const embed = syntheticEmbedder(gen);
+      const out: RecallSteps[] = [];
+      for (let i = 0; i < count + 3; i++) {
+        const [q, other] = [queries[i], queries[offset + i]];
+        const [v, w] = await embed.embed([q.text, other.text]);
+        const r = await recallSteps(
+          db,
+          idx,
+          entries,
+          { text: q.text, vector: v },
+          { text: other.text, vector: w },
+        );
+        if (i >= 3) out.push(r);
+      }
+      db.close();
+      return out;
+    },
+
+    async recallClose(): Promise<void> {
+      await recallMem?.close();
+      recallMem = null;
+      await MemoryDB.delete(DB_RECALL);
     },
   };
 }

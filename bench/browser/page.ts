@@ -3,6 +3,7 @@
 import { wrap, type Remote } from 'comlink';
 import { BUNDLED_MODEL, createEmbedder, openMemory } from '../../src/memory';
 import type { BenchWorkerApi } from './bench.worker';
+import { recallQueries, turnStarts } from '../core/recall';
 
 const newWorker = (): Remote<BenchWorkerApi> =>
   wrap<BenchWorkerApi>(
@@ -117,16 +118,26 @@ async function parallelQueries(n: number, parts: number, queries: number) {
   return { buildMs, built, samples, inWorker, hits };
 }
 
+/**
+ * Turn starts over the recall store the worker holds (`recallFill` first): `queries` user
+ * messages after `warmup` more, each in every variant, timed here on the page as the chat
+ * times it (the worker call, then the prompt assembled on this thread).
+ */
+function recallTurnStarts(queries: number, warmup: number, chats: number, n: number) {
+  return turnStarts(worker, recallQueries(warmup + queries, n), chats, warmup);
+}
+
 declare global {
   interface Window {
     bench: {
       worker: Remote<BenchWorkerApi>;
       ingest: typeof ingest;
       parallelQueries: typeof parallelQueries;
+      recallTurnStarts: typeof recallTurnStarts;
       ready: true;
     };
   }
 }
 
-window.bench = { worker, ingest, parallelQueries, ready: true };
+window.bench = { worker, ingest, parallelQueries, recallTurnStarts, ready: true };
 document.body.textContent = 'bench page ready';
