@@ -129,6 +129,24 @@ export class ChunkVectors {
     return slot === undefined ? undefined : this.convs[slot];
   }
 
+  /**
+   * The exact cosine of each id's vector with `query`, from the f32 vectors held in RAM;
+   * undefined for an id not held, or when only the int8 form is held (above the f32 budget).
+   */
+  exactSimilarities(ids: readonly number[], query: Float32Array): (number | undefined)[] {
+    const { dims, lay } = this;
+    if (!lay.f32 || query.length !== dims) return ids.map(() => undefined);
+    const f32 = new Float32Array(this.kernel.buffer, lay.f32Base, this.used * dims);
+    return ids.map((id) => {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined) return undefined;
+      let s = 0;
+      const base = slot * dims;
+      for (let i = 0; i < dims; i++) s += query[i] * f32[base + i];
+      return s;
+    });
+  }
+
   /** Every live chunk id (for reconciling with the store). */
   liveIds(): number[] {
     return [...this.slotOf.keys()];

@@ -199,8 +199,9 @@ const MIN_CHUNK_CANDIDATES = 64;
  */
 const TURN_CONTEXT = { parent: 1, neighbours: SNAPSHOT_WEIGHT, after: true };
 
-export interface ChunkSearchHit {
-  row: Chunk;
+/** A chunk ranked from the index alone (no row read): what a search and recall decide on. */
+export interface ChunkMatch {
+  id: number;
   /** Fused relevance on its own scale (thresholds use it). */
   match: number;
   /**
@@ -209,31 +210,34 @@ export interface ChunkSearchHit {
    * along.
    */
   ownMatch: number;
-  /** Relative to the best match of the search: the blend's. */
-  relevance: number;
-  recency: number;
-  score: number;
+  /** Exact cosine with the query (0 without a model). */
   similarity: number;
   terms: string[];
 }
 
+export interface ChunkSearchHit extends Omit<ChunkMatch, 'id'> {
+  row: Chunk;
+  /** Relative to the best match of the search: the blend's. */
+  relevance: number;
+  recency: number;
+  score: number;
+}
+
 /**
- * The best `k` chunks of a conversation (or of all with `null`) by the one ranking function:
- * the vector index and the word index each bring their best candidates; the union is ranked
- * with a bound for the cosine a word-only candidate lacks, then the leaders are read and
- * ranked exactly.
+ * The chunks of a conversation (or of all with `null`) that match the query, by the one ranking
+ * function, best first: the vector index and the word index each bring their best `m`
+ * candidates; the union is ranked with a bound for the cosine a word-only candidate lacks, then
+ * the best `leaders` are ranked exactly (their cosines from the vectors in RAM). No chunk row
+ * is read while the f32 vectors fit in RAM.
  */
-export async function searchChunkIndex(
-  chunks: Table<Chunk, number>,
+export async function rankChunks(
   idx: SemanticIndex,
   conversationId: number | null,
   q: EntryQuery,
-  k: number,
-  bias: number,
-  nowMs: number,
-): Promise<ChunkSearchHit[]> {
+  m: number,
+  leaders: number,
+): Promise<ChunkMatch[]> {
   const signals: Signals = q.vector && q.info ? (q.signals ?? 'both') : 'lexical';
-  const m = Math.max(MIN_CHUNK_CANDIDATES, k * CHUNK_CANDIDATES_PER_RESULT);
   const cos = new Map<number, number>();
   let cosBound = -1;
   if (signals !== 'lexical') {
@@ -243,7 +247,8 @@ export async function searchChunkIndex(
   }
   const query = idx.words.prepare(q.text);
   // Across chats, a chat as a whole is evidence for each of its sentences (CHAT_WEIGHT): its
-  // words as one text, and its meaning as its centroid's. Within one chat it tells nothing apart.
+  // words as one text, its best sentence's meaning. One chat alone tells its sentences nothing
+  // apart.
   const acrossChats = conversationId === null && CHAT_WEIGHT > 0 && idx.chatCount > 1;
   const chatWords =
     acrossChats && signals !== 'semantic' ? idx.words.groupMatches(query) : undefined;
@@ -289,29 +294,51 @@ export async function searchChunkIndex(
     .map((id) => ({ id, rel: matchOf(lexical.get(id) ?? 0, sem(cos.get(id)), id) }))
     .filter((c) => c.rel > 0)
     .sort((a, b) => b.rel - a.rel)
-    .slice(0, bias > 0 ? m : k * 2);
-  const rows = await chunks.bulkGet(first.map((c) => c.id));
-  const out: ChunkSearchHit[] = [];
-  rows.forEach((row, i) => {
-    if (!row || row.id === undefined) return;
-    const id = first[i].id;
-    let c = cos.get(id);
-    if (c === undefined && signals !== 'lexical' && row.embedding.length === q.vector!.length)
-      c = dot(q.vector!, row.embedding);
-    const w = words.get(id);
+    .slice(0, leaders);
+  // Word-only leaders get their exact cosine (the bound ranked them so far).
+  const lacking = signals === 'lexical' ? [] : first.filter((c) => !cos.has(c.id)).map((c) => c.id);
+  const exact = lacking.length ? await idx.exactSimilarities(lacking, q.vector!) : undefined;
+  const out: ChunkMatch[] = [];
+  for (const { id } of first) {
+    const c = cos.get(id) ?? exact?.get(id);
     const semantic = signals === 'lexical' ? 0 : sem(c ?? -1);
     const ownMatch = fuse(lexical.get(id) ?? 0, semantic, signals);
-    if (!(ownMatch > 0)) return;
+    if (!(ownMatch > 0)) continue;
+    const w = words.get(id);
     out.push({
-      row,
+      id,
       match: matchOf(lexical.get(id) ?? 0, semantic, id),
       ownMatch,
-      relevance: 0,
-      recency: 0,
-      score: 0,
       similarity: c ?? 0,
       terms: w ? termsOf(query, w.mask) : [],
     });
+  }
+  return out.sort((a, b) => b.match - a.match || b.id - a.id);
+}
+
+/**
+ * The best `k` chunks of a conversation (or of all with `null`) by the one ranking function
+ * (`rankChunks`), blended with recency by `bias`, with their rows: only the `k` returned are
+ * read (with a recency blend, every leader, for its time).
+ */
+export async function searchChunkIndex(
+  chunks: Table<Chunk, number>,
+  idx: SemanticIndex,
+  conversationId: number | null,
+  q: EntryQuery,
+  k: number,
+  bias: number,
+  nowMs: number,
+): Promise<ChunkSearchHit[]> {
+  const m = Math.max(MIN_CHUNK_CANDIDATES, k * CHUNK_CANDIDATES_PER_RESULT);
+  const ranked = await rankChunks(idx, conversationId, q, m, bias > 0 ? m : k * 2);
+  const read = bias > 0 ? ranked : ranked.slice(0, k);
+  const rows = await chunks.bulkGet(read.map((c) => c.id));
+  const out: ChunkSearchHit[] = [];
+  rows.forEach((row, i) => {
+    if (!row || row.id === undefined) return;
+    const { id: _id, ...hit } = read[i];
+    out.push({ row, ...hit, relevance: 0, recency: 0, score: 0 });
   });
   let best = 0;
   for (const h of out) if (h.match > best) best = h.match;

@@ -7,6 +7,7 @@ import { ChunkVectors, type ChunkVectorsOptions, type VectorHit } from './chunk-
 import { eachShard, hasWords, rebuildShards, shardVectorCount, type ChunkShard } from './shards';
 import { Bm25Index } from './lexical/bm25-index';
 import type { Chunk, SemanticIndexInfo } from './types';
+import { dot as dotVectors } from './scoring';
 
 export class SemanticIndex {
   private readonly vectors: ChunkVectors;
@@ -51,6 +52,34 @@ export class SemanticIndex {
 
   get size(): number {
     return this.vectors.size;
+  }
+
+  /** The turn (message id) of an indexed chunk, as its words were indexed (undefined if none). */
+  turnOf(id: number): number | undefined {
+    return this.words.parentOf(id);
+  }
+
+  /**
+   * Exact cosines of chunks with `query`: from the f32 vectors in RAM, reading the rows of those
+   * it does not hold that way (an index above its f32 budget); absent ids are left out.
+   */
+  async exactSimilarities(
+    ids: readonly number[],
+    query: Float32Array,
+  ): Promise<Map<number, number>> {
+    const out = new Map<number, number>();
+    const missing: number[] = [];
+    this.vectors.exactSimilarities(ids, query).forEach((c, i) => {
+      if (c === undefined) missing.push(ids[i]);
+      else out.set(ids[i], c);
+    });
+    if (missing.length) {
+      (await this.db.chunks.bulkGet(missing)).forEach((r, i) => {
+        if (r && r.model === this.model && r.embedding.length === query.length)
+          out.set(missing[i], dotVectors(query, r.embedding));
+      });
+    }
+    return out;
   }
 
   /** The conversation of an indexed chunk (undefined when it is not held). */

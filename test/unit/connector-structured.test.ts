@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createConnector, structuredCall, type StructuredRequest } from '../../src/llm/connector';
 import { errorFromResponse, isSchemaUnsupported } from '../../src/llm/errors';
 import { LlmError } from '../../src/llm/types';
+import { KEEPER_SCHEMA } from '../../src/chat/keeper';
 import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 import type { FakeKind, FakeServerOptions } from '../fixtures/fake-llm';
 import { grammarProblem, unenforcedKeywords } from '../fixtures/fake-llm/schema-grammar';
@@ -134,6 +135,15 @@ describe('structured answers from each fake server', () => {
       expect(sent.path, kind).toBe(path);
       expect((sent.body as Record<string, unknown>)[param], kind).toBeDefined();
     }
+  });
+
+  it('a reply scripted for the chat stays for the chat: the keeper’s request gets nothing to keep', async () => {
+    const { connector } = await connect('koboldcpp', { replies: [{ text: 'Hello there.' }] });
+    const keeperSchema = KEEPER_SCHEMA as unknown as Record<string, unknown>;
+    const asked = await connector.structured(request({ schema: keeperSchema }));
+    expect(asked.text).toBe('{"operations":[]}');
+    const chat = await connector.generate({ prompt: 'Hi', maxTokens: 8 });
+    expect(chat.text).toBe('Hello there.');
   });
 
   it('a strict OpenAI-style server refuses response_format: SCHEMA_UNSUPPORTED, then prompted works', async () => {

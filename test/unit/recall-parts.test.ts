@@ -26,7 +26,9 @@ const row = (turnId: number, conversationId = 1, text = `sentence of ${turnId}`)
   time: new Date(0),
 });
 const hit = (turnId: number, match: number, ownMatch = match, conversationId = 1) => ({
-  row: row(turnId, conversationId),
+  id: turnId * 10,
+  turnId,
+  conversationId,
   match,
   ownMatch,
 });
@@ -102,7 +104,7 @@ describe('bestPerTurn', () => {
       min: 0.3,
       limit: 2,
     });
-    expect(out.map((h) => [h.row.turnId, h.match])).toEqual([
+    expect(out.map((h) => [h.turnId, h.match])).toEqual([
       [1, 0.8],
       [3, 0.7],
     ]);
@@ -110,7 +112,7 @@ describe('bestPerTurn', () => {
 
   it('floors on a sentence’s own match, not on what its chat adds', () => {
     const out = bestPerTurn([hit(1, 0.6, 0.2), hit(2, 0.4, 0.35)], { min: 0.3, limit: 5 });
-    expect(out.map((h) => h.row.turnId)).toEqual([2]);
+    expect(out.map((h) => h.turnId)).toEqual([2]);
   });
 
   it('leaves out one chat’s turns from a message on', () => {
@@ -120,7 +122,7 @@ describe('bestPerTurn', () => {
       limit: 5,
       exclude: { conversationId: 1, fromTurnId: 5 },
     });
-    expect(out.map((h) => h.row.turnId)).toEqual([4, 6]);
+    expect(out.map((h) => h.turnId)).toEqual([4, 6]);
   });
 });
 

@@ -139,6 +139,12 @@ export class Bm25Index {
     return this.slotOf.has(key);
   }
 
+  /** A live document's parent (a chunk's turn), undefined when it is not indexed or has none. */
+  parentOf(key: number): number | undefined {
+    const slot = this.slotOf.get(key);
+    return slot === undefined ? undefined : this.parents[slot] || undefined;
+  }
+
   /** Indexes `text` under `key` (replacing what was there). */
   add(key: number, text: string, group = 0, parent = 0): void {
     this.addTerms(key, tokenize(text), group, parent);

@@ -4,7 +4,7 @@
 import type { StoreContext } from '../store';
 import { intArg, isToolError, numberArg, toolError } from '../validate';
 import { MIN_RELEVANCE } from '../ranking';
-import { searchChunkIndex, searchEntries, type ChunkSearchHit, type EntryQuery } from '../search';
+import { rankChunks, searchEntries, type ChunkMatch, type EntryQuery } from '../search';
 import { entryRows } from './read';
 import type {
   Chunk,
@@ -117,23 +117,36 @@ export function recallTools(ctx: StoreContext) {
     if (!q.vector || !q.info) return [];
     const idx = await chunksIndex(q.info);
     // The excluded turns are the newest of one chat and may lead the search: ask past them.
-    const hits = await searchChunkIndex(
-      db.chunks,
-      idx,
-      null,
-      q,
-      limit * SENTENCES_PER_TURN + (exclude ? SENTENCES_PER_TURN * 2 : 0),
-      0,
-      now(),
-    );
-    const best = bestPerTurn(hits, { min, limit, exclude });
+    const k = limit * SENTENCES_PER_TURN + (exclude ? SENTENCES_PER_TURN * 2 : 0);
+    // Ranked from the index alone: only the chosen turns' best sentences are read.
+    const ranked = await rankChunks(idx, null, q, Math.max(64, k * 4), k * 2);
+    const placed = ranked.flatMap((c) => {
+      const turnId = idx.turnOf(c.id);
+      const conversationId = idx.conversationOf(c.id);
+      return turnId === undefined || conversationId === undefined
+        ? []
+        : [{ ...c, turnId, conversationId }];
+    });
+    const best = bestPerTurn(placed, { min, limit, exclude });
     if (!best.length) return [];
-    const messages = await db.messages.bulkGet(best.map((h) => h.row.turnId));
-    const convIds = [...new Set(best.map((h) => h.row.conversationId))];
-    const convs = new Map(
-      (await db.conversations.bulkGet(convIds)).map((c, i) => [convIds[i], c?.title ?? '']),
+    const convIds = [...new Set(best.map((h) => h.conversationId))];
+    const [rows, messages, convs] = await db.transaction(
+      'r',
+      db.chunks,
+      db.messages,
+      db.conversations,
+      () =>
+        Promise.all([
+          db.chunks.bulkGet(best.map((h) => h.id)),
+          db.messages.bulkGet(best.map((h) => h.turnId)),
+          db.conversations.bulkGet(convIds),
+        ]),
     );
-    return best.map((h, i) => turnHit(h, messages[i]?.text, messages[i]?.time, convs));
+    const titles = new Map(convIds.map((id, i) => [id, convs[i]?.title ?? '']));
+    return best.flatMap((h, i) => {
+      const row = rows[i];
+      return row ? [turnHit({ ...h, row }, messages[i]?.text, messages[i]?.time, titles)] : [];
+    });
   }
 
   return { recallMemory, searchConversations };
@@ -164,30 +177,32 @@ export function recallOptions(
 
 /**
  * One hit per turn, its best sentence's, best first, at most `limit`; a sentence counts when
- * its own match (without its chat's evidence) is at or above `min`;
- * turns of `exclude`'s chat from its `fromTurnId` on are left out.
+ * its own match (without its chat's evidence) is at or above `min`; turns of `exclude`'s chat
+ * from its `fromTurnId` on are left out.
  */
-export function bestPerTurn<H extends Pick<ChunkSearchHit, 'match' | 'ownMatch'> & { row: Chunk }>(
+export function bestPerTurn<
+  H extends Pick<ChunkMatch, 'match' | 'ownMatch'> & { turnId: number; conversationId: number },
+>(
   hits: readonly H[],
   { min, limit, exclude }: { min: number; limit: number; exclude?: RecallOptions['exclude'] },
 ): H[] {
   const best = new Map<number, H>();
   for (const h of hits) {
     if (!(h.ownMatch >= min)) continue;
-    const { turnId, conversationId } = h.row;
+    const { turnId, conversationId } = h;
     if (exclude && conversationId === exclude.conversationId && turnId >= exclude.fromTurnId)
       continue;
     const seen = best.get(turnId);
     if (!seen || h.match > seen.match) best.set(turnId, h);
   }
   return [...best.values()]
-    .sort((a, b) => b.match - a.match || b.row.turnId - a.row.turnId)
+    .sort((a, b) => b.match - a.match || b.turnId - a.turnId)
     .slice(0, limit);
 }
 
 /** A turn hit from its best sentence, its message (text and time) and its chat's title. */
 export function turnHit(
-  h: Pick<ChunkSearchHit, 'match' | 'terms'> & { row: Chunk },
+  h: Pick<ChunkMatch, 'match' | 'terms'> & { row: Chunk },
   text: string | undefined,
   time: Date | undefined,
   chats: ReadonlyMap<number, string>,
