@@ -5,9 +5,12 @@
 // Only the public engine API, the app's flow: each turn recorded (recordTurn, one conversation per
 // LoCoMo sample) and then saved as an entry at `Conversation/D1_3` with the clock at the turn's
 // session date; every question asked a day after the last session. A second store holds the same
-// entries saved with no conversation behind them (saveMemory only). The reference is plain BM25
-// over the same turn texts (MiniSearch defaults, English stop words, OR), and the issue's original
-// reference over the bare turn texts (no speaker name).
+// entries saved with no conversation behind them (saveMemory only), a third the same one level
+// deeper. Two more take each session as its own chat, as a person chats: the app flow again
+// (turns recorded, entries saved), and the episodic setup (turns recorded, nothing saved: what
+// auto-recall finds when the model never saves). The reference is plain BM25 over the same turn
+// texts (MiniSearch defaults, English stop words, OR), and the issue's original reference over
+// the bare turn texts (no speaker name).
 //
 // Writes bench/results-recall.json and prints the table that bench/README.md carries.
 import 'fake-indexeddb/auto';
@@ -109,6 +112,8 @@ const METHODS = [
   'bias0',
   'recall',
   'recallEntries',
+  'recallSessions',
+  'recallSessionsEntries',
   'chunks',
   'episodic',
   'episodicChunks',
@@ -130,6 +135,9 @@ const LABELS: Record<Method, string> = {
   bias0: 'queryMemoryHeading, recencyBias 0',
   recall: 'recallMemory (auto-recall: entries and turns), limit 10, distinct turns',
   recallEntries: 'recallMemory, entries alone (turns: false), limit 10',
+  recallSessions:
+    'the app flow with each session its own chat (turns recorded, entries saved): recallMemory, limit 10, distinct turns',
+  recallSessionsEntries: 'the same, entries alone (turns: false): the recall before past turns',
   chunks: 'searchChunks (whole conversation), top 10 turns',
   episodic:
     'episodic: each session its own chat, no entries; recallMemory (auto-recall) turn hits, limit 10',
@@ -229,10 +237,18 @@ async function main() {
     const bare = openMemory({ name: `${name}-bare`, embedder, now: clock });
     const deep = openMemory({ name: `${name}-deep`, embedder, now: clock });
     const wantDeep = !only || only.some((m) => m.startsWith('deep'));
-    const wantApp = !only || only.some((m) => !m.startsWith('episodic') && !m.startsWith('bm25'));
+    const wantApp =
+      !only ||
+      only.some(
+        (m) => !m.startsWith('episodic') && !m.startsWith('bm25') && m !== 'recallSessions',
+      );
     const wantEpisodic = !only || only.some((m) => m.startsWith('episodic'));
     // The episodic setup: each session its own chat, turns recorded, nothing saved.
     const epi = openMemory({ name: `${name}-episodic`, embedder, now: clock });
+    // The app flow as a person chats, a chat a session: turns recorded, entries saved.
+    const wantSessions = !only || only.some((m) => m.startsWith('recallSessions'));
+    const ses = openMemory({ name: `${name}-sessions`, embedder, now: clock });
+    const sesDia = new Map<number, string>();
     const conv = await mem.createConversation(`LoCoMo ${sample.sample_id}`);
     if (conv.status !== 'SUCCESS') throw new Error(conv.message);
     const turnDia = new Map<number, string>();
@@ -242,6 +258,8 @@ async function main() {
       t = s.date;
       const chat = wantEpisodic ? await epi.createConversation(`Session ${s.index}`) : undefined;
       if (chat && chat.status !== 'SUCCESS') throw new Error(chat.message);
+      const sesChat = wantSessions ? await ses.createConversation(`Session ${s.index}`) : undefined;
+      if (sesChat && sesChat.status !== 'SUCCESS') throw new Error(sesChat.message);
       for (const turn of s.turns) {
         t += 30_000; // half a minute a turn
         const text = turnText(turn);
@@ -250,6 +268,13 @@ async function main() {
           const r = await epi.recordTurn({ conversationId: chat.id, role, text });
           if (r.status !== 'SUCCESS') throw new Error(`recordTurn: ${r.message}`);
           epiDia.set(r.turnId, turn.dia_id);
+        }
+        if (sesChat) {
+          const r = await ses.recordTurn({ conversationId: sesChat.id, role, text });
+          if (r.status !== 'SUCCESS') throw new Error(`recordTurn: ${r.message}`);
+          sesDia.set(r.turnId, turn.dia_id);
+          const saved = await ses.saveMemory(entryPath(turn.dia_id), text);
+          if (saved.status !== 'SUCCESS') throw new Error(`saveMemory: ${saved.message}`);
         }
         if (!wantApp) {
           turnsTotal++;
@@ -307,6 +332,18 @@ async function main() {
         if (!Array.isArray(r)) return [];
         const ids = r.map((h) => (h.kind === 'entry' ? diaOf(h.path) : turnDia.get(h.turnId)));
         return [...new Set(ids.filter((d): d is string => !!d))];
+      },
+      recallSessions: async (q) => {
+        const r = await ses.recallMemory(q, 10);
+        if (!Array.isArray(r)) return [];
+        const ids = r.map((h) => (h.kind === 'entry' ? diaOf(h.path) : sesDia.get(h.turnId)));
+        return [...new Set(ids.filter((d): d is string => !!d))];
+      },
+      recallSessionsEntries: async (q) => {
+        const r = await ses.recallMemory(q, 10, { turns: false });
+        return Array.isArray(r)
+          ? r.flatMap((h) => (h.kind === 'entry' ? [diaOf(h.path)] : []))
+          : [];
       },
       recallEntries: async (q) => {
         const r = await mem.recallMemory(q, 10, { turns: false });
@@ -384,6 +421,7 @@ async function main() {
     }
     await mem.close();
     await epi.close();
+    await ses.close();
     await bare.close();
     await deep.close();
     console.error(`${sample.sample_id}: done`);
@@ -429,7 +467,7 @@ async function main() {
   }
   console.log(lines.join('\n'));
   console.log(
-    `\n${result.turns} turns, ingest ${result.ingest_ms_per_turn} ms/turn (recordTurn + two saves), ` +
+    `\n${result.turns} turns, ingest ${result.ingest_ms_per_turn} ms/turn (every store: recordTurn in three, saves in four), ` +
       `default query p50 ${result.query_ms_p50} ms, p95 ${result.query_ms_p95} ms`,
   );
   if (dumpPath) writeFileSync(dumpPath, JSON.stringify(dump));

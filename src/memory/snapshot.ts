@@ -10,7 +10,7 @@ import type { Chunk, ContextChunk } from './types';
 
 const SNAPSHOT_CANDIDATES = 50;
 /** Turns before the save that a snapshot keeps first (the exchange that led to it). */
-const SNAPSHOT_RECENT_TURNS = 2;
+export const SNAPSHOT_RECENT_TURNS = 2;
 /** Chunks read to find those turns. */
 const SNAPSHOT_RECENT_CHUNKS = 32;
 

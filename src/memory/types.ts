@@ -417,7 +417,10 @@ export interface EntryRecallHit {
   /** Fused lexical and semantic relevance, 0..1 (auto-recall ranks by relevance alone). */
   relevance: number;
   why: MatchReason;
-  /** The turns (message ids) its context snapshot carries: recall does not repeat them. */
+  /**
+   * The turns (message ids) it was saved from, its snapshot's two newest (the exchange that led
+   * to the save): recall does not repeat them beside it.
+   */
   turnIds: number[];
 }
 

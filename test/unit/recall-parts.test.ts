@@ -3,7 +3,13 @@
 // recall's options, and what the chat turn asks and keeps of it.
 import { describe, expect, it } from 'vitest';
 import { Bm25Index } from '../../src/memory/lexical/bm25-index';
-import { bestPerTurn, mergeRecall, recallOptions, turnHit } from '../../src/memory/tools/recall';
+import {
+  bestPerTurn,
+  mergeRecall,
+  recallOptions,
+  savedFrom,
+  turnHit,
+} from '../../src/memory/tools/recall';
 import type { Chunk, EntryRecallHit, TurnRecallHit } from '../../src/memory/types';
 import {
   noneRecalled,
@@ -139,6 +145,15 @@ describe('mergeRecall', () => {
 
   it('stops at the limit', () => {
     expect(mergeRecall([entry('A', 0.5)], [turn(1, 0.9), turn(2, 0.8)], 2)).toHaveLength(2);
+  });
+});
+
+describe('savedFrom', () => {
+  it('names the turns an entry was saved from: its snapshot’s two newest', () => {
+    expect(savedFrom([{ turn_id: 4 }, { turn_id: 9 }, { turn_id: 9 }, { turn_id: 2 }])).toEqual([
+      9, 4,
+    ]);
+    expect(savedFrom([])).toEqual([]);
   });
 });
 

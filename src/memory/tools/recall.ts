@@ -4,6 +4,7 @@
 import type { StoreContext } from '../store';
 import { intArg, isToolError, numberArg, toolError } from '../validate';
 import { MIN_RELEVANCE } from '../ranking';
+import { SNAPSHOT_RECENT_TURNS } from '../snapshot';
 import { rankChunks, searchEntries, type ChunkMatch, type EntryQuery } from '../search';
 import { entryRows } from './read';
 import type {
@@ -55,7 +56,7 @@ export function recallTools(ctx: StoreContext) {
             content: row.content,
             relevance: h.match,
             why: h.why,
-            turnIds: [...new Set(row.contextChunks.map((c) => c.turn_id))],
+            turnIds: savedFrom(row.contextChunks),
           },
         ];
       });
@@ -150,6 +151,15 @@ export function recallTools(ctx: StoreContext) {
   }
 
   return { recallMemory, searchConversations };
+}
+
+/**
+ * The turns an entry was saved from: the exchange that led to the save, its snapshot's two
+ * newest turns (a snapshot takes the turns just before the save first: snapshot.ts). Older
+ * turns in a snapshot are context the entry does not hold, so recall may still bring them.
+ */
+export function savedFrom(chunks: readonly { turn_id: number }[]): number[] {
+  return [...new Set(chunks.map((c) => c.turn_id))].sort((a, b) => b - a).slice(0, SNAPSHOT_RECENT_TURNS);
 }
 
 /** recallMemory's options checked: the floor, whether turns come too, the turns left out. */
