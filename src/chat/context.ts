@@ -371,8 +371,16 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
   const byRelevance = input.recall.slice().sort((a, b) => (b.relevance || 0) - (a.relevance || 0));
   let recallTokens = 0;
   const placed: RecallItem[] = [];
+  // With room for the whole section to spare, lines are taken by their own cost and the system
+  // message is counted once at the end; otherwise each line is tried in the whole message (every
+  // try counts the whole message again: 0.2 ms a line in a long one).
+  const slack = MAX_RECALL * 2 + MESSAGE_OVERHEAD;
+  const roomy =
+    systemCost + used + count(recallHeader(today, true)) + RECALL_MAX_TOKENS + slack <= budget;
+  const lines: string[] = [];
+  const header = () => recallHeader(today, placed.some(isTurnItem));
   for (const item of byRelevance) {
-    if (sections.recall.length === MAX_RECALL) break;
+    if (lines.length === MAX_RECALL) break;
     const turn = isTurnItem(item);
     if (turn) {
       if (inHistory.has(item.turnId) || carried.has(item.turnId)) continue;
@@ -386,13 +394,30 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
       truncated.add('recall');
       break;
     }
-    const lines = [...sections.recall, line];
     const withTurns = turn || placed.some(isTurnItem);
-    if (tryRender({ ...sections, recall: lines, recallHeader: recallHeader(today, withTurns) })) {
+    const fits =
+      roomy ||
+      tryRender({
+        ...sections,
+        recall: [...lines, line],
+        recallHeader: recallHeader(today, withTurns),
+      });
+    if (fits) {
       recallTokens += cost;
+      lines.push(line);
       placed.push(item);
       if (!turn) for (const id of item.turnIds ?? []) carried.add(id);
     } else truncated.add('recall');
+  }
+  // Taken by their cost: now counted whole; a counter that is not additive may need fewer lines.
+  while (
+    roomy &&
+    lines.length &&
+    !tryRender({ ...sections, recall: lines, recallHeader: header() })
+  ) {
+    lines.pop();
+    placed.pop();
+    truncated.add('recall');
   }
 
   // 6. The outline, in what is left of its cap.

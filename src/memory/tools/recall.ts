@@ -18,7 +18,7 @@ import type {
 } from '../types';
 
 /** Sentences asked of the chunk search per turn wanted: a turn may match by several. */
-const SENTENCES_PER_TURN = 4;
+const SENTENCES_PER_TURN = 2;
 /** searchConversations' default and largest number of turns. */
 const SEARCH_DEFAULT = 5;
 const SEARCH_MAX = 20;
