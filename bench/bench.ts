@@ -46,13 +46,12 @@ import {
   turnStarts,
   recallLayout,
   recallQueries,
-  recallSteps,
+  recallStepRuns,
   saveRecallEntries,
   startReadTimer,
   stepsReport,
   turnStartLines,
   turnStartReport,
-  type RecallSteps,
 } from './core/recall';
 
 const QUICK = process.argv.includes('--quick');
@@ -296,22 +295,7 @@ async function recallTurns(gen: SyntheticVectors) {
   await idx.load();
   const entries = new EntryIndex(db.structured_memory, BENCH_MODEL.id, BENCH_MODEL.dims);
   await entries.load();
-  const offset = 4 * Math.ceil((RECALL_STEP_QUERIES + 3) / 4);
-  const stepQueries = recallQueries(2 * offset, n);
-  const embed = syntheticEmbedder(gen);
-  const stepRuns: RecallSteps[] = [];
-  for (let i = 0; i < RECALL_STEP_QUERIES + 3; i++) {
-    const [q, other] = [stepQueries[i], stepQueries[offset + i]];
-    const [v, w] = await embed.embed([q.text, other.text]);
-    const r = await recallSteps(
-      db,
-      idx,
-      entries,
-      { text: q.text, vector: v },
-      { text: other.text, vector: w },
-    );
-    if (i >= 3) stepRuns.push(r);
-  }
+  const stepRuns = await recallStepRuns(db, idx, entries, gen, RECALL_STEP_QUERIES);
   const steps = stepsReport(stepRuns);
   log(
     `  ${Object.entries(steps)

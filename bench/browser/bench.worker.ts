@@ -20,8 +20,7 @@ import {
   RECALL_STORE,
   fillRecallStore,
   recallLayout,
-  recallQueries,
-  recallSteps,
+  recallStepRuns,
   saveRecallEntries,
   startReadTimer,
   type RecallSteps,
@@ -323,24 +322,7 @@ function createBenchApi() {
       await idx.load();
       const entries = new EntryIndex(db.structured_memory, BENCH_MODEL.id, BENCH_MODEL.dims);
       await entries.load();
-      const n = idx.size;
-      // The parts run on another query of the same kind (kinds repeat every 4).
-      const offset = 4 * Math.ceil((count + 3) / 4);
-      const queries = recallQueries(2 * offset, n);
-      const embed = syntheticEmbedder(gen);
-      const out: RecallSteps[] = [];
-      for (let i = 0; i < count + 3; i++) {
-        const [q, other] = [queries[i], queries[offset + i]];
-        const [v, w] = await embed.embed([q.text, other.text]);
-        const r = await recallSteps(
-          db,
-          idx,
-          entries,
-          { text: q.text, vector: v },
-          { text: other.text, vector: w },
-        );
-        if (i >= 3) out.push(r);
-      }
+      const out = await recallStepRuns(db, idx, entries, gen, count);
       db.close();
       return out;
     },

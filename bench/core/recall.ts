@@ -27,7 +27,7 @@ import type {
 } from '../../src/memory/types';
 import { mulberry32, type SyntheticVectors } from '../synthetic';
 import { summarise } from './report';
-import { BENCH_MODEL, benchText } from './workloads';
+import { BENCH_MODEL, benchText, syntheticEmbedder } from './workloads';
 
 /** Reads by key (`bulkGet`) of one table during one call: how many, of how many keys, how long. */
 export type TableReads = Record<string, { calls: number; keys: number; ms: number }>;
@@ -460,6 +460,36 @@ export interface RecallSteps {
   conversationsRead: number;
   /** The entry search over the entry index (what entries-only recall does besides reads). */
   entrySearch: number;
+}
+
+/**
+ * `recallSteps` for `count` queries after 3 warm-ups, each step run on another query of the
+ * same kind (kinds repeat every 4), over `n` stored sentences.
+ */
+export async function recallStepRuns(
+  db: MemoryDB,
+  idx: SemanticIndex,
+  entries: EntryIndex | null,
+  gen: SyntheticVectors,
+  count: number,
+): Promise<RecallSteps[]> {
+  const offset = 4 * Math.ceil((count + 3) / 4);
+  const queries = recallQueries(2 * offset, idx.size);
+  const embed = syntheticEmbedder(gen);
+  const out: RecallSteps[] = [];
+  for (let i = 0; i < count + 3; i++) {
+    const [q, other] = [queries[i], queries[offset + i]];
+    const [v, w] = await embed.embed([q.text, other.text]);
+    const r = await recallSteps(
+      db,
+      idx,
+      entries,
+      { text: q.text, vector: v },
+      { text: other.text, vector: w },
+    );
+    if (i >= 3) out.push(r);
+  }
+  return out;
 }
 
 /**

@@ -11,45 +11,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
-import { AXE_FILE, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
+import { axeScan, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
 import type { StaticServer } from './static-server';
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown; summary: string }[];
-}
-
-/** Runs axe on the whole page (shadow roots included) and lists what it found, readably. */
-async function scan(page: Page, server: StaticServer): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) {
-    await page.addScriptTag({ url: `${server.url}${AXE_FILE}` });
-  }
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(ctx: Document, o: object): Promise<{ violations: Violation[] }> };
-      }
-    ).axe;
-    const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({
-        target: (n as unknown as { target: unknown }).target,
-        summary: (n as unknown as { failureSummary?: string }).failureSummary ?? '',
-      })),
-    }));
-  });
-  return violations.flatMap((v) =>
-    v.nodes.map(
-      (n) =>
-        `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(n.target)}: ${n.summary.replace(/\s+/g, ' ')}`,
-    ),
-  );
-}
 
 const explorer = (p: Page) => p.locator('sm-explorer');
 const detail = (p: Page) => p.locator('sm-entry-detail');
@@ -118,7 +81,7 @@ describe('accessibility (axe-core in Chromium)', () => {
   it('the chat screen (conversations, chat, explorer tree)', async () => {
     await page.getByRole('button', { name: /^Lisbon trip/ }).click();
     await page.getByText('hotel is in Alfama').first().waitFor({ timeout: 30_000 });
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
   });
 
   it('search results, the weaker ones shown', async () => {
@@ -127,16 +90,16 @@ describe('accessibility (axe-core in Chromium)', () => {
     await search.getByRole('button', { name: 'Search', exact: true }).click();
     await search.getByRole('button', { name: /^Show \d+ weaker match/ }).click();
     await search.getByRole('button', { name: 'Hide weaker matches' }).waitFor();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
   });
 
   it("an entry's detail, with history and context, and its edit, move and delete forms", async () => {
     await open(page, 'Travel/Lisbon');
     await detail(page).getByRole('button', { name: 'Version 1' }).click();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     for (const action of ['Edit', 'Move', 'Delete']) {
       await detail(page).getByRole('toolbar').getByRole('button', { name: action }).click();
-      expect.soft(await scan(page, server), action).toEqual([]);
+      expect.soft(await axeScan(page, server), action).toEqual([]);
       await page.keyboard.press('Escape');
     }
   });
@@ -146,15 +109,15 @@ describe('accessibility (axe-core in Chromium)', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.press('ArrowRight');
     expect((await focused(page)).label).toBe('Memory map');
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
   });
 
   it('the trash, and its confirmation', async () => {
     await explorer(page).getByRole('tab', { name: 'Trash' }).click();
     await page.locator('sm-trash').getByRole('button', { name: 'Restore Notes/Scratch' }).waitFor();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await page.locator('sm-trash').getByRole('button', { name: 'Empty trash' }).click();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await page.keyboard.press('Escape');
     await explorer(page).getByRole('tab', { name: 'Tree' }).click();
   });
@@ -162,7 +125,7 @@ describe('accessibility (axe-core in Chromium)', () => {
   it('Settings', async () => {
     await page.getByRole('button', { name: 'Settings', exact: true }).click();
     await page.getByRole('dialog').first().waitFor();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
   });
@@ -170,7 +133,7 @@ describe('accessibility (axe-core in Chromium)', () => {
   it('the data menu and the import dialog', async () => {
     await page.getByRole('button', { name: /^Export/ }).click();
     await page.locator('sm-data-menu').getByRole('button', { name: 'JSON' }).waitFor();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await page.keyboard.press('Escape');
     const backup = await callWorker<string>(page, 'exportJson');
     await page.locator('sm-data-menu input[type=file]').setInputFiles({
@@ -179,10 +142,10 @@ describe('accessibility (axe-core in Chromium)', () => {
       buffer: Buffer.from(backup),
     });
     await page.getByRole('dialog', { name: 'Import a JSON backup' }).waitFor();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await page.getByRole('button', { name: 'Replace all' }).click();
     await page.getByRole('dialog', { name: 'Replace all memory?' }).waitFor();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await page.keyboard.press('Escape');
   });
 
@@ -199,10 +162,10 @@ describe('accessibility (axe-core in Chromium)', () => {
       await p.getByRole('tab', { name: 'Memory' }).click();
       await seed(p);
       await p.getByRole('tab', { name: 'Chat', exact: true }).click();
-      expect.soft(await scan(p, server), 'chat').toEqual([]);
+      expect.soft(await axeScan(p, server), 'chat').toEqual([]);
       await p.getByRole('tab', { name: 'Memory' }).click();
       await open(p, 'User/Preferences/PreferDark');
-      expect.soft(await scan(p, server), 'memory').toEqual([]);
+      expect.soft(await axeScan(p, server), 'memory').toEqual([]);
     } finally {
       await phone.close();
     }

@@ -14,7 +14,7 @@ import {
   type RecordedRequest,
 } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
-import { AXE_FILE, ROOT, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
+import { axeScan, ROOT, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = join(ROOT, 'test-results', 'screenshots');
@@ -43,35 +43,6 @@ function reply(req: RecordedRequest): FakeReply {
   if (/story/i.test(said)) return { text: STORY };
   if (/coffee/i.test(said)) return { text: `Coffee answer ${++coffee}: a flat white.` };
   return { text: `You said: ${said}` };
-}
-
-interface Violation {
-  id: string;
-  help: string;
-  nodes: { target: unknown }[];
-}
-
-/** axe-core on the whole page (shadow roots included): what it found, readably. */
-async function scan(page: Page, server: StaticServer): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) {
-    await page.addScriptTag({ url: `${server.url}${AXE_FILE}` });
-  }
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(ctx: Document, o: object): Promise<{ violations: Violation[] }> };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({ target: n.target })),
-    }));
-  });
-  return violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id}: ${v.help} at ${JSON.stringify(n.target)}`),
-  );
 }
 
 describe('chat controls in Chromium', () => {
@@ -214,7 +185,7 @@ describe('chat controls in Chromium', () => {
     await target.hover();
     await target.getByRole('button', { name: 'Delete reply' }).click();
     await expect.poll(() => focused(page)).toMatchObject({ tag: 'button', text: 'Cancel' });
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await shot('delete-confirm-desktop');
     await page.keyboard.press('Escape');
     await expect.poll(() => focused(page)).toMatchObject({ label: 'Delete reply' });
@@ -248,7 +219,7 @@ describe('chat controls in Chromium', () => {
     expect(await first.locator('#edit-note').innerText()).toMatch(
       /^Sending deletes the \d+ messages after this one/,
     );
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await shot('edit-desktop');
     // Escape leaves it as it was.
     await page.keyboard.press('Escape');
@@ -277,11 +248,11 @@ describe('chat controls in Chromium', () => {
     await list.getByRole('textbox', { name: 'Chat title' }).press('Enter');
     await say('One more thing.');
     await expect.poll(() => list.locator('li.active .title').innerText(), POLL).toBe('Coffee talk');
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('tab', { name: 'Chat', exact: true }).click();
     await lastReply().scrollIntoViewIfNeeded();
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await shot('phone');
     await lastReply().getByRole('button', { name: 'Regenerate reply' }).click();
     await idle();

@@ -195,3 +195,43 @@ export const callsSince = (p: Page, from: number) =>
 /** How many calls were recorded so far. */
 export const callCount = (p: Page) =>
   p.evaluate(() => (window as unknown as { __workerCalls: string[] }).__workerCalls.length);
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown; summary: string }[];
+}
+
+/**
+ * Runs axe on the whole page (shadow roots included) and lists what it found, readably (the
+ * page must be served with axe at AXE_FILE: `buildAndServe` copies it there).
+ */
+export async function axeScan(page: Page, server: StaticServer): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) {
+    await page.addScriptTag({ url: `${server.url}${AXE_FILE}` });
+  }
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run(ctx: Document, o: object): Promise<{ violations: Violation[] }> };
+      }
+    ).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({
+        target: (n as unknown as { target: unknown }).target,
+        summary: (n as unknown as { failureSummary?: string }).failureSummary ?? '',
+      })),
+    }));
+  });
+  return violations.flatMap((v) =>
+    v.nodes.map(
+      (n) =>
+        `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(n.target)}: ${n.summary.replace(/\s+/g, ' ')}`,
+    ),
+  );
+}

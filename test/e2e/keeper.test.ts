@@ -19,7 +19,7 @@ import {
 } from '../fixtures/fake-llm';
 import { isKeeperRequest, keeperAnswer } from '../fixtures/fake-llm/demo';
 import { launchChromium } from './chromium';
-import { AXE_FILE, buildAndServe, callWorker } from './explorer-fixture';
+import { axeScan, buildAndServe, callWorker } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = process.env.SHOTS_DIR ?? '/tmp/keeper-shots';
@@ -54,35 +54,6 @@ function reply(req: RecordedRequest): FakeReply {
       ?.content ?? '';
   if (/Lisbon/.test(said)) return { text: 'How exciting! Lisbon is lovely in May.' };
   return { text: `You said: ${said}` };
-}
-
-interface Violation {
-  id: string;
-  help: string;
-  nodes: { target: unknown }[];
-}
-
-/** axe-core on the whole page (shadow roots included): what it found, readably. */
-async function scan(page: Page, server: StaticServer): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) {
-    await page.addScriptTag({ url: `${server.url}${AXE_FILE}` });
-  }
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(ctx: Document, o: object): Promise<{ violations: Violation[] }> };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({ target: n.target })),
-    }));
-  });
-  return violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id}: ${v.help} at ${JSON.stringify(n.target)}`),
-  );
 }
 
 describe('the memory keeper in Chromium', () => {
@@ -186,7 +157,7 @@ describe('the memory keeper in Chromium', () => {
       )
       .toBe('Family/Ana');
 
-    expect(await scan(page, server)).toEqual([]);
+    expect(await axeScan(page, server)).toEqual([]);
 
     // A phone, in another tab: the card is there too.
     const phone = await context.newPage();
@@ -194,7 +165,7 @@ describe('the memory keeper in Chromium', () => {
     await phone.goto(server.url);
     await cards(phone).getByRole('button', { name: 'Undo' }).waitFor({ timeout: 30_000 });
     await shot('keeper-card-phone', phone);
-    expect(await scan(phone, server)).toEqual([]);
+    expect(await axeScan(phone, server)).toEqual([]);
     await phone.close();
 
     await page.reload();

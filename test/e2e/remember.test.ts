@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
-import { AXE_FILE, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
+import { axeScan, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = '/tmp/remember-shots';
@@ -19,35 +19,6 @@ const POLL = { timeout: 30_000, interval: 50 };
 const DINNER = 'For dinner tomorrow: risotto with mushrooms and parmesan.';
 const PLUMBER = 'The plumber comes on Thursday at nine. Bring the spare key for the shed.';
 const LAST = 'Thanks, that is all for today.';
-
-interface Violation {
-  id: string;
-  help: string;
-  nodes: { target: unknown }[];
-}
-
-/** axe-core on the whole page (shadow roots included): what it found, readably. */
-async function scan(page: Page, server: StaticServer): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) {
-    await page.addScriptTag({ url: `${server.url}${AXE_FILE}` });
-  }
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(ctx: Document, o: object): Promise<{ violations: Violation[] }> };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({ target: n.target })),
-    }));
-  });
-  return violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id}: ${v.help} at ${JSON.stringify(n.target)}`),
-  );
-}
 
 interface Stored {
   content: unknown;
@@ -170,7 +141,7 @@ describe('Remember this in Chromium', () => {
       'Under Recipes/Dinner, where the memories most like it are.',
     );
     await expect.poll(() => focused(page)).toMatchObject({ tag: 'textarea' });
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await shot('form-desktop');
 
     await saveAndOpen(path, 'saved-desktop');
@@ -301,7 +272,7 @@ describe('Remember this in Chromium', () => {
       return r.left >= 0 && r.right <= window.innerWidth;
     });
     expect(fits).toBe(true);
-    expect.soft(await scan(page, server)).toEqual([]);
+    expect.soft(await axeScan(page, server)).toEqual([]);
     await shot('form-phone');
     await page.keyboard.press('Escape');
     await expect.poll(() => form().count(), POLL).toBe(0);
