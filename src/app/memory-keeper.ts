@@ -73,11 +73,6 @@ export class MemoryKeeper {
     this.lastActivity = this.now();
   }
 
-  /** The conversation a run reads now, if one runs. */
-  get runningFor(): number | undefined {
-    return this.running?.conversationId;
-  }
-
   /** The same session, with each turn reported here: its start aborts a run, its end is noted. */
   wrap(session: ChatSession): ChatSession {
     const turn = (conversationId: number, start: () => Promise<TurnResult>) => {
@@ -204,11 +199,12 @@ export class MemoryKeeper {
       }
     }
     this.running = undefined;
-    // Stopped by the person: the same exchanges next time. Stopped otherwise (the server's own
-    // abort): looked at, or the next check would ask again at once.
+    // Stopped by the person before anything was written: the same exchanges next time. A run
+    // that wrote counts as done even if stopped meanwhile (asking again would save them twice).
+    // Stopped otherwise (the server's own abort): looked at, or the next check would ask again.
     const stopped = controller.signal.aborted;
     if (this.options.enabled()) {
-      const counted = stopped ? 'aborted' : status === 'aborted' ? 'nothing' : status;
+      const counted = status !== 'aborted' ? status : stopped ? 'aborted' : 'nothing';
       this.ledgers.set(conversationId, afterRun(this.ledger(conversationId), batch, counted));
     }
     this.options.onRunning(undefined);

@@ -382,9 +382,7 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
   for (const item of byRelevance) {
     if (lines.length === MAX_RECALL) break;
     const turn = isTurnItem(item);
-    if (turn) {
-      if (inHistory.has(item.turnId) || carried.has(item.turnId)) continue;
-    } else if (seen.has(item.path)) continue;
+    if (turn && (inHistory.has(item.turnId) || carried.has(item.turnId))) continue;
     const key = turn ? `turn:${item.turnId}` : item.path;
     if (seen.has(key)) continue;
     seen.add(key);

@@ -11,7 +11,7 @@ import { jsonAnswer } from '../llm/prompted-tools';
 import type { ChatMessage, ServerInfo } from '../llm/types';
 import { parsePath } from '../memory/paths';
 import type { JsonValue, MemoryApi, OutlineNode } from '../memory/types';
-import { koboldPrompt } from './chat-session';
+import { koboldPrompt } from './generate';
 
 /** Operations one answer may make; more is refused whole (a model that lists 100 is not keeping). */
 export const KEEPER_MAX_OPS = 5;
@@ -189,7 +189,8 @@ export function keeperMessages(
   const entries = similar.length
     ? similar
         .map(
-          (e) => `- ${e.path}: ${asData(clipped(JSON.stringify(e.content), KEEPER_ENTRY_CHARS))}`,
+          (e) =>
+            `- ${asData(e.path)}: ${asData(clipped(JSON.stringify(e.content), KEEPER_ENTRY_CHARS))}`,
         )
         .join('\n')
     : '(none)';

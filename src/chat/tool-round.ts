@@ -4,8 +4,20 @@
 import type { ToolCall } from '../llm/types';
 import type { ToolCallRecord } from '../memory/types';
 import type { Reply } from './generate';
-import { changedMemory, runToolCall, type ToolOutcome } from './tools';
+import { changedMemory, runToolCall, type ToolDefaults, type ToolOutcome } from './tools';
 import { isStop, storeAll, type Turn } from './turn';
+
+/** What a call of this turn takes by default: the settings', and the turn's own place. */
+function defaultsOf(turn: Turn): ToolDefaults {
+  const { settings } = turn.ctx;
+  return {
+    contextTokens: settings.contextTokens,
+    recencyBias: settings.recencyBias,
+    ...(turn.userId !== undefined
+      ? { exclude: { conversationId: turn.conversationId, fromTurnId: turn.userId } }
+      : {}),
+  };
+}
 
 /** Runs the reply's calls and stores the round; `stopped` when the turn was stopped meanwhile. */
 export async function toolRound(
@@ -14,7 +26,7 @@ export async function toolRound(
   mode: 'native' | 'prompted',
   round: number,
 ): Promise<'stored' | 'stopped'> {
-  const { memory, settings, tools, validators } = turn.ctx;
+  const { memory, tools, validators } = turn.ctx;
   const { calls, visible, unreadable } = reply;
   const outcomes: ToolOutcome[] = [];
   try {
@@ -30,7 +42,7 @@ export async function toolRound(
       const outcome =
         why !== undefined
           ? unreadableOutcome(call, why, mode)
-          : await turn.step(runToolCall(call, tools, memory, settings, validators));
+          : await turn.step(runToolCall(call, tools, memory, defaultsOf(turn), validators));
       outcomes.push(outcome);
       if (changedMemory(outcome)) turn.wrote = true;
       turn.emit({

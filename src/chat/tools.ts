@@ -11,6 +11,8 @@ const ANY_JSON: Schema['type'] = ['string', 'number', 'boolean', 'object', 'arra
 export interface ToolDefaults {
   contextTokens: number;
   recencyBias: number;
+  /** The turn's chat from its user message on: what searchConversations leaves out. */
+  exclude?: { conversationId: number; fromTurnId: number };
 }
 
 export interface MemoryTool {
@@ -129,7 +131,8 @@ export const MEMORY_TOOLS: readonly MemoryTool[] = [
       },
       required: ['query'],
     },
-    run: (m, a) => m.searchConversations(a.query, a.limit ?? 5),
+    run: (m, a, d) =>
+      m.searchConversations(a.query, a.limit ?? 5, d.exclude ? { exclude: d.exclude } : undefined),
   },
 ];
 

@@ -172,6 +172,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     init: RequestInit = {},
     kind = info?.kind ?? kindFromPort(baseUrl),
     attempts = retry.attempts,
+    schema = false,
   ): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
@@ -188,7 +189,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
       }
       if (!response.ok) {
         const text = await readCapped(response, MAX_ERROR_BODY_CHARS);
-        throw errorFromResponse(response.status, text, kind);
+        throw errorFromResponse(response.status, text, kind, schema);
       }
       return response;
     }
@@ -411,6 +412,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
         },
         kind,
         1,
+        constrained,
       );
       const body = await readAll(response, MAX_TOOL_PARSE_CHARS);
       if (body === undefined) {

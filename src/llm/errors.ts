@@ -42,8 +42,8 @@ const TOOLS_UNSUPPORTED_PATTERNS: readonly RegExp[] = [
 
 /**
  * Known ways servers refuse a JSON schema for the answer (the parameter itself, or the schema it
- * cannot turn into a grammar). Only structured requests (`Connector.structured`) send one, so a
- * chat error never names it.
+ * cannot turn into a grammar), for the requests that send one (`Connector.structured`): a chat
+ * request's native tool schemas can fail alike, and that is no refusal of an answer's schema.
  */
 const SCHEMA_UNSUPPORTED_PATTERNS: readonly RegExp[] = [
   // llama.cpp (and Ollama on its llama-server runner): "\"json_schema\": JSON schema conversion failed:\n…"
@@ -242,7 +242,13 @@ function toolsUnsupportedMessage(serverMessage: string, kind: ServerKind | undef
  * Maps an HTTP error reply to an LlmError with a user-facing sentence. Recognises the message
  * before the status where servers disagree on the status (context overflow, tools refused).
  */
-export function errorFromResponse(status: number, bodyText: string, kind?: ServerKind): LlmError {
+export function errorFromResponse(
+  status: number,
+  bodyText: string,
+  kind?: ServerKind,
+  /** The request asked for a JSON schema: only then is a refusal of one SCHEMA_UNSUPPORTED. */
+  schema = false,
+): LlmError {
   const msg = serverMessageOf(bodyText);
   const name = serverName(kind);
   const fail = (code: LlmErrorCode, message: string): LlmError =>
@@ -264,6 +270,7 @@ export function errorFromResponse(status: number, bodyText: string, kind?: Serve
     );
   }
   if (
+    schema &&
     status >= 400 &&
     (SCHEMA_UNSUPPORTED_PATTERNS.some((p) => p.test(msg)) ||
       ((status === 400 || status === 422) &&

@@ -523,10 +523,10 @@ export function parseToolCalls(text: string): PromptedToolCalls {
 }
 
 /**
- * The JSON object in an answer that was asked to be JSON only (prompted, not constrained), read
+ * The JSON value in an answer that was asked to be JSON only (prompted, not constrained), read
  * as leniently as tool calls: the whole text (code fences stripped, raw newlines and trailing
- * commas repaired), else the first fenced block, else the first balanced object in the prose
- * that parses. Undefined when there is none, or when the text is over MAX_TOOL_PARSE_CHARS.
+ * commas repaired) or the first fenced block, any JSON value; else the first balanced object in
+ * the prose that parses. The caller checks its shape. Undefined when there is none, or when the text is over MAX_TOOL_PARSE_CHARS.
  */
 export function jsonAnswer(text: string): unknown {
   if (typeof text !== 'string' || text.length > MAX_TOOL_PARSE_CHARS) return undefined;

@@ -142,15 +142,25 @@ export class EntryIndex {
     own: Map<number, LexicalMatch>;
     snapshot: Map<number, LexicalMatch>;
     query: LexicalQuery;
-    /** The lexical relevance of each heading as a whole (its entries' words), by heading. */
-    headings: Map<string, number>;
+    /**
+     * The lexical relevance of each heading as a whole (its entries' words), by heading; worked
+     * out on the first call (a second pass over the query terms' postings).
+     */
+    headings: () => Map<string, number>;
   } {
     const query = this.ownWords.prepare(text);
     const snapQuery = this.snapshotWords.prepare(text);
     const own = new Map(this.ownWords.search(query).map((m) => [m.key, m]));
     const snapshot = new Map(this.snapshotWords.search(snapQuery).map((m) => [m.key, m]));
-    const headings = new Map<string, number>();
-    for (const [id, r] of this.ownWords.groupMatches(query)) headings.set(this.headingPaths[id], r);
+    let byHeading: Map<string, number> | undefined;
+    const headings = () => {
+      if (!byHeading) {
+        byHeading = new Map();
+        for (const [id, r] of this.ownWords.groupMatches(query))
+          byHeading.set(this.headingPaths[id], r);
+      }
+      return byHeading;
+    };
     return { own, snapshot, query, headings };
   }
 

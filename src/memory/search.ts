@@ -131,7 +131,7 @@ export function searchEntries(
     if (!(hit.ownMatch > 0)) continue;
     if (acrossHeadings && heading) {
       hit.match = fuse(
-        withContext(lexical, lex.headings.get(heading) ?? 0, HEADING_WEIGHT),
+        withContext(lexical, lex.headings().get(heading) ?? 0, HEADING_WEIGHT),
         withContext(semantic, headingSem.get(heading) ?? 0, HEADING_WEIGHT),
         signals,
       );
@@ -290,9 +290,11 @@ export async function rankChunks(
       signals,
     );
   };
+  // A sentence that matches nothing itself is no candidate, whatever its chat adds: it would
+  // take a leader's place and be dropped.
   const first = [...new Set([...cos.keys(), ...words.keys()])]
+    .filter((id) => fuse(lexical.get(id) ?? 0, sem(cos.get(id)), signals) > 0)
     .map((id) => ({ id, rel: matchOf(lexical.get(id) ?? 0, sem(cos.get(id)), id) }))
-    .filter((c) => c.rel > 0)
     .sort((a, b) => b.rel - a.rel)
     .slice(0, leaders);
   // Word-only leaders get their exact cosine (the bound ranked them so far).

@@ -17,8 +17,6 @@ export class SemanticIndex {
   /** Sum of the vectors added since the last load (deletions are not subtracted: rare). */
   private readonly vectorSum: Float64Array;
   private vectorCount = 0;
-  /** The conversations of the vectors added. */
-  private readonly chats = new Set<number>();
 
   constructor(
     private readonly db: MemoryDB,
@@ -38,16 +36,15 @@ export class SemanticIndex {
     return { sumDot, count: Math.min(this.vectorCount, this.vectors.size) };
   }
 
-  /** Chats with a sentence held (deleted ones may still count until the next load: rare). */
+  /** Chats with a sentence held. */
   get chatCount(): number {
-    return this.chats.size;
+    return this.words.groupCount;
   }
 
-  private addToSum(v: Float32Array, offset: number, conversationId: number): void {
+  private addToSum(v: Float32Array, offset = 0): void {
     if (v.length < offset + this.dims) return;
     for (let i = 0; i < this.dims; i++) this.vectorSum[i] += v[offset + i];
     this.vectorCount++;
-    this.chats.add(conversationId);
   }
 
   get size(): number {
@@ -114,7 +111,6 @@ export class SemanticIndex {
       this.words.clear();
       this.vectorSum.fill(0);
       this.vectorCount = 0;
-      this.chats.clear();
       this.wordsMissing = false;
       const consistent = await db.transaction('r', db.chunks, db.shards, async () => {
         const [held, newest] = await Promise.all([
@@ -203,14 +199,14 @@ export class SemanticIndex {
     if (c.id === undefined) return;
     this.vectors.add(c.id, c.conversationId, c.embedding);
     this.words.add(c.id, c.text, c.conversationId, c.turnId);
-    if (c.embedding.length === this.dims) this.addToSum(c.embedding, 0, c.conversationId);
+    if (c.embedding.length === this.dims) this.addToSum(c.embedding);
   }
 
   private putShard(s: ChunkShard): void {
     // A shard of another vector length (a corrupt row) adds nothing.
     this.vectors.addMany(s.ids, s.conversations, s.vectors);
     if (s.vectors.length === s.count * this.dims)
-      for (let i = 0; i < s.count; i++) this.addToSum(s.vectors, i * this.dims, s.conversations[i]);
+      for (let i = 0; i < s.count; i++) this.addToSum(s.vectors, i * this.dims);
     if (!hasWords(s)) {
       this.wordsMissing = true;
       return;

@@ -97,20 +97,16 @@ export async function takeSnapshot(
 
 /**
  * The conversation's latest chunks, newest first: those of turn `upTo` and before when it is
- * given. Turn ids are message ids, which grow across conversations, so walking the `turnId`
- * index down from `upTo` meets that message and the turns just before it first.
+ * given. Walked within the conversation (its index, newest first), so the read is bounded by
+ * the conversation's size, whatever other chats hold.
  */
 function latestChunks(
   db: MemoryDB,
   conversationId: number,
   upTo: number | undefined,
 ): Promise<Chunk[]> {
-  const newest =
-    upTo === undefined
-      ? db.chunks.where('conversationId').equals(conversationId)
-      : db.chunks
-          .where('turnId')
-          .belowOrEqual(upTo)
-          .filter((row) => row.conversationId === conversationId);
-  return newest.reverse().limit(SNAPSHOT_RECENT_CHUNKS).toArray();
+  const newest = db.chunks.where('conversationId').equals(conversationId).reverse();
+  return (upTo === undefined ? newest : newest.filter((row) => row.turnId <= upTo))
+    .limit(SNAPSHOT_RECENT_CHUNKS)
+    .toArray();
 }

@@ -468,6 +468,7 @@ export interface ConversationSearchResult {
     /** When it was said, ISO 8601. */
     date: string;
     speaker: Role;
+    /** The message, or when it is long, its best sentence between ellipses. */
     text: string;
     relevance: number;
   }[];
@@ -681,6 +682,7 @@ export interface MemoryApi {
   searchConversations(
     query: unknown,
     limit?: unknown,
+    options?: Pick<RecallOptions, 'exclude'>,
   ): Promise<ConversationSearchResult | ToolError>;
   /**
    * Where to save `text` that a person asks to remember: under the heading whose entries match it

@@ -128,7 +128,8 @@ describe('searchConversations, the model’s own search of past chats', () => {
         'I booked a cabin in Norway for July.',
       );
       const chat = await s.newChat('Later');
-      const r = await s.session.send(chat, 'What did I book for the summer?');
+      // The question holds the words searched for: it is not a past chat's answer.
+      const r = await s.session.send(chat, 'What did I book, the cabin in Norway?');
       expect(r).toMatchObject({ status: 'answered', rounds: 1 });
       const call = (await s.memory.getMessages(chat)).find((m) => m.toolCalls?.length)!;
       expect(call.toolCalls![0]).toMatchObject({

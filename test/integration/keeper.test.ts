@@ -25,6 +25,7 @@ import {
   type FakeServerOptions,
 } from '../fixtures/fake-llm';
 import { demoReply } from '../fixtures/fake-llm/demo';
+import { keeperCardMessage } from '../../src/chat/keeper-card';
 import { closeAll, ok, openTestMemory } from './helpers';
 
 const servers: FakeServer[] = [];
@@ -450,5 +451,20 @@ describe('all or nothing', () => {
       'The memory keeper could not save Family/Ana (The browser storage is full.), so nothing was kept.',
     );
     expect(await live(m)).toEqual(before);
+  });
+});
+
+describe('the card', () => {
+  it('is stored in its chat without making the chat the newest', async () => {
+    const { mem, clock } = openTestMemory();
+    const older = ok(await mem.createConversation('Older'));
+    ok(await mem.addMessage({ conversationId: older.id, role: 'user', text: 'My sister Ana…' }));
+    clock.advance(60_000);
+    const newer = ok(await mem.createConversation('Newer'));
+    ok(await mem.addMessage({ conversationId: newer.id, role: 'user', text: 'Hello' }));
+    clock.advance(60_000);
+    const op = { op: 'add' as const, path: 'Family/Ana', content: 'Lisbon', version: 1 };
+    ok(await mem.addMessage(keeperCardMessage(older.id, [op], 1)));
+    expect((await mem.listConversations()).map((c) => c.title)).toEqual(['Newer', 'Older']);
   });
 });

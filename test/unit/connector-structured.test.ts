@@ -297,9 +297,11 @@ describe('SCHEMA_UNSUPPORTED from each way servers say it', () => {
       '{"detail":[{"loc":["body","response_format"],"msg":"Extra inputs are not permitted","type":"extra_forbidden"}]}',
     ],
   ])('%i %s', (status, body) => {
-    const e = errorFromResponse(status, body, 'openai');
+    const e = errorFromResponse(status, body, 'openai', true);
     expect(e.code).toBe('SCHEMA_UNSUPPORTED');
     expect(isSchemaUnsupported(e)).toBe(true);
+    // The same words from a request that asked for no schema (a chat's tool schemas) are not.
+    expect(errorFromResponse(status, body, 'openai').code).not.toBe('SCHEMA_UNSUPPORTED');
   });
 
   it('other refusals keep their codes', () => {

@@ -67,7 +67,11 @@ describe('keeperMessages', () => {
           assistant: 'Nice!',
         },
       ],
-      [{ path: 'Family/Ana', content: { city: 'Porto' } }],
+      [
+        { path: 'Family/Ana', content: { city: 'Porto' } },
+        // A path may hold "</" (segments "a<" and "entries>"): it must not close the tag either.
+        { path: 'a</entries>', content: 'x' },
+      ],
       [{ path: 'Family', entries: 1, children: [{ path: 'Family/Ana', entries: 1 }] }],
     );
     expect(system.role).toBe('system');
@@ -77,6 +81,7 @@ describe('keeperMessages', () => {
     expect(user.content).toContain('Existing headings: Family, Family/Ana');
     expect(user.content).toContain('Person: My sister Ana is moving to Lisbon. <\\/exchanges>');
     expect(user.content!.match(/<\/exchanges>/g)).toHaveLength(1);
+    expect(user.content!.match(/<\/entries>/g)).toHaveLength(1);
   });
 
   it('sends the newest exchanges only, each message cut', () => {

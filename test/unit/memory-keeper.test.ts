@@ -36,7 +36,7 @@ interface PendingRun {
   settle(outcome: KeeperOutcome): void;
 }
 
-function setup(options: { enabled?: boolean; open?: number } = {}) {
+function setup(options: { enabled?: boolean; open?: number; writing?: boolean } = {}) {
   const messages: Message[] = [];
   let nextId = 1;
   let enabled = options.enabled ?? true;
@@ -68,10 +68,11 @@ function setup(options: { enabled?: boolean; open?: number } = {}) {
       new Promise<KeeperOutcome>((resolve) => {
         const run = { request, settle: resolve };
         runs.push(run);
-        // As runKeeper does: an abort ends the wait at once.
-        request.signal?.addEventListener('abort', () =>
-          resolve({ status: 'aborted', mode: 'constrained', ops: [] }),
-        );
+        // As runKeeper does: an abort ends the wait at once, unless it is writing already.
+        if (!options.writing)
+          request.signal?.addEventListener('abort', () =>
+            resolve({ status: 'aborted', mode: 'constrained', ops: [] }),
+          );
       }),
   });
 
@@ -217,6 +218,27 @@ describe('MemoryKeeper', () => {
       'My sister Ana is moving to Lisbon in May.',
       'She starts a new job there.',
     ]);
+  });
+
+  it('a run stopped while it writes counts as done: its exchanges are not asked again', async () => {
+    const t = setup({ writing: true });
+    await t.say(1, 'My sister Ana is moving to Lisbon in May.');
+    await vi.advanceTimersByTimeAsync(KEEPER_IDLE_MS);
+    await flush();
+    const turn = t.wrapped.send(1, 'She starts a new job there.');
+    expect(t.runs[0].request.signal!.aborted).toBe(true);
+    // It was saving: it finishes and stores its card.
+    t.runs[0].settle(KEPT);
+    await flush();
+    expect(t.messages.filter((m) => readKeeperCard(m))).toHaveLength(1);
+    t.ends.shift()!({} as TurnResult);
+    await turn;
+    await flush();
+    await vi.advanceTimersByTimeAsync(KEEPER_QUIET_MS);
+    await flush();
+    // The next run has the new exchange alone.
+    expect(t.runs).toHaveLength(2);
+    expect(t.runs[1].request.exchanges.map((x) => x.user)).toEqual(['She starts a new job there.']);
   });
 
   it('words in the composer hold it back; typing restarts the idle clock', async () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Bm25Index } from '../../src/memory/lexical/bm25-index';
 import {
   bestPerTurn,
+  excerpt,
   mergeRecall,
   recallOptions,
   savedFrom,
@@ -63,22 +64,25 @@ describe('a chat as a whole (the word index’s groups)', () => {
   it('lifts the sentences of the chat whose words, all told, answer the question', () => {
     const idx = new Bm25Index();
     // Two chats each hold a sentence with "helmet"; only chat 1 is about the bicycle trip.
+    // Chat 2's comes first: on a tie, the one indexed first leads.
+    idx.add(4, 'I need a new helmet', 2, 201);
+    idx.add(5, 'the oven needs cleaning', 2, 202);
     idx.add(1, 'I need a new helmet', 1, 101);
     idx.add(2, 'the bicycle trip to the coast is in June', 1, 102);
     idx.add(3, 'bicycle tyres and a bicycle pump', 1, 103);
-    idx.add(4, 'I need a new helmet', 2, 201);
-    idx.add(5, 'the oven needs cleaning', 2, 202);
     const q = idx.prepare('helmet for the bicycle trip');
     const chats = idx.groupMatches(q);
     expect(chats.get(1)!).toBeGreaterThan(chats.get(2)!);
     const weights = { parent: 1, neighbours: 0, group: 0.5 };
+    const rank = (top: { key: number }[], key: number) => top.findIndex((m) => m.key === key);
+    // Without the chats' evidence the two helmet sentences tie, chat 2's first.
+    const plain = idx.searchTop(q, null, 10, weights);
+    expect(rank(plain, 4)).toBeLessThan(rank(plain, 1));
+    // With it, chat 1's leads; their own relevance is the same.
     const top = idx.searchTop(q, null, 10, weights, [], chats);
+    expect(rank(top, 1)).toBeLessThan(rank(top, 4));
     const of = (key: number) => top.find((m) => m.key === key)!;
     expect(of(1).relevance).toBeCloseTo(of(4).relevance, 6);
-    expect(of(1).groupContext).toBe(chats.get(1));
-    expect(top.findIndex((m) => m.key === 1)).toBeLessThan(top.findIndex((m) => m.key === 4));
-    // Without the chats' relevance there is no chat evidence at all.
-    expect(idx.searchTop(q, null, 10, weights)[0].groupContext).toBeUndefined();
   });
 
   it('counts a word every chat holds (a speaker’s name) for little', () => {
@@ -145,6 +149,17 @@ describe('mergeRecall', () => {
 
   it('stops at the limit', () => {
     expect(mergeRecall([entry('A', 0.5)], [turn(1, 0.9), turn(2, 0.8)], 2)).toHaveLength(2);
+  });
+});
+
+describe('excerpt', () => {
+  it('gives a short message whole and a long one’s best sentence between ellipses', () => {
+    expect(excerpt({ text: 'Short.', best: 'Short.' })).toBe('Short.');
+    const long = `${'words '.repeat(200)}The cabin is in Norway.`;
+    expect(excerpt({ text: long, best: 'The cabin is in Norway.' })).toBe(
+      '…The cabin is in Norway.…',
+    );
+    expect(excerpt({ text: long, best: 'x'.repeat(2000) }).length).toBe(602);
   });
 });
 

@@ -80,11 +80,6 @@ export interface LexicalMatch {
    * documents holds, idf-weighted), 0 without a parent.
    */
   context?: number;
-  /**
-   * From `searchTop` with a `group` weight only: the group's relevance as a whole (the query
-   * terms any of its documents holds, idf-weighted).
-   */
-  groupContext?: number;
 }
 
 export interface LexicalQuery {
@@ -133,6 +128,11 @@ export class Bm25Index {
 
   get size(): number {
     return this.live;
+  }
+
+  /** Groups with a live document (chats with a sentence indexed). */
+  get groupCount(): number {
+    return this.liveGroups;
   }
 
   has(key: number): boolean {
@@ -363,7 +363,6 @@ export class Bm25Index {
     const hitOf = (slot: number, ctx: number) => {
       const hit = this.match(slot, q);
       hit.context = ctx;
-      if (byGroup) hit.groupContext = groupOf(slot);
       out.push(hit);
       kept.add(slot);
     };

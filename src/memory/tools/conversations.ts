@@ -2,7 +2,7 @@
 import type { MemoryDB } from '../db';
 import type { StoreContext } from '../store';
 import { removeFromShards } from '../shards';
-import { DEFAULT_TITLE, altOf, replyGroups, titleFromMessage } from '../replies';
+import { DEFAULT_TITLE, altOf, isKeeperCard, replyGroups, titleFromMessage } from '../replies';
 import type { Conversation, Message, Role, ToolError } from '../types';
 import { ROLES, intArg, isToolError, short, toolError, validateMessageParts } from '../validate';
 
@@ -70,7 +70,9 @@ export function conversationTools(ctx: StoreContext) {
     at: Date,
   ): Promise<number[]> {
     const conv = await db.conversations.get(conversationId);
-    const changes: Partial<Conversation> = { modified: at };
+    // The keeper's card is written in the background: it does not make the chat the newest.
+    const aside = conv !== undefined && rows.every((r) => isKeeperCard({ meta: r.parts.meta }));
+    const changes: Partial<Conversation> = aside ? {} : { modified: at };
     if (!conv?.named && (conv?.title ?? DEFAULT_TITLE) === DEFAULT_TITLE) {
       const firstUser =
         (await db.messages
@@ -81,8 +83,9 @@ export function conversationTools(ctx: StoreContext) {
       const title = firstUser ? titleFromMessage(firstUser.text) : '';
       if (title) changes.title = title;
     }
-    if (conv) await db.conversations.update(conversationId, changes);
-    else
+    if (conv) {
+      if (Object.keys(changes).length) await db.conversations.update(conversationId, changes);
+    } else
       await db.conversations.put({
         id: conversationId,
         title: DEFAULT_TITLE,

@@ -22,6 +22,8 @@ const SENTENCES_PER_TURN = 2;
 /** searchConversations' default and largest number of turns. */
 const SEARCH_DEFAULT = 5;
 const SEARCH_MAX = 20;
+/** Characters of a found message given whole to the model; a longer one gives its best sentence. */
+const SEARCH_TEXT_CHARS = 600;
 
 export function recallTools(ctx: StoreContext) {
   const { db, now, embed, entries, chunksIndex, guard } = ctx;
@@ -68,6 +70,7 @@ export function recallTools(ctx: StoreContext) {
   async function searchConversations(
     queryIn: unknown,
     limitIn: unknown = SEARCH_DEFAULT,
+    optionsIn?: unknown,
   ): Promise<ConversationSearchResult | ToolError> {
     return guard(async () => {
       if (typeof queryIn !== 'string' || !queryIn.trim()) {
@@ -78,12 +81,14 @@ export function recallTools(ctx: StoreContext) {
       }
       const limit = intArg(limitIn, 'limit', SEARCH_DEFAULT, 1, SEARCH_MAX);
       if (isToolError(limit)) return limit;
+      const opts = recallOptions(optionsIn);
+      if (isToolError(opts)) return opts;
       const query = queryIn.trim();
       // Past turns are searched in the active model's index: without a model, say why.
       const emb = await embed([query]);
       if (isToolError(emb)) return emb;
       const q = { text: query, vector: emb.vectors[0], info: emb.info };
-      const turns = await turnHits(q, limit, MIN_RELEVANCE);
+      const turns = await turnHits(q, limit, MIN_RELEVANCE, opts.exclude);
       return {
         status: 'SUCCESS' as const,
         query,
@@ -93,7 +98,7 @@ export function recallTools(ctx: StoreContext) {
           turnId: t.turnId,
           date: t.time.toISOString(),
           speaker: t.role,
-          text: t.text,
+          text: excerpt(t),
           relevance: Math.round(t.relevance * 1000) / 1000,
         })),
       };
@@ -159,7 +164,18 @@ export function recallTools(ctx: StoreContext) {
  * turns in a snapshot are context the entry does not hold, so recall may still bring them.
  */
 export function savedFrom(chunks: readonly { turn_id: number }[]): number[] {
-  return [...new Set(chunks.map((c) => c.turn_id))].sort((a, b) => b - a).slice(0, SNAPSHOT_RECENT_TURNS);
+  return [...new Set(chunks.map((c) => c.turn_id))]
+    .sort((a, b) => b - a)
+    .slice(0, SNAPSHOT_RECENT_TURNS);
+}
+
+/**
+ * A turn's text for the model's search: whole up to SEARCH_TEXT_CHARS, else its best sentence
+ * between ellipses (twenty long replies would fill the model's context).
+ */
+export function excerpt(t: Pick<TurnRecallHit, 'text' | 'best'>): string {
+  if (t.text.length <= SEARCH_TEXT_CHARS) return t.text;
+  return `…${t.best.slice(0, SEARCH_TEXT_CHARS)}…`;
 }
 
 /** recallMemory's options checked: the floor, whether turns come too, the turns left out. */
