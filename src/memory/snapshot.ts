@@ -27,7 +27,9 @@ export interface SnapshotSources {
  * conversation most relevant to the entry, by the one ranking function, above
  * MIN_RELEVANCE. Stored in conversation order. With `upTo` (a message's turn id: a person
  * remembering that message), the turns "just before" end with that message, not with the
- * conversation's last one.
+ * conversation's last one, and the relevant chunks are of what was said by then: what came
+ * after did not lead to it (and recall reads the snapshot's newest turns as those it was saved
+ * from).
  */
 export async function takeSnapshot(
   { db, chunksIndex, now }: SnapshotSources,
@@ -85,7 +87,7 @@ export async function takeSnapshot(
     now(),
   );
   for (const hit of hits) {
-    if (hit.match < MIN_RELEVANCE) continue;
+    if (hit.match < MIN_RELEVANCE || (upTo !== undefined && hit.row.turnId > upTo)) continue;
     take(hit.row, hit.similarity, budget);
   }
   // Stored in conversation order, so a reader sees the exchange as it happened.

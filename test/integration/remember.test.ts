@@ -93,12 +93,35 @@ describe('saveMemory with a turnId', () => {
     expect(kept).toContainEqual([asked, text]);
     expect(kept.map(([, t]) => t)).not.toContain('Poached pears with cinnamon.');
     expect(kept.map(([, t]) => t)).not.toContain('And for dessert?');
+    // Nothing said after it: it did not lead to it.
+    expect(kept.every(([turn]) => turn <= asked)).toBe(true);
 
     // Without it, the latest turns are the conversation's last ones.
     ok(await mem.saveMemory('Family/Ana/Latest', text, 1000, { conversationId: c }));
     expect((await texts(mem, 'Family/Ana/Latest')).map(([, t]) => t)).toContain(
       'Poached pears with cinnamon.',
     );
+  });
+
+  it('takes nothing said after that message, however like it', async () => {
+    const { mem } = openTestMemory();
+    const c = ok(await mem.createConversation('Ana')).id;
+    const say = async (role: 'user' | 'assistant', text: string) =>
+      ok(await mem.recordTurn({ conversationId: c, role, text })).turnId;
+    const asked = await say('user', 'Ana is moving to Porto in May.');
+    await say('assistant', 'Good to know.');
+    await say('user', 'What should I cook tonight?');
+    await say('assistant', 'A mushroom soup.');
+    await say('user', 'Ana moving to Porto in May still surprises me.');
+    ok(
+      await mem.saveMemory('Family/Ana/Move', 'Ana is moving to Porto in May.', 1000, {
+        conversationId: c,
+        turnId: asked,
+      }),
+    );
+    const kept = await texts(mem, 'Family/Ana/Move');
+    expect(kept).toContainEqual([asked, 'Ana is moving to Porto in May.']);
+    expect(kept.every(([turn]) => turn <= asked)).toBe(true);
   });
 
   it("an assistant message's turn takes it and the turn before it in its chat, not another chat's", async () => {
