@@ -1,4 +1,4 @@
-// <sm-keeper-card>'s own styles; the element puts the shared tokens and base sheet (styles.ts) first.
+// <sm-keeper-card>'s own styles; the element puts the shared tokens, base and card sheets (styles.ts) first.
 import { css } from 'lit';
 
 export const keeperCardStyles = css`
@@ -12,11 +12,7 @@ export const keeperCardStyles = css`
     font-size: 0.85rem;
   }
   .card {
-    border: 1px solid var(--sm-border);
-    border-left: 3px solid var(--sm-ok);
-    border-radius: var(--sm-radius);
-    background: var(--sm-surface-2);
-    padding: 6px 10px;
+    border-left-color: var(--sm-ok);
   }
   .card.is-undone {
     border-left-color: var(--sm-muted);

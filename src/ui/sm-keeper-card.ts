@@ -6,7 +6,7 @@ import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 import type { KeeperCard } from '../chat/keeper-card';
 import { emit } from './events';
-import { base, tokens } from './styles';
+import { base, card, tokens } from './styles';
 import type { FollowPathDetail } from './sm-tool-card';
 import { keeperCardStyles } from './sm-keeper-card.styles';
 
@@ -37,7 +37,7 @@ declare global {
  */
 @customElement('sm-keeper-card')
 export class SmKeeperCard extends LitElement {
-  static override styles = [tokens, base, keeperCardStyles];
+  static override styles = [tokens, base, card, keeperCardStyles];
 
   /** What the run kept, and whether it was undone (`meta.keeper` of the card's message). */
   @property({ attribute: false }) card?: KeeperCard;

@@ -1,17 +1,10 @@
-// <sm-tool-card>'s own styles; the element puts the shared tokens and base sheet (styles.ts) first.
+// <sm-tool-card>'s own styles; the element puts the shared tokens, base and card sheets (styles.ts) first.
 import { css } from 'lit';
 
 export const toolCardStyles = css`
   :host {
     display: block;
     font-size: 0.875rem;
-  }
-  .card {
-    border: 1px solid var(--sm-border);
-    border-left: 3px solid var(--sm-muted);
-    border-radius: var(--sm-radius);
-    background: var(--sm-surface-2);
-    padding: 6px 10px;
   }
   .card.is-ok {
     border-left-color: var(--sm-ok);

@@ -3,7 +3,7 @@
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { emit, type SelectPathDetail } from './events';
-import { base, tokens } from './styles';
+import { base, card, tokens } from './styles';
 import { toolCardStyles } from './sm-tool-card.styles';
 
 type Outcome = 'pending' | 'ok' | 'missing' | 'error';
@@ -37,7 +37,7 @@ export interface FollowPathDetail extends SelectPathDetail {
  */
 @customElement('sm-tool-card')
 export class SmToolCard extends LitElement {
-  static override styles = [tokens, base, toolCardStyles];
+  static override styles = [tokens, base, card, toolCardStyles];
 
   /** Tool name, e.g. `saveMemory`. */
   @property() name = '';

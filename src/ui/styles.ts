@@ -84,3 +84,14 @@ export const base = css`
     font-size: 0.9em;
   }
 `;
+
+/** A card in the chat (a tool call's, the memory keeper's): a box with a coloured mark on the left. */
+export const card = css`
+  .card {
+    border: 1px solid var(--sm-border);
+    border-left: 3px solid var(--sm-muted);
+    border-radius: var(--sm-radius);
+    background: var(--sm-surface-2);
+    padding: 6px 10px;
+  }
+`;

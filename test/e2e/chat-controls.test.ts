@@ -14,7 +14,7 @@ import {
   type RecordedRequest,
 } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
-import { axeScan, ROOT, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
+import { connectApp, axeScan, ROOT, buildAndServe, focused, seed } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = join(ROOT, 'test-results', 'screenshots');
@@ -84,9 +84,7 @@ describe('chat controls in Chromium', () => {
     page = await context.newPage();
     await page.goto(server.url);
     await seed(page);
-    await callWorker(page, 'setSetting', 'app', { endpoint: fake.url, maxOutputTokens: 24 });
-    await page.reload();
-    await chat().locator('.status.connected').waitFor({ timeout: 30_000 });
+    await connectApp(page, fake.url, { maxOutputTokens: 24 });
   });
 
   afterAll(async () => {

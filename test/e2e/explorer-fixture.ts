@@ -153,6 +153,20 @@ export async function seed(page: Page, entries: SeedEntry[] = SEED): Promise<voi
   await page.getByRole('treeitem', { name: 'Projects' }).waitFor({ timeout: 30_000 });
 }
 
+/**
+ * Points the app at a model server (the stored app settings, `settings` beside the endpoint),
+ * reloads, and waits until the chat says it is connected.
+ */
+export async function connectApp(
+  page: Page,
+  endpoint: string,
+  settings: Record<string, unknown> = {},
+): Promise<void> {
+  await callWorker(page, 'setSetting', 'app', { endpoint, ...settings });
+  await page.reload();
+  await page.locator('sm-chat').locator('.status.connected').waitFor({ timeout: 30_000 });
+}
+
 /** The focused element, looked for through shadow roots: tag, its text and its aria-label. */
 export function focused(page: Page): Promise<{ tag: string; text: string; label: string | null }> {
   return page.evaluate(() => {

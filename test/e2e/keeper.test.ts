@@ -19,7 +19,7 @@ import {
 } from '../fixtures/fake-llm';
 import { isKeeperRequest, keeperAnswer } from '../fixtures/fake-llm/demo';
 import { launchChromium } from './chromium';
-import { axeScan, buildAndServe, callWorker } from './explorer-fixture';
+import { connectApp, axeScan, buildAndServe, callWorker } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = process.env.SHOTS_DIR ?? '/tmp/keeper-shots';
@@ -113,9 +113,7 @@ describe('the memory keeper in Chromium', () => {
     // The page's timers run on Playwright's clock: the idle time passes when the test says.
     await page.clock.install();
     await page.goto(server.url);
-    await callWorker(page, 'setSetting', 'app', { endpoint: fake.url });
-    await page.reload();
-    await chat().locator('.status.connected').waitFor({ timeout: 30_000 });
+    await connectApp(page, fake.url);
   });
 
   afterAll(async () => {

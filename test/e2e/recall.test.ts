@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeServer, type FakeServer, type RecordedRequest } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
-import { buildAndServe, callWorker } from './explorer-fixture';
+import { connectApp, buildAndServe } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = '/tmp/recall-shots';
@@ -57,13 +57,7 @@ describe('recall of past chats in Chromium', () => {
     page = await context.newPage();
     await page.goto(server.url);
     // Only auto-recall is under test: the keeper is off.
-    await callWorker(page, 'setSetting', 'app', {
-      endpoint: fake.url,
-      maxOutputTokens: 24,
-      memoryKeeper: false,
-    });
-    await page.reload();
-    await chat().locator('.status.connected').waitFor({ timeout: 30_000 });
+    await connectApp(page, fake.url, { maxOutputTokens: 24, memoryKeeper: false });
   });
 
   afterAll(async () => {

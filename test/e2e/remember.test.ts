@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
-import { axeScan, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
+import { connectApp, axeScan, buildAndServe, callWorker, focused, seed } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = '/tmp/remember-shots';
@@ -108,9 +108,7 @@ describe('Remember this in Chromium', () => {
     page = await context.newPage();
     await page.goto(server.url);
     await seed(page);
-    await callWorker(page, 'setSetting', 'app', { endpoint: fake.url, maxOutputTokens: 24 });
-    await page.reload();
-    await chat().locator('.status.connected').waitFor({ timeout: 30_000 });
+    await connectApp(page, fake.url, { maxOutputTokens: 24 });
   });
 
   afterAll(async () => {
