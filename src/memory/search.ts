@@ -13,10 +13,10 @@ import {
   CHAT_WEIGHT,
   fuse,
   HEADING_WEIGHT,
+  NEIGHBOUR_WEIGHT,
   rank,
   relativeRelevance,
   semanticRelevance,
-  SNAPSHOT_WEIGHT,
   withContext,
   withSnapshot,
   type Signals,
@@ -195,9 +195,9 @@ const CHUNK_CANDIDATES_PER_RESULT = 4;
 const MIN_CHUNK_CANDIDATES = 64;
 /**
  * A sentence's context (docs/search.md): its turn's words count in full; words that only the
- * turns just before and after hold count as a snapshot's do (SNAPSHOT_WEIGHT).
+ * turns just before and after hold count at NEIGHBOUR_WEIGHT.
  */
-const TURN_CONTEXT = { parent: 1, neighbours: SNAPSHOT_WEIGHT, after: true };
+const TURN_CONTEXT = { parent: 1, neighbours: NEIGHBOUR_WEIGHT, after: true };
 
 /** A chunk ranked from the index alone (no row read): what a search and recall decide on. */
 export interface ChunkMatch {
