@@ -114,6 +114,17 @@ interface LogItem {
   view: TemplateResult;
 }
 
+/** The entry paths a message's "Recalled:" note names, in its order. */
+function recalledPathsIn(m: Message): string[] {
+  const r = m.meta?.recalled;
+  return Array.isArray(r) ? r.filter((p): p is string => typeof p === 'string') : [];
+}
+
+/** The entry paths that messages' "Recalled:" notes name, distinct, sorted. */
+function recalledPathsOf(messages: readonly Message[]): string[] {
+  return [...new Set(messages.flatMap(recalledPathsIn))].sort();
+}
+
 interface Loaded {
   conversationId: number | undefined;
   messages: Message[];
@@ -225,6 +236,29 @@ export class SmChat extends LitElement {
     },
   });
 
+  /**
+   * Where each entry that a "Recalled:" note names is now, for those moved since (followed by
+   * `resolvePath`): the notes name an entry where it is. Loaded again when the notes' paths, the
+   * entries or their history change.
+   */
+  private readonly pathsNow = new MemoryWatch<ReadonlyMap<string, string>>(this, {
+    tables: ['structured_memory', 'history'],
+    load: async () => {
+      const memory = this.memory;
+      const paths = this.recalledKey ? this.recalledKey.split('\n') : [];
+      const moved = new Map<string, string>();
+      if (!memory || !paths.length) return moved;
+      const found = await Promise.all(paths.map((p) => memory.resolvePath(p).catch(() => null)));
+      found.forEach((where, i) => {
+        if (where?.status === 'SUCCESS' && where.moves.length) moved.set(paths[i], where.path);
+      });
+      return moved;
+    },
+  });
+  /** The messages whose recalled paths `recalledKey` lists, and those paths (sorted, one a line). */
+  private recalledFor?: Message[];
+  private recalledKey = '';
+
   /** Scrolls to a stored message and highlights it briefly (once it is loaded, if it is not yet). */
   scrollToMessage(id: number): void {
     const el = this.renderRoot.querySelector<SmMessage>(`#msg-${id}`);
@@ -279,6 +313,15 @@ export class SmChat extends LitElement {
       (changed.has('conversationId') && changed.get('conversationId') !== this.conversationId)
     ) {
       void this.watch.reload();
+    }
+    const messages = this.watch.value?.messages;
+    if (messages !== this.recalledFor) {
+      this.recalledFor = messages;
+      const key = recalledPathsOf(messages ?? []).join('\n');
+      if (key !== this.recalledKey) {
+        this.recalledKey = key;
+        void this.pathsNow.reload();
+      }
     }
     if (this.pendingScroll !== undefined) this.scrollToMessage(this.pendingScroll);
     // No followBottom() here: reading the scroll height now would lay the page out on every
@@ -560,10 +603,9 @@ export class SmChat extends LitElement {
         nothing,
       );
     }
-    const recalled =
-      note && Array.isArray(meta.recalled)
-        ? meta.recalled.filter((p): p is string => typeof p === 'string')
-        : [];
+    // Each entry named where it is now (moved since: followed), once.
+    const moved = this.pathsNow.value;
+    const recalled = note ? [...new Set(recalledPathsIn(m).map((p) => moved?.get(p) ?? p))] : [];
     const recalledTurns = note ? recalledTurnsOf(meta) : [];
     if (m.role === 'system') {
       return entry(bubble({ id: m.id, kind: 'notice', text: m.text }), nothing);
