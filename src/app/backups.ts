@@ -60,6 +60,8 @@ export interface BackupState {
   reminder: boolean;
   /** An automatic backup is due but the folder needs permission again (from a click). */
   waitingForFolder: boolean;
+  /** The last automatic backup failed (the reason is `message`); it is tried again. */
+  autoFailed: boolean;
 }
 
 /** The memory worker calls this needs. */
@@ -130,6 +132,7 @@ export class Backups {
       message: undefined,
       reminder: false,
       waitingForFolder: false,
+      autoFailed: false,
     };
   }
 
@@ -207,7 +210,7 @@ export class Backups {
   /** Hides the reminder for a week (and the wait for the folder's permission for a day). */
   dismissReminder(): void {
     this.updateRecord((r) => ({ ...r, dismissedAt: this.now() }));
-    this.set({ reminder: false, waitingForFolder: false });
+    this.set({ reminder: false, waitingForFolder: false, autoFailed: false });
   }
 
   /**
@@ -299,9 +302,7 @@ export class Backups {
     const folder = this.folderHandle;
     if (folder && (await folderPermission(folder)) !== 'granted') {
       // Writing needs a click now (the reminder line offers it); nothing is downloaded instead.
-      const dismissed = this.readRecord().dismissedAt;
-      if (dismissed === null || this.now() - dismissed >= DAY_MS)
-        this.set({ waitingForFolder: true });
+      if (this.mayShowProblem()) this.set({ waitingForFolder: true });
       return;
     }
     const stats = await this.memory.stats().catch(() => undefined);
@@ -309,14 +310,24 @@ export class Backups {
     const locks = globalThis.navigator?.locks;
     const run = async () => {
       // Another tab may have written it while this one waited.
-      if (autoBackupDue(this.readRecord(), s.autoBackup, this.now())) await this.write(folder);
+      if (autoBackupDue(this.readRecord(), s.autoBackup, this.now()))
+        await this.write(folder, true);
     };
     if (locks) await locks.request('sm-auto-backup', { ifAvailable: true }, (l) => l && run());
     else await run();
   }
 
-  /** Writes one backup to `folder`, or downloads it; records it, or says why it failed. */
-  private async write(folder: BackupFolder | undefined): Promise<void> {
+  /** A problem of the automatic backup shows in the reminder line unless dismissed today. */
+  private mayShowProblem(): boolean {
+    const dismissed = this.readRecord().dismissedAt;
+    return dismissed === null || this.now() - dismissed >= DAY_MS;
+  }
+
+  /**
+   * Writes one backup to `folder`, or downloads it; records it, or says why it failed (`auto`:
+   * an automatic one, whose failure the reminder line shows too).
+   */
+  private async write(folder: BackupFolder | undefined, auto = false): Promise<void> {
     if (this.current.running) return;
     this.set({ running: true, message: undefined });
     try {
@@ -336,6 +347,7 @@ export class Backups {
       this.updateRecord((r) => ({ ...r, lastBackup: at, lastAuto: at }));
       this.set({
         waitingForFolder: false,
+        autoFailed: false,
         reminder: this.reminderNow(),
         message: { kind: 'info', text: `Backed up ${where}.` },
       });
@@ -343,6 +355,7 @@ export class Backups {
       const why = e instanceof Error ? e.message : String(e);
       const full = e instanceof DOMException && e.name === 'QuotaExceededError';
       this.set({
+        autoFailed: auto && this.mayShowProblem(),
         message: {
           kind: 'error',
           text: full

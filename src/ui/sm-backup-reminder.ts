@@ -61,16 +61,18 @@ export class SmBackupReminder extends LitElement {
   override render() {
     const b = this.backups;
     const s = b?.state;
-    if (!b || !s || !(s.reminder || s.waitingForFolder)) return nothing;
+    if (!b || !s || !(s.reminder || s.waitingForFolder || s.autoFailed)) return nothing;
     const last = s.record.lastBackup;
     // Short enough for a phone's one line: the reminder itself says memory has changed since.
-    const text = s.waitingForFolder
-      ? `Backup waits for permission to “${s.folder?.name ?? 'the folder'}”.`
-      : last === null
-        ? 'No backup of memory yet.'
-        : `Last backup: ${daysAgo(last, Date.now())}.`;
+    const text = s.autoFailed
+      ? 'Automatic backup failed (Settings → Data says why).'
+      : s.waitingForFolder
+        ? `Backup waits for permission to “${s.folder?.name ?? 'the folder'}”.`
+        : last === null
+          ? 'No backup of memory yet.'
+          : `Last backup: ${daysAgo(last, Date.now())}.`;
     return html`<div class="line" role="region" aria-label="Backup reminder">
-      <span class="text" title=${text}>${text}</span>
+      <span class="text" title=${s.autoFailed ? (s.message?.text ?? text) : text}>${text}</span>
       <button ?disabled=${s.running} @click=${() => void b.backUpNow()}>Back up now</button>
       <button aria-label="Dismiss the backup reminder" @click=${() => b.dismissReminder()}>
         Dismiss

@@ -411,22 +411,28 @@ export class SmSettings extends LitElement {
                       </select>`,
                       'While the app is open, a JSON backup (Import restores it) when memory has changed.',
                     )}
-                    ${this.field(
-                      'backupKeep',
-                      'Backups kept in the folder',
-                      html`<select
-                        id="backupKeep"
-                        .value=${String(d.backupKeep)}
-                        @change=${this.handleBackupKeep}
-                        aria-describedby="backupKeep-hint"
-                      >
-                        ${KEEP_CHOICES.map(
-                          (n) =>
-                            html`<option value=${n} ?selected=${d.backupKeep === n}>${n}</option>`,
-                        )}
-                      </select>`,
-                      'The newest automatic backups stay; older ones the app wrote there are deleted.',
-                    )}
+                    ${
+                      this.backups?.state.folderSupported === false
+                        ? nothing
+                        : this.field(
+                            'backupKeep',
+                            'Backups kept in the folder',
+                            html`<select
+                              id="backupKeep"
+                              .value=${String(d.backupKeep)}
+                              @change=${this.handleBackupKeep}
+                              aria-describedby="backupKeep-hint"
+                            >
+                              ${KEEP_CHOICES.map(
+                                (n) =>
+                                  html`<option value=${n} ?selected=${d.backupKeep === n}>
+                                    ${n}
+                                  </option>`,
+                              )}
+                            </select>`,
+                            'The newest automatic backups stay; older ones the app wrote there are deleted.',
+                          )
+                    }
                   </div>
                 </fieldset>
                 <fieldset>

@@ -97,6 +97,21 @@ describe('Backups', () => {
     expect(synced.backups.state.reminder).toBe(false);
   });
 
+  it('says in the reminder line when an automatic backup failed, and why in Settings', async () => {
+    const { backups, fake, downloads } = make({ autoBackup: 'weekly' });
+    fake.memory.exportJson = async () =>
+      ({ status: 'ERROR', code: 'X', message: 'disk gone' }) as never;
+    await backups.start();
+    expect(downloads).toEqual([]);
+    expect(backups.state.autoFailed).toBe(true);
+    expect(backups.state.message).toEqual({
+      kind: 'error',
+      text: 'The backup failed: disk gone. Your memory is unchanged; press Back up now to try again.',
+    });
+    backups.dismissReminder();
+    expect(backups.state.autoFailed).toBe(false);
+  });
+
   it('downloads the automatic backup when no folder was picked, and records it', async () => {
     const { backups, downloads, storage } = make({ autoBackup: 'daily' });
     await backups.start();
