@@ -154,6 +154,25 @@ describe('storage the browser keeps, and backups', () => {
     expect(problems).toEqual([]);
   });
 
+  it('says so where the browser has no Storage API, and memory is saved all the same', async () => {
+    const page = await open([
+      `Object.defineProperty(Navigator.prototype, 'storage', { get: () => undefined });`,
+    ]);
+    await callWorker(page, 'saveMemory', 'Drinks/Tea', 'Earl Grey, no milk');
+    await page.getByRole('treeitem', { name: 'Drinks' }).waitFor();
+    await openData(page);
+    await expect
+      .poll(() => page.locator('sm-backup-panel #storage-kept').textContent())
+      .toBe(
+        'This browser does not say whether it keeps memory: it may clear it when space runs low.',
+      );
+    expect(await page.locator('sm-backup-panel #storage-usage').count()).toBe(0);
+    expect(await page.locator('sm-backup-panel').getByRole('list').textContent()).toMatch(
+      /turn on Sync, or keep backups/,
+    );
+    expect(problems).toEqual([]);
+  });
+
   it('reminds a week after memory changed, and not after an export, a dismissal or with the setting off', async () => {
     const context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
     contexts.push(context);
@@ -272,6 +291,8 @@ describe('storage the browser keeps, and backups', () => {
     await openData(page);
     expect(await panel.locator('#last-backup').textContent()).toBe('Last backup: today.');
     await expect.poll(() => panel.getByRole('status').textContent()).toContain(names[3]);
+    await panel.locator('#last-backup').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'data-folder-desktop.png') });
     await page.keyboard.press('Escape');
 
     const path = join(files, names[3]);
