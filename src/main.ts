@@ -1,6 +1,7 @@
 // Composition root: start the memory worker, compose the app around its proxy (src/app/app.ts:
 // settings, connector, chat session) and hand that to the app element.
 import { App } from './app/app';
+import { Backups } from './app/backups';
 import { whenAppMayStart } from './pwa';
 import { followMemoryChanges } from './ui/memory-watch';
 import { startMemoryWorker, type MemoryClient } from './worker-client';
@@ -27,10 +28,17 @@ started.catch((error: unknown) => {
 const memory = whenStarted(started);
 // First, before any load through this client: the views reload on the changes it reports.
 void followMemoryChanges(memory);
-void navigator.storage?.persist?.().catch(() => false);
 const app = new App({ memory });
+// The browser is asked to keep memory after the first save, not on a first visit (backups.ts).
+const backups = new Backups({
+  memory,
+  settings: () => (app.state.settingsLoaded ? app.state.settings : undefined),
+});
+app.subscribe(() => backups.settingsChanged());
 element.app = app;
+element.backups = backups;
 void app.start();
+void backups.start();
 
 /** A client whose every method waits for the worker to start, then calls it. */
 function whenStarted(client: Promise<MemoryClient>): MemoryClient {

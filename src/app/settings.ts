@@ -4,6 +4,7 @@
 import { DEFAULT_CHAT_SETTINGS, type ChatSettings } from '../chat/chat-session';
 import { DEFAULT_ENDPOINT, SERVER_LABELS } from '../llm/connector';
 import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
+import { KEEP_CHOICES, type AutoBackup } from './backup-plan';
 
 export interface AppSettings extends ChatSettings {
   endpoint: string;
@@ -17,6 +18,14 @@ export interface AppSettings extends ChatSettings {
    * asks the same server what to remember (docs/chat.md, "Memory keeper").
    */
   memoryKeeper: boolean;
+  /**
+   * Backups (docs/settings.md, "Backups"), on this device only: the reminder when memory changed
+   * and nothing was exported or synced for a week, the automatic backup and how many of its
+   * files the picked folder keeps.
+   */
+  backupReminder: boolean;
+  autoBackup: AutoBackup;
+  backupKeep: number;
 }
 
 export const DEFAULT_SETTINGS: AppSettings = {
@@ -26,6 +35,9 @@ export const DEFAULT_SETTINGS: AppSettings = {
   contextSize: 0,
   embeddingModel: 'default',
   memoryKeeper: true,
+  backupReminder: true,
+  autoBackup: 'off',
+  backupKeep: 7,
 };
 
 export const SETTINGS_KEY = 'app';
@@ -42,6 +54,8 @@ export function normaliseSettings(stored: unknown): AppSettings {
   }
   if (!['auto', 'native', 'prompted'].includes(out.toolMode)) out.toolMode = 'auto';
   if (!['default', 'bundled'].includes(out.embeddingModel)) out.embeddingModel = 'default';
+  if (!['off', 'daily', 'weekly'].includes(out.autoBackup)) out.autoBackup = 'off';
+  if (!(KEEP_CHOICES as readonly number[]).includes(out.backupKeep)) out.backupKeep = 7;
   return out;
 }
 

@@ -7,6 +7,7 @@
 import { LitElement, html, nothing, type PropertyValues, type ReactiveController } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { IDLE_STATE, type App, type AppState } from '../app/app';
+import type { Backups } from '../app/backups';
 import type { FallbackNotice } from '../app/settings';
 import type { Conversation, EntrySummary, MemoryStats } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
@@ -21,6 +22,7 @@ import './sm-entry-detail';
 import './sm-settings';
 import './sm-data-menu';
 import './sm-update-prompt';
+import './sm-backup-reminder';
 import { appStyles } from './sm-app.styles';
 
 type Tab = 'chats' | 'chat' | 'memory';
@@ -69,6 +71,8 @@ export class SmApp extends LitElement {
 
   /** The app's composition: memory, settings, connector and chat session (src/app/app.ts). */
   @property({ attribute: false }) app: App | undefined;
+  /** The backups and storage (src/app/backups.ts; set by main.ts). */
+  @property({ attribute: false }) backups: Backups | undefined;
   /** Set when the worker itself failed to start. */
   @property({ attribute: false }) workerError: string | undefined;
 
@@ -161,6 +165,7 @@ export class SmApp extends LitElement {
     });
     // The chat's "Open settings" is about the server: straight to its address.
     this.addEventListener('sm-open-settings', () => this.openSettings('endpoint'));
+    this.addEventListener('sm-open-backups', () => this.openSettings('data'));
     this.addEventListener('sm-notice', (e) => this.app?.showNotice(e.detail.message));
     this.addEventListener('sm-composer-input', (e) => this.app?.noteTyping(e.detail.drafting));
   }
@@ -212,7 +217,7 @@ export class SmApp extends LitElement {
     return window.matchMedia('(max-width: 999px)').matches;
   }
 
-  private openSettings(focus?: 'endpoint'): void {
+  private openSettings(focus?: 'endpoint' | 'data'): void {
     void this.settingsDialog?.open({ focus });
   }
 
@@ -248,7 +253,11 @@ export class SmApp extends LitElement {
         <h1>Structured Memory</h1>
         ${this.renderStats()}
         <div class="actions">
-          <sm-data-menu .memory=${this.memory} .selectedPath=${this.selectedPath}></sm-data-menu>
+          <sm-data-menu
+            .memory=${this.memory}
+            .selectedPath=${this.selectedPath}
+            .backups=${this.backups}
+          ></sm-data-menu>
           <button class="settings" @click=${() => this.openSettings()}>
             <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
               <path
@@ -311,6 +320,7 @@ export class SmApp extends LitElement {
               .reembed=${this.state.reembed}
               .modelInUse=${this.modelInUse()}
               .syncClient=${this.memory}
+              .backups=${this.backups}
             ></sm-settings>`
           : nothing
       }
@@ -380,6 +390,7 @@ export class SmApp extends LitElement {
           : nothing
       }
       ${fallback ? this.renderFallback(fallback) : nothing}
+      <sm-backup-reminder .backups=${this.backups}></sm-backup-reminder>
       ${
         notice
           ? html`<div class="banner" role="status">

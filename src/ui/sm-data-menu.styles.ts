@@ -36,6 +36,14 @@ export const dataMenuStyles = css`
     position: relative;
     border-radius: 4px;
   }
+  /* Backup settings, set apart from the formats. */
+  .menu li.backups {
+    margin-top: 4px;
+    border-top: 1px solid var(--sm-surface-2);
+    border-top-left-radius: 0;
+    border-top-right-radius: 0;
+    padding-top: 2px;
+  }
   .menu li:hover,
   .menu li:has(button:focus-visible) {
     background: var(--sm-surface-2);

@@ -2,13 +2,23 @@
 // backup, downloaded as files; imports validated by the engine, which writes nothing on error.
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
+import type { Backups } from '../app/backups';
+import { daysAgo } from '../app/backup-plan';
 import type { ImportResult, ToolError } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
+import { BackupsController } from './backups-controller';
 import { emit } from './events';
 import { base, tokens } from './styles';
 import { dataMenuStyles } from './sm-data-menu.styles';
 
 type ExportKind = 'markdown' | 'subtree' | 'json';
+
+declare module './events' {
+  interface SmEvents {
+    /** Show Settings → Data (storage and backups). */
+    'sm-open-backups': Record<string, never>;
+  }
+}
 
 /** What the import dialog shows. */
 type Step =
@@ -60,7 +70,11 @@ function isError(r: unknown): r is ToolError {
  * Replace all (Replace all asks again), Markdown merges. A dialog shows progress and then the
  * result, or the engine's message when the file is refused (nothing is written then).
  *
+ * The menu ends with "Backup settings…" (Settings → Data), described by when memory was last
+ * backed up; an export of all memory counts as a backup.
+ *
  * @fires sm-notice - After an export: which file was saved.
+ * @fires sm-open-backups - "Backup settings…" was chosen.
  */
 @customElement('sm-data-menu')
 export class SmDataMenu extends LitElement {
@@ -72,6 +86,9 @@ export class SmDataMenu extends LitElement {
   /** The path selected in the explorer; when set, Markdown export offers this subtree. */
   @property() selectedPath: string | undefined;
 
+  /** The page's backups: when memory was last backed up, and where exports are recorded. */
+  @property({ attribute: false }) backups: Backups | undefined;
+
   @state() private menuOpen = false;
   /** The menu opens leftwards when it would overflow the right edge of the window. */
   @state() private menuEnd = false;
@@ -81,6 +98,11 @@ export class SmDataMenu extends LitElement {
   @query('dialog') private dialog!: HTMLDialogElement;
   @query('input[type=file]') private fileInput!: HTMLInputElement;
   @query('#export-button') private exportButton!: HTMLButtonElement;
+
+  constructor() {
+    super();
+    new BackupsController(this, () => this.backups);
+  }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
@@ -134,6 +156,19 @@ export class SmDataMenu extends LitElement {
                     >Full backup: memory, history, conversations</span
                   >
                 </li>
+                ${
+                  this.backups
+                    ? html`<li class="backups">
+                        <button aria-describedby="hint-backups" @click=${this.handleOpenBackups}>
+                          Backup settings…
+                        </button>
+                        <span class="hint" id="hint-backups"
+                          >Last backup:
+                          ${daysAgo(this.backups.state.record.lastBackup, Date.now())}</span
+                        >
+                      </li>`
+                    : nothing
+                }
               </ul>`
             : nothing
         }
@@ -305,6 +340,8 @@ export class SmDataMenu extends LitElement {
       const name = exportFileName(kind === 'json' ? 'json' : 'md', new Date(), subtree);
       const type = kind === 'json' ? 'application/json' : 'text/markdown';
       this.download(new Blob([text], { type: `${type};charset=utf-8` }), name);
+      // All of memory, in a file Import restores: a backup (a subtree is not).
+      if (!subtree) this.backups?.recordBackup();
       emit(this, 'sm-notice', { kind: 'info', message: `Exported memory to ${name}.` });
     } catch (e) {
       await this.showStep({
@@ -315,6 +352,11 @@ export class SmDataMenu extends LitElement {
     } finally {
       this.exporting = false;
     }
+  }
+
+  private handleOpenBackups(): void {
+    this.setMenu(false);
+    emit(this, 'sm-open-backups', {});
   }
 
   private download(blob: Blob, name: string): void {
@@ -404,5 +446,8 @@ export class SmDataMenu extends LitElement {
 declare global {
   interface HTMLElementTagNameMap {
     'sm-data-menu': SmDataMenu;
+  }
+  interface GlobalEventHandlersEventMap {
+    'sm-open-backups': CustomEvent<Record<string, never>>;
   }
 }

@@ -14,6 +14,9 @@ import '../sync/sm-sync-settings';
 import type { SyncClient } from '../sync/sm-sync-settings';
 import { embeddingThreads } from '../embeddings/threads';
 import { settingsStyles } from './sm-settings.styles';
+import type { Backups } from '../app/backups';
+import { KEEP_CHOICES } from '../app/backup-plan';
+import './sm-backup-panel';
 
 export interface SaveSettingsDetail {
   settings: AppSettings;
@@ -93,7 +96,7 @@ const RULES: Record<NumberField, NumberRule> = {
 };
 
 /** The settings that are a checkbox. */
-type Flag = 'autoRecall' | 'extraTools' | 'memoryKeeper';
+type Flag = 'autoRecall' | 'extraTools' | 'memoryKeeper' | 'backupReminder';
 
 /** Smallest context override that leaves room for a prompt. */
 const MIN_CONTEXT = 512;
@@ -198,6 +201,9 @@ export class SmSettings extends LitElement {
   /** The worker's sync API, for the Sync section. */
   @property({ attribute: false }) syncClient: SyncClient | undefined;
 
+  /** The page's backups and storage, for the Data section. */
+  @property({ attribute: false }) backups: Backups | undefined;
+
   @state() private draft: Draft | undefined;
   @state() private errors: Errors = {};
   @state() private test: TestState | undefined;
@@ -210,19 +216,27 @@ export class SmSettings extends LitElement {
 
   /**
    * Opens the dialog on a fresh copy of `settings` (the defaults if none were given);
-   * `focus: 'endpoint'` puts the cursor in the Endpoint URL field.
+   * `focus: 'endpoint'` puts the cursor in the Endpoint URL field, `'data'` shows the Data
+   * section (storage and backups) with focus on its first button.
    */
-  async open(options: { focus?: 'endpoint' } = {}): Promise<void> {
+  async open(options: { focus?: 'endpoint' | 'data' } = {}): Promise<void> {
     if (!this.dialog?.open) this.opener = deepActiveElement();
     this.draft = toDraft(this.settings ?? DEFAULT_SETTINGS);
     this.errors = {};
     this.stopTest();
+    // What the browser says now: usage grows with memory, and it may keep memory by now.
+    void this.backups?.refreshStorage();
     await this.updateComplete;
     if (!this.dialog.open) this.dialog.showModal();
     if (options.focus === 'endpoint') {
       const input = this.renderRoot.querySelector<HTMLInputElement>('#endpoint');
       input?.focus();
       input?.select();
+    } else if (options.focus === 'data') {
+      const panel = this.renderRoot.querySelector('sm-backup-panel');
+      await panel?.updateComplete;
+      this.renderRoot.querySelector('#data')?.scrollIntoView({ block: 'start' });
+      panel?.shadowRoot?.querySelector<HTMLButtonElement>('button')?.focus();
     }
   }
 
@@ -371,6 +385,56 @@ export class SmSettings extends LitElement {
                     'Who the assistant is and how it talks; added before the memory instructions.',
                   )}
                 </fieldset>
+                <fieldset id="data">
+                  <legend>Data</legend>
+                  <sm-backup-panel .backups=${this.backups}></sm-backup-panel>
+                  ${this.checkbox(
+                    'backupReminder',
+                    'Remind me to back up',
+                    'A short line when memory has changed and nothing was exported, backed up or synced for a week.',
+                  )}
+                  <div class="grid">
+                    ${this.field(
+                      'autoBackup',
+                      'Automatic backup',
+                      html`<select
+                        id="autoBackup"
+                        .value=${d.autoBackup}
+                        @change=${this.handleAutoBackup}
+                        aria-describedby="autoBackup-hint"
+                      >
+                        <option value="off" ?selected=${d.autoBackup === 'off'}>Off</option>
+                        <option value="daily" ?selected=${d.autoBackup === 'daily'}>Daily</option>
+                        <option value="weekly" ?selected=${d.autoBackup === 'weekly'}>
+                          Weekly
+                        </option>
+                      </select>`,
+                      'While the app is open, a JSON backup (Import restores it) when memory has changed.',
+                    )}
+                    ${
+                      this.backups?.state.folderSupported === false
+                        ? nothing
+                        : this.field(
+                            'backupKeep',
+                            'Backups kept in the folder',
+                            html`<select
+                              id="backupKeep"
+                              .value=${String(d.backupKeep)}
+                              @change=${this.handleBackupKeep}
+                              aria-describedby="backupKeep-hint"
+                            >
+                              ${KEEP_CHOICES.map(
+                                (n) =>
+                                  html`<option value=${n} ?selected=${d.backupKeep === n}>
+                                    ${n}
+                                  </option>`,
+                              )}
+                            </select>`,
+                            'The newest automatic backups stay; older ones the app wrote there are deleted.',
+                          )
+                    }
+                  </div>
+                </fieldset>
                 <fieldset>
                   <legend>Sync</legend>
                   <sm-sync-settings .client=${this.syncClient}></sm-sync-settings>
@@ -509,6 +573,20 @@ export class SmSettings extends LitElement {
     const value = (e.target as HTMLSelectElement).value;
     if (this.draft && (value === 'default' || value === 'bundled')) {
       this.draft = { ...this.draft, embeddingModel: value };
+    }
+  }
+
+  private handleAutoBackup(e: Event): void {
+    const value = (e.target as HTMLSelectElement).value;
+    if (this.draft && (value === 'off' || value === 'daily' || value === 'weekly')) {
+      this.draft = { ...this.draft, autoBackup: value };
+    }
+  }
+
+  private handleBackupKeep(e: Event): void {
+    const value = Number((e.target as HTMLSelectElement).value);
+    if (this.draft && (KEEP_CHOICES as readonly number[]).includes(value)) {
+      this.draft = { ...this.draft, backupKeep: value };
     }
   }
 
