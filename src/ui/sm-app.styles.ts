@@ -246,6 +246,7 @@ export const appStyles = css`
       display: none;
     }
     .banner {
+      gap: 4px 6px;
       padding: 4px 10px;
       font-size: 0.8rem;
       flex-wrap: nowrap;
@@ -261,6 +262,9 @@ export const appStyles = css`
     .banner button {
       flex: none;
       padding: 2px 8px;
+    }
+    .banner button.more {
+      padding: 2px 6px;
     }
     .banner progress {
       width: 6rem;
