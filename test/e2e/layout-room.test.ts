@@ -180,6 +180,7 @@ describe('room for what a person looks at (Chromium)', () => {
       await expect.poll(() => banners.count()).toBe(2);
       expect(await banners.nth(1).textContent()).toContain('ready to work offline');
       expect(await axeScan(page, server)).toEqual([]);
+      await shot(page, `${sizeName(size)}-banners-expanded`);
       await banners.nth(1).getByRole('button', { name: 'Dismiss this notice' }).click();
       await expect.poll(() => banners.count()).toBe(1);
       expect(await page.getByRole('button', { name: /more$/ }).count()).toBe(0);
