@@ -36,12 +36,26 @@ export const appStyles = css`
     margin: 0;
     white-space: nowrap;
   }
+  /* One line: the counts and the storage used whole, then as much of the model as fits. */
   .stats {
     flex: 1;
+    display: flex;
     margin: 0;
     font-size: 0.85rem;
     color: var(--sm-muted);
     min-width: 8rem;
+    white-space: nowrap;
+    overflow: hidden;
+  }
+  .stats .counts,
+  .stats .extra {
+    flex: none;
+  }
+  .stats .extra:last-child {
+    flex: 0 1 auto;
+    min-width: 0;
+    overflow: hidden;
+    text-overflow: ellipsis;
   }
   .actions {
     display: flex;
@@ -72,6 +86,10 @@ export const appStyles = css`
   }
   .banner button {
     padding: 3px 10px;
+  }
+  .banner button.more,
+  sm-backup-reminder button.more {
+    flex: none;
   }
   .banner details {
     flex: none;
@@ -129,7 +147,8 @@ export const appStyles = css`
     min-height: 300px;
     padding: 8px 10px 10px;
   }
-  .memory sm-explorer:only-child {
+  /* No entry detail below (only the toast, if anything): the explorer fills the column. */
+  .memory sm-explorer:is(:only-child, :has(+ sm-toast:last-child)) {
     flex: 1 1 auto;
     height: auto;
   }
@@ -220,15 +239,15 @@ export const appStyles = css`
       white-space: nowrap;
     }
     header .stats {
+      display: block;
       font-size: 0.75rem;
-      white-space: nowrap;
-      overflow: hidden;
       text-overflow: ellipsis;
     }
     .stats .extra {
       display: none;
     }
     .banner {
+      gap: 4px 6px;
       padding: 4px 10px;
       font-size: 0.8rem;
       flex-wrap: nowrap;
@@ -244,6 +263,10 @@ export const appStyles = css`
     .banner button {
       flex: none;
       padding: 2px 8px;
+    }
+    .banner button.more,
+    sm-backup-reminder button.more {
+      padding: 2px 6px;
     }
     .banner progress {
       width: 6rem;

@@ -4,7 +4,14 @@
 // renders the state of the app's composition (`App`, src/app/app.ts: the connector, the chat
 // session, the settings) and turns its children's events into calls to it; the only state of
 // its own is what the page shows where (the tab, the selected path, the storage used).
-import { LitElement, html, nothing, type PropertyValues, type ReactiveController } from 'lit';
+import {
+  LitElement,
+  html,
+  nothing,
+  type PropertyValues,
+  type ReactiveController,
+  type TemplateResult,
+} from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { IDLE_STATE, type App, type AppState } from '../app/app';
 import type { Backups } from '../app/backups';
@@ -23,9 +30,14 @@ import './sm-settings';
 import './sm-data-menu';
 import './sm-update-prompt';
 import './sm-backup-reminder';
+import { BackupsController } from './backups-controller';
+import './sm-toast';
+import type { SmToast, ToastRequest } from './sm-toast';
 import { appStyles } from './sm-app.styles';
 
 type Tab = 'chats' | 'chat' | 'memory';
+/** What a banner's line ends with: the "N more" button, on the first one. */
+type Extra = TemplateResult | typeof nothing;
 
 /** Renders the host again after each change of the app's state, while both are connected. */
 class AppStateController implements ReactiveController {
@@ -79,12 +91,17 @@ export class SmApp extends LitElement {
   @state() private selectedPath: string | undefined;
   @state() private tab: Tab = 'chat';
   @state() private storageUsed: string | undefined;
+  /** Whether the banners waiting behind the first are shown too. */
+  @state() private moreBanners = false;
 
   @query('sm-chat') private chat!: SmChat;
   @query('sm-settings') private settingsDialog!: SmSettings;
   @query('main') private mainContent!: HTMLElement;
+  @query('sm-toast') private toast!: SmToast | null;
 
   private readonly appState = new AppStateController(this);
+  /** Renders again when the backup reminder comes or goes (one banner line at a time). */
+  protected readonly backupsState = new BackupsController(this, () => this.backups);
 
   /** The memory worker's proxy (the app's); tests reach the worker through it. */
   get memory(): MemoryClient | undefined {
@@ -168,6 +185,7 @@ export class SmApp extends LitElement {
     this.addEventListener('sm-open-backups', () => this.openSettings('data'));
     this.addEventListener('sm-notice', (e) => this.app?.showNotice(e.detail.message));
     this.addEventListener('sm-composer-input', (e) => this.app?.noteTyping(e.detail.drafting));
+    this.addEventListener('sm-toast', (e) => this.handleToast(e));
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
@@ -177,6 +195,14 @@ export class SmApp extends LitElement {
       void this.stats.reload();
       void this.contextChunks.reload();
     }
+  }
+
+  /** A toast (Undo) asked for by the memory's panes: at the foot of the memory column. */
+  private handleToast(event: CustomEvent<ToastRequest>): void {
+    const request = event.detail;
+    if (!request || typeof request.message !== 'string') return;
+    event.stopPropagation();
+    this.toast?.show(request);
   }
 
   private handleDismissFallback(): void {
@@ -311,6 +337,7 @@ export class SmApp extends LitElement {
                 ></sm-entry-detail>`
               : nothing
           }
+          <sm-toast></sm-toast>
         </section>
       </main>
       ${
@@ -334,79 +361,120 @@ export class SmApp extends LitElement {
     return m.bundled ? `the bundled offline model (${m.id})` : m.id;
   }
 
-  /** Counts of what memory holds; on a phone only the counts, on one line. */
+  /**
+   * Counts of what memory holds, on one line: the counts and the storage used whole, then the
+   * model, cut short (its full name in a tooltip) where the line has no room for it all; on a
+   * phone only the counts.
+   */
   private renderStats() {
     const stats = this.stats.value;
     const context = this.contextChunks.value?.total;
     const model = this.state.activeModel;
     if (!stats) return html`<p class="stats">Opening memory…</p>`;
+    const used = this.storageUsed ? `${this.storageUsed} used` : undefined;
+    const embeddings = model
+      ? `embeddings: ${model.bundled ? 'bundled offline model' : model.id}`
+      : undefined;
     return html`<p class="stats">
-      ${plural(stats.entries, 'entry', 'entries')} ·
-      ${plural(context ?? 0, 'context chunk', 'context chunks')} ·
-      ${plural(stats.chunks, 'chat sentence', 'chat sentences')}
-      indexed${
-        this.storageUsed ? html`<span class="extra"> · ${this.storageUsed} used</span>` : nothing
-      }${
-        model
-          ? html`<span class="extra" title=${model.id}>
-              · embeddings: ${model.bundled ? 'bundled offline model' : model.id}</span
+      <span class="counts"
+        >${plural(stats.entries, 'entry', 'entries')} ·
+        ${plural(context ?? 0, 'context chunk', 'context chunks')} ·
+        ${plural(stats.chunks, 'chat sentence', 'chat sentences')} indexed</span
+      >${used ? html`<span class="extra" title=${used}>&nbsp;· ${used}</span>` : nothing}${
+        embeddings
+          ? html`<span
+              class="extra"
+              title=${model!.bundled ? `${embeddings} (${model!.id})` : embeddings}
+              >&nbsp;· ${embeddings}</span
             >`
           : nothing
       }
     </p>`;
   }
 
+  /**
+   * The banners, one line at a time: the one that matters most shows, the others wait behind
+   * "N more" (first open can have the server, the model's progress and a notice at once).
+   * Most first: what needs doing, what went wrong, then what is only under way.
+   */
   private renderBanners() {
     const { modelProgress: p, reembed, fallback, notice } = this.state;
     const loading = p && (p.status === 'download' || p.status === 'load');
-    return html`
-      ${this.renderConnectBanner()}
-      ${
-        loading
-          ? html`<div class="banner" role="status">
-              <span class="text"
-                >${p.status === 'download' ? 'Downloading the embedding model' : 'Loading the embedding model'}…</span
-              >
-              <progress
-                aria-label="Embedding model download"
-                max="1"
-                .value=${p.progress !== undefined ? Math.min(1, p.progress) : null}
-              ></progress>
-            </div>`
-          : nothing
-      }
-      ${
-        reembed
-          ? html`<div class="banner" role="status">
-              <span class="text"
-                >Re-embedding memory with the new model: ${reembed.done} of ${reembed.total}</span
-              >
-              <progress
-                aria-label="Re-embedding progress"
-                max=${reembed.total}
-                .value=${reembed.done}
-              ></progress>
-            </div>`
-          : nothing
-      }
-      ${fallback ? this.renderFallback(fallback) : nothing}
-      <sm-backup-reminder .backups=${this.backups}></sm-backup-reminder>
-      ${
-        notice
-          ? html`<div class="banner" role="status">
-              <span class="text">${notice}</span>
-              <button aria-label="Dismiss this notice" @click=${() => this.app?.dismissNotice()}>
-                Dismiss
-              </button>
-            </div>`
-          : nothing
-      }
-    `;
+    const banners: ((more: Extra) => TemplateResult)[] = [];
+    if (this.state.status.state === 'error') banners.push((more) => this.renderConnectBanner(more));
+    if (fallback) banners.push((more) => this.renderFallback(fallback, more));
+    if (notice) {
+      banners.push(
+        (more) =>
+          html`<div class="banner" role="status">
+            <span class="text">${notice}</span>
+            <button aria-label="Dismiss this notice" @click=${() => this.app?.dismissNotice()}>
+              Dismiss
+            </button>
+            ${more}
+          </div>`,
+      );
+    }
+    if (reembed) {
+      banners.push(
+        (more) =>
+          html`<div class="banner" role="status">
+            <span class="text"
+              >Re-embedding memory with the new model: ${reembed.done} of ${reembed.total}</span
+            >
+            <progress
+              aria-label="Re-embedding progress"
+              max=${reembed.total}
+              .value=${reembed.done}
+            ></progress>
+            ${more}
+          </div>`,
+      );
+    }
+    if (loading) {
+      banners.push(
+        (more) =>
+          html`<div class="banner" role="status">
+            <span class="text"
+              >${p.status === 'download' ? 'Downloading the embedding model' : 'Loading the embedding model'}…</span
+            >
+            <progress
+              aria-label="Embedding model download"
+              max="1"
+              .value=${p.progress !== undefined ? Math.min(1, p.progress) : null}
+            ></progress>
+            ${more}
+          </div>`,
+      );
+    }
+    // The backup reminder, when due (it renders nothing otherwise): the least urgent line.
+    const b = this.backups?.state;
+    if (b && (b.reminder || b.waitingForFolder || b.autoFailed)) {
+      banners.push(
+        (more) => html`<sm-backup-reminder .backups=${this.backups}>${more}</sm-backup-reminder>`,
+      );
+    }
+    if (banners.length === 0) return nothing;
+    const [first, ...rest] = banners;
+    const open = this.moreBanners && rest.length > 0;
+    const more = rest.length
+      ? html`<button
+          class="more"
+          aria-expanded=${open ? 'true' : 'false'}
+          aria-controls=${open ? 'more-banners' : nothing}
+          title=${open ? 'Show only the first notice' : 'Show the other notices'}
+          @click=${() => (this.moreBanners = !open)}
+        >
+          ${rest.length} more
+        </button>`
+      : nothing;
+    return html`${first(more)}${
+      open ? html`<div id="more-banners">${rest.map((b) => b(nothing))}</div>` : nothing
+    }`;
   }
 
   /** The first run, or a server that does not answer: a way into Settings at its address. */
-  private renderConnectBanner() {
-    if (this.state.status.state !== 'error') return nothing;
+  private renderConnectBanner(more: Extra) {
     const first = !this.state.settingsSaved;
     return html`<div class="banner connect" role="region" aria-label="Model server">
       <span class="text"
@@ -415,10 +483,11 @@ export class SmApp extends LitElement {
       <button class="primary" @click=${() => this.openSettings('endpoint')}>
         ${first ? 'Set up the model server' : 'Check the server address'}
       </button>
+      ${more}
     </div>`;
   }
 
-  private renderFallback(f: FallbackNotice) {
+  private renderFallback(f: FallbackNotice, more: Extra) {
     const what = f.requested ? `${f.requested} could not be loaded` : 'the usual model failed';
     return html`<div class="banner notice" role="status">
       <span class="text">Search uses the bundled offline model: ${what}.</span>
@@ -434,6 +503,7 @@ export class SmApp extends LitElement {
       <button aria-label="Dismiss the offline model notice" @click=${this.handleDismissFallback}>
         Dismiss
       </button>
+      ${more}
     </div>`;
   }
 }

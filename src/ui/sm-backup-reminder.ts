@@ -37,7 +37,8 @@ export class SmBackupReminder extends LitElement {
         overflow: hidden;
         text-overflow: ellipsis;
       }
-      button {
+      button,
+      ::slotted(*) {
         flex: none;
         padding: 2px 10px;
       }
@@ -77,6 +78,7 @@ export class SmBackupReminder extends LitElement {
       <button aria-label="Dismiss the backup reminder" @click=${() => b.dismissReminder()}>
         Dismiss
       </button>
+      <slot></slot>
     </div>`;
   }
 }

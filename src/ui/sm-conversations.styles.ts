@@ -46,39 +46,51 @@ export const conversationsStyles = css`
   li.active {
     background: #e6ecfb;
   }
+  /* The title has the row's whole width, on up to three lines (a title made from a message,
+     48 characters at most, fits whole, in bold too); Rename and Delete sit beside the time
+     below it. Two chats that start alike read apart. */
   .row {
-    display: flex;
-    align-items: center;
+    position: relative;
   }
   button.open {
-    flex: 1;
-    min-width: 0;
+    width: 100%;
     display: flex;
     flex-direction: column;
     align-items: flex-start;
     gap: 1px;
-    padding: 6px 8px;
+    padding: 6px 8px 4px;
     border: 0;
     background: none;
     text-align: left;
   }
   .title {
     max-width: 100%;
+    display: -webkit-box;
+    -webkit-box-orient: vertical;
+    -webkit-line-clamp: 3;
+    line-clamp: 3;
     overflow: hidden;
-    text-overflow: ellipsis;
-    white-space: nowrap;
+    overflow-wrap: anywhere;
+    line-height: 1.3;
   }
   li.active .title {
     font-weight: 600;
   }
   .when {
+    /* As tall as the buttons beside it, and clear of them. */
+    display: flex;
+    align-items: center;
+    min-height: 28px;
+    max-width: calc(100% - 64px);
     font-size: 0.75rem;
     color: var(--sm-muted);
   }
   .actions {
+    position: absolute;
+    right: 4px;
+    bottom: 4px;
     display: flex;
     gap: 2px;
-    padding-right: 4px;
   }
   button.icon {
     width: 28px;

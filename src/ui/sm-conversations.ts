@@ -111,6 +111,7 @@ export class SmConversations extends LitElement {
                 id="open-${id}"
                 type="button"
                 aria-current=${active ? 'true' : 'false'}
+                title=${title}
                 @click=${() => this.handleSwitch(id)}
               >
                 <span class="title">${title}</span>

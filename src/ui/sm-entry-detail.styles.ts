@@ -9,9 +9,8 @@ export const entryDetailStyles = css`
     min-height: 0;
     overflow: auto;
     overscroll-behavior: contain;
+    /* An Undo toast takes its own room below this pane (sm-toast, in the column's flow). */
     padding: 12px 16px 16px;
-    /* Room to scroll the last rows above an Undo toast (sm-toast, fixed at the bottom). */
-    padding-bottom: 72px;
     background: var(--sm-surface);
     line-height: 1.45;
     min-width: 0;
@@ -95,8 +94,7 @@ export const entryDetailStyles = css`
     padding: 10px 12px;
     border-radius: var(--sm-radius);
     background: var(--sm-surface-2);
-    max-height: 55vh;
-    overflow: auto;
+    /* No scroller of its own: the pane scrolls, and a keyboard reaches all of a long entry. */
     white-space: pre-wrap;
     overflow-wrap: anywhere;
   }
@@ -299,9 +297,8 @@ export const entryDetailStyles = css`
   /* Save and Cancel stay at the foot of the pane while a long content scrolls above them. */
   form.edit .actions {
     position: sticky;
-    /* Sticky insets count from inside the pane's padding (72px, for the toast): 8px from the
-       pane's foot. */
-    bottom: -64px;
+    /* Sticky insets count from inside the pane's padding (16px): 8px from the pane's foot. */
+    bottom: -8px;
     z-index: 1;
     margin: 10px -12px -12px;
     padding: 10px 12px 12px;

@@ -1,10 +1,10 @@
 // The memory explorer panel: a path filter, the tree or the map of every entry, the trash, and a
 // search of all memory or of the selected heading. Reloads by itself when memory changes in any
 // tab. Two dividers, remembered per device, share its room: the tree or map against the search
-// results, and the explorer against the entry detail below it. It also hosts the memory panel's
-// toast (Undo), and follows a tool card's link through moves to where the entry is now.
+// results, and the explorer against the entry detail below it. It also follows a tool card's
+// link through moves to where the entry is now.
 import { LitElement, html, nothing, type PropertyValues } from 'lit';
-import { customElement, property, query, state } from 'lit/decorators.js';
+import { customElement, property, state } from 'lit/decorators.js';
 import type { EntrySummary } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { emit, type SelectPathDetail } from './events';
@@ -15,8 +15,7 @@ import './sm-memory-search';
 import './sm-memory-tree';
 import type { SearchResultsDetail } from './sm-memory-search';
 import type { FollowPathDetail } from './sm-tool-card';
-import { requestToast, type SmToast, type ToastRequest } from './sm-toast';
-import './sm-toast';
+import { requestToast } from './sm-toast';
 import './sm-trash';
 import {
   DEFAULT_SPLIT,
@@ -31,8 +30,11 @@ import { searchScope } from './tree-model';
 import { explorerStyles } from './sm-explorer.styles';
 
 type View = 'tree' | 'map' | 'trash';
-/** The two dividers: tree or map | search results, and explorer | entry detail. */
-type Divider = 'views' | 'explorer';
+/**
+ * The dividers: tree or map | search results, and explorer | entry detail, whose share is
+ * `searching` while search results are shown (the detail yields them room) and `explorer` else.
+ */
+type Divider = 'views' | 'explorer' | 'searching';
 
 /** Pause in typing before the filter applies. */
 const FILTER_DELAY_MS = 120;
@@ -61,12 +63,13 @@ const VIEWS: readonly { id: View; label: string }[] = [
  * Room: while search results are shown, a divider between the views and the results moves with
  * the pointer or the arrow keys; while an element follows it in its parent (the app's entry
  * detail), the explorer sets its own height to its share of the parent's and draws a divider at
- * its foot. Both shares are remembered per device (`split-layout.ts`).
+ * its foot. That share is larger while search results are shown (the results are what was asked
+ * for; the detail keeps its title and actions in view), and each is remembered per device
+ * (`split-layout.ts`).
  *
  * Beside its own subtree it listens on the root it lives in (the app's shadow root, shared with
- * the entry detail and the chat): `sm-toast` requests show in its `<sm-toast>`, and an
- * `sm-select-path` that asks to follow moves (a tool card's link) is answered with the path's
- * entry where it is now.
+ * the entry detail and the chat): an `sm-select-path` that asks to follow moves (a tool card's
+ * link) is answered with the path's entry where it is now.
  *
  * @fires sm-select-path - (bubbled from the tree, map, trash or search) a node was chosen;
  *   `detail.path`. Also for a followed tool card link, with the path after its moves.
@@ -107,7 +110,7 @@ export class SmExplorer extends LitElement {
   private loadedWith: MemoryClient | undefined;
   private filtered:
     { entries: readonly EntrySummary[]; filter: string; out: readonly EntrySummary[] } | undefined;
-  /** Where the toast and follow listeners are (the root this element was connected in). */
+  /** Where the follow listener is (the root this element was connected in). */
   private listeningOn: Node | undefined;
   /** The parent's height, measured: the explorer's share of it is its height. */
   private parentHeight = 0;
@@ -120,12 +123,9 @@ export class SmExplorer extends LitElement {
   });
   private readonly siblings = new MutationObserver(() => this.checkBelow());
 
-  @query('sm-toast') private toast!: SmToast | null;
-
   override connectedCallback(): void {
     super.connectedCallback();
     this.listeningOn = this.getRootNode();
-    this.listeningOn.addEventListener('sm-toast', this.handleToast);
     this.listeningOn.addEventListener('sm-select-path', this.handleFollow);
     const parent = this.parentElement;
     if (parent) {
@@ -138,7 +138,6 @@ export class SmExplorer extends LitElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     clearTimeout(this.filterTimer);
-    this.listeningOn?.removeEventListener('sm-toast', this.handleToast);
     this.listeningOn?.removeEventListener('sm-select-path', this.handleFollow);
     this.listeningOn = undefined;
     this.parentSize.disconnect();
@@ -153,12 +152,23 @@ export class SmExplorer extends LitElement {
       // The host's own CSSOM style: the CSP forbids style attributes, not this.
       this.style.setProperty('--sm-views-share', String(this.split.views));
     }
-    if (changed.has('split') || changed.has('below')) this.applyHeight();
+    if (changed.has('split') || changed.has('below') || changed.has('searchShown')) {
+      this.applyHeight();
+    }
   }
 
-  /** Notes whether something (the entry detail) now follows this element in its parent. */
+  /** The foot divider's share: a separate one while search results are shown. */
+  private get footDivider(): 'explorer' | 'searching' {
+    return this.searchShown ? 'searching' : 'explorer';
+  }
+
+  /**
+   * Notes whether something (the entry detail) now follows this element in its parent; a toast
+   * at the column's foot (`sm-toast`, in the page's flow) takes no share.
+   */
   private checkBelow(): void {
-    this.below = this.nextElementSibling !== null;
+    const next = this.nextElementSibling;
+    this.below = next !== null && next.localName !== 'sm-toast';
   }
 
   /**
@@ -172,7 +182,12 @@ export class SmExplorer extends LitElement {
       return;
     }
     const total = this.parentHeight;
-    const share = clampShare(this.split.explorer, total, MIN_HEIGHT.explorer, MIN_HEIGHT.detail);
+    const share = clampShare(
+      this.split[this.footDivider],
+      total,
+      MIN_HEIGHT.explorer,
+      MIN_HEIGHT.detail,
+    );
     this.style.height = `${Math.round(share * total)}px`;
     this.style.minHeight = `${Math.min(MIN_HEIGHT.explorer, total)}px`;
   }
@@ -268,8 +283,7 @@ export class SmExplorer extends LitElement {
           ></sm-memory-search>
         </div>
       </div>
-      ${this.below ? this.renderDivider('explorer') : nothing}
-      <sm-toast></sm-toast>`;
+      ${this.below ? this.renderDivider(this.footDivider) : nothing}`;
   }
 
   /** A divider (WAI-ARIA window splitter): drag it, or focus it and use the arrow keys. */
@@ -281,7 +295,7 @@ export class SmExplorer extends LitElement {
         : 'Resize the explorer and the entry detail';
     return html`<div
       role="separator"
-      class="${which === 'explorer' ? 'foot' : ''} ${this.dragging === which ? 'dragging' : ''}"
+      class="${which !== 'views' ? 'foot' : ''} ${this.dragging === which ? 'dragging' : ''}"
       data-divider=${which}
       tabindex="0"
       aria-orientation="horizontal"
@@ -298,7 +312,7 @@ export class SmExplorer extends LitElement {
 
   /** The height (px) a divider shares, and each side's minimum. */
   private room(which: Divider): { height: number; min: [number, number] } {
-    if (which === 'explorer') {
+    if (which !== 'views') {
       const height = this.parentHeight || this.parentElement?.clientHeight || 0;
       return { height, min: [MIN_HEIGHT.explorer, MIN_HEIGHT.detail] };
     }
@@ -398,13 +412,6 @@ export class SmExplorer extends LitElement {
     // Let it bubble on to the app (entry detail); keep our own copy for the children.
     this.selectedPath = event.detail.path;
   }
-
-  private readonly handleToast = (event: Event): void => {
-    const request = (event as CustomEvent<ToastRequest>).detail;
-    if (!request || typeof request.message !== 'string') return;
-    event.stopPropagation();
-    this.toast?.show(request);
-  };
 
   /** A tool card's link: select where its path's entry is now (moves followed). */
   private readonly handleFollow = (event: Event): void => {

@@ -78,7 +78,7 @@ export const memoryMapStyles = css`
   }
   text {
     pointer-events: none;
-    font-size: 11px;
+    font-size: 12px;
     fill: var(--sm-text);
   }
   text.heading {

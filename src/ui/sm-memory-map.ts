@@ -42,6 +42,11 @@ export interface MapCell {
   light: boolean;
   /** Text that fits, or '' for none. */
   label: string;
+  /**
+   * A heading's label runs down a strip at its left (`side`) where the block is too narrow for
+   * one along its top; else it reads along the top.
+   */
+  labelSide?: 'top' | 'side';
   /** A second, smaller line for leaves with room (the count for headings goes in `label`). */
   note: string;
   node: MemoryNode;
@@ -71,12 +76,17 @@ export interface MapLayout {
 
 /** Below this width or height (px) a node is not drawn. */
 const MIN_SIDE = 2;
-/** Height of a heading's label strip. */
-const STRIP = 16;
+/** Height of a heading's label strip (its width, where it runs down the side). */
+const STRIP = 18;
 /** Recency colour steps. */
 const STEPS = 20;
-/** Rough width of a character of the 11px label font. */
-const CHAR_W = 6.2;
+/**
+ * Rough widths of a character of the 12px label font, on the wide side so that a label stays
+ * inside its block (measured in Chromium's system-ui: 6.6 px on average, 7.5 px bold, up to
+ * 8.4 for a word of wide letters).
+ */
+const CHAR_W = 7.2;
+const BOLD_CHAR_W = 8;
 
 /** Weight of an entry: its content size and context chunks, never zero. */
 export function entryValue(entry: EntrySummary): number {
@@ -84,8 +94,8 @@ export function entryValue(entry: EntrySummary): number {
 }
 
 /** Cuts `text` to what fits `width` px, with an ellipsis; '' when not even 3 characters fit. */
-export function fitLabel(text: string, width: number): string {
-  const room = Math.floor((width - 8) / CHAR_W);
+export function fitLabel(text: string, width: number, charWidth = CHAR_W): string {
+  const room = Math.floor((width - 8) / charWidth);
   if (room < 3) return '';
   return text.length <= room ? text : `${text.slice(0, room - 1)}…`;
 }
@@ -117,10 +127,10 @@ export function layoutMap(tree: MemoryTree, width: number, height: number, now: 
     // Frames and gaps only where there is room: on thousands of small headings, fixed padding
     // would eat the whole area and leave the entries invisible.
     .paddingInner((n) => (n.depth === 0 ? 3 : roomy(n) ? 1 : 0))
-    .paddingTop((n) => (n.depth === 0 ? 0 : hasStrip(n) ? STRIP : roomy(n) ? 2 : 0))
+    .paddingTop((n) => (n.depth === 0 ? 0 : labelPlace(n) === 'top' ? STRIP : roomy(n) ? 2 : 0))
     .paddingRight(frame)
     .paddingBottom(frame)
-    .paddingLeft(frame)(root);
+    .paddingLeft((n) => (n.depth > 0 && labelPlace(n) === 'side' ? STRIP : frame(n)))(root);
 
   let hidden = 0;
   const stack: HierarchyRectangularNode<MapDatum>[] = [...(laid.children ?? [])].reverse();
@@ -138,11 +148,14 @@ export function layoutMap(tree: MemoryTree, width: number, height: number, now: 
       if (roomy(n)) {
         let label = '';
         let note = '';
-        if (hasStrip(n)) {
+        const place = labelPlace(n);
+        const side = place === 'side';
+        if (place) {
+          const length = side ? h : w;
           const count = String(node.descendants);
           const both = `${node.heading}  ${count}`;
-          if (fitLabel(both, w) === both) [label, note] = [node.heading, count];
-          else label = fitLabel(node.heading, w);
+          if (fitLabel(both, length, BOLD_CHAR_W) === both) [label, note] = [node.heading, count];
+          else label = fitLabel(node.heading, length, BOLD_CHAR_W);
         }
         cells.push({
           path: node.path,
@@ -156,6 +169,7 @@ export function layoutMap(tree: MemoryTree, width: number, height: number, now: 
           light: false,
           label,
           note,
+          labelSide: side ? 'side' : 'top',
           node,
         });
       } else if (n.children.some((c) => c.x1 - c.x0 < MIN_SIDE || c.y1 - c.y0 < MIN_SIDE)) {
@@ -181,7 +195,7 @@ export function layoutMap(tree: MemoryTree, width: number, height: number, now: 
     } else {
       const entry = node.entry!;
       const k = step(entry.modified);
-      const label = w >= 24 && h >= 14 ? fitLabel(node.heading, w) : '';
+      const label = w >= 24 && h >= 16 ? fitLabel(node.heading, w) : '';
       cells.push({
         path: node.path,
         depth: n.depth,
@@ -242,11 +256,24 @@ function roomy(n: HierarchyRectangularNode<MapDatum>): boolean {
 }
 
 function frame(n: HierarchyRectangularNode<MapDatum>): number {
-  return n.depth === 0 ? 0 : hasStrip(n) ? 2 : roomy(n) ? 1 : 0;
+  return n.depth === 0 ? 0 : labelPlace(n) === 'top' ? 2 : roomy(n) ? 1 : 0;
 }
 
-function hasStrip(n: HierarchyRectangularNode<MapDatum>): boolean {
-  return n.x1 - n.x0 >= 44 && n.y1 - n.y0 >= 40;
+/**
+ * Where a heading's label goes: along its top where the block is wide enough; down its left side
+ * (as on a book's spine) where the block is tall and too narrow for the whole name along the top
+ * but has room for more of it down the side; nowhere in a block too small for a word (its name
+ * is then in the tooltip and the caption, as every block's path is).
+ */
+function labelPlace(n: HierarchyRectangularNode<MapDatum>): 'top' | 'side' | undefined {
+  const w = n.x1 - n.x0;
+  const h = n.y1 - n.y0;
+  const name = n.data.node.heading;
+  const top = w >= 44 && h >= 40 ? fitLabel(name, w, BOLD_CHAR_W) : '';
+  if (top === name) return 'top';
+  const side = w >= 30 && h >= 56 ? fitLabel(name, h, BOLD_CHAR_W) : '';
+  if (side.length > top.length) return 'side';
+  return top ? 'top' : undefined;
 }
 
 /**
@@ -412,12 +439,20 @@ export class SmMemoryMap extends LitElement {
   }
 
   private renderLabel(c: MapCell) {
-    if (c.kind === 'heading') {
-      return svg`<text class="heading" x=${c.x + 4} y=${c.y + 12}
-        >${c.label}${c.note ? svg`<tspan class="note" dx="5">${c.note}</tspan>` : nothing}</text
+    const note = c.note ? svg`<tspan class="note" dx="5">${c.note}</tspan>` : nothing;
+    if (c.kind === 'heading' && c.labelSide === 'side') {
+      // Turned a quarter clockwise: it reads downwards from the block's top, its letters facing
+      // into the block.
+      return svg`<text class="heading" data-path=${c.path}
+        transform="translate(${c.x + 6} ${c.y + 4}) rotate(90)">${c.label}${note}</text
       >`;
     }
-    return svg`<text class=${c.light ? 'light' : ''} x=${c.x + 4} y=${c.y + 11.5}
+    if (c.kind === 'heading') {
+      return svg`<text class="heading" data-path=${c.path} x=${c.x + 4} y=${c.y + 13}
+        >${c.label}${note}</text
+      >`;
+    }
+    return svg`<text class=${c.light ? 'light' : ''} data-path=${c.path} x=${c.x + 4} y=${c.y + 13}
       >${c.label}</text
     >`;
   }

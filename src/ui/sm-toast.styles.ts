@@ -2,23 +2,11 @@
 import { css } from 'lit';
 
 export const toastStyles = css`
-  /* Bottom right, over the memory column on a wide screen (not over the chat's Send). */
+  /* In the page's flow at the foot of the memory column (sm-app puts it there): while open it
+     takes room from the pane above rather than covering its last rows and buttons. */
   :host {
-    position: fixed;
-    z-index: 20;
-    right: 16px;
-    bottom: 16px;
-    width: max-content;
-    max-width: min(400px, calc(100vw - 24px));
-    pointer-events: none;
-  }
-  @media (max-width: 599px) {
-    :host {
-      left: 12px;
-      right: 12px;
-      bottom: 12px;
-      width: auto;
-    }
+    display: block;
+    flex: none;
   }
   .toast {
     display: flex;
@@ -29,16 +17,16 @@ export const toastStyles = css`
     background: #1d2430;
     color: #ffffff;
     box-shadow: 0 4px 16px rgb(0 0 0 / 0.25);
+    margin: 6px 10px 10px;
     font-size: 0.9rem;
-    pointer-events: auto;
   }
   /* Closed, it stays in the page, empty: a live region must exist before its text changes
      for screen readers to announce the change. */
   .toast:not(.open) {
+    margin: 0;
     padding: 0;
     background: none;
     box-shadow: none;
-    pointer-events: none;
   }
   [role='status'] {
     flex: 1 1 auto;

@@ -1,6 +1,6 @@
-// A short notice at the bottom of the screen, with one action (Undo) for a few seconds. Any
-// component asks for one with `requestToast()`, a bubbling event; the component that renders
-// <sm-toast> (the explorer, for the memory panel) shows it.
+// A short notice with one action (Undo) for a few seconds. Any component asks for one with
+// `requestToast()`, a bubbling event; the component that renders <sm-toast> (the app, at the
+// foot of the memory column) shows it.
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { base, tokens } from './styles';
@@ -25,7 +25,7 @@ export const TOAST_MS = 8000;
 /** A notice without an action is read and gone sooner. */
 const PLAIN_MS = 5000;
 
-/** Asks the page's toast host to show `request` (see `sm-explorer`). */
+/** Asks the page's toast host to show `request` (see `sm-app`). */
 export function requestToast(from: EventTarget, request: ToastRequest): void {
   from.dispatchEvent(
     new CustomEvent('sm-toast', { detail: request, bubbles: true, composed: true }),

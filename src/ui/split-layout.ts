@@ -1,5 +1,6 @@
-// The explorer's two splits, each as the share of the upper part of the room it divides: the
-// explorer against the entry detail below it, and the tree or map against the search results. Remembered per device
+// The explorer's splits, each as the share of the upper part of the room it divides: the
+// explorer against the entry detail below it (one share while search results are shown, one
+// while not), and the tree or map against the search results. Remembered per device
 // (localStorage); read defensively, since anything can be stored under the key. Pure but for
 // the storage handed in.
 
@@ -7,6 +8,8 @@
 export interface SplitSizes {
   /** Of the memory column's height, what the explorer takes while a detail is shown below it. */
   explorer: number;
+  /** The same while search results are shown: the detail yields, so the results have room. */
+  searching: number;
   /** Of the explorer's room for the views and the search, what the tree, map or trash takes
    * while search results are shown (the results get the rest). */
   views: number;
@@ -16,9 +19,11 @@ export const SPLIT_KEY = 'sm-explorer-split';
 
 /**
  * Half and half, so an entry's edit form fits below at 1280×800 with Save in view; once there
- * are search results, most of the explorer's room for them (they are what was asked for).
+ * are search results, most of the column for the explorer and most of the explorer's room for
+ * the results (they are what was asked for): at 1280×800 and at 390×844 at least three whole
+ * results show above an open entry, whose title and actions stay in view below.
  */
-export const DEFAULT_SPLIT: Readonly<SplitSizes> = { explorer: 0.5, views: 0.3 };
+export const DEFAULT_SPLIT: Readonly<SplitSizes> = { explorer: 0.5, searching: 0.8, views: 0.22 };
 
 /** Least height (px) each side of a divider keeps. */
 export const MIN_HEIGHT = {
@@ -48,6 +53,7 @@ export function parseSplit(raw: string | null | undefined): SplitSizes {
   const o = stored && typeof stored === 'object' ? (stored as Record<string, unknown>) : {};
   return {
     explorer: share(o.explorer, DEFAULT_SPLIT.explorer),
+    searching: share(o.searching, DEFAULT_SPLIT.searching),
     views: share(o.views, DEFAULT_SPLIT.views),
   };
 }

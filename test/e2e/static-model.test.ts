@@ -149,9 +149,20 @@ describe('bundled model in Chromium: no ONNX runtime', () => {
     });
     expect(await callWorker(page, 'modelInfo')).toMatchObject({ id: BUNDLED_MODEL });
     // Service workers are blocked in this browser: the banner says so in words, not in a
-    // script error's.
+    // script error's (behind "N more" while the message about the model server shows).
     const banner = page.getByText('Offline use is unavailable');
-    await banner.waitFor();
+    const more = page.getByRole('button', { name: /^\d+ more$/ });
+    await expect
+      .poll(async () => {
+        if (await banner.isVisible()) return true;
+        if (
+          (await more.getAttribute('aria-expanded', { timeout: 100 }).catch(() => null)) === 'false'
+        ) {
+          await more.click();
+        }
+        return false;
+      })
+      .toBe(true);
     expect(await banner.textContent()).toContain('did not let the app install its service worker');
     expect(await banner.textContent()).not.toMatch(/TypeError|undefined/);
     // Settings speak of no threads for a model that has none.

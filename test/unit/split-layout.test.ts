@@ -28,7 +28,17 @@ function memoryStorage(): Storage {
 
 describe('parseSplit', () => {
   it('reads stored shares', () => {
-    expect(parseSplit('{"explorer":0.3,"views":0.6}')).toEqual({ explorer: 0.3, views: 0.6 });
+    expect(parseSplit('{"explorer":0.3,"searching":0.8,"views":0.6}')).toEqual({
+      explorer: 0.3,
+      searching: 0.8,
+      views: 0.6,
+    });
+    // Stored before the share while searching existed: that one is the default.
+    expect(parseSplit('{"explorer":0.3,"views":0.6}')).toEqual({
+      explorer: 0.3,
+      searching: DEFAULT_SPLIT.searching,
+      views: 0.6,
+    });
   });
 
   it('falls back to the default for anything missing, out of range or unreadable', () => {
@@ -48,9 +58,10 @@ describe('loadSplit and saveSplit', () => {
   it('remember the shares under one key', () => {
     const storage = memoryStorage();
     expect(loadSplit(storage)).toEqual(DEFAULT_SPLIT);
-    saveSplit(storage, { explorer: 0.62, views: 0.3 });
-    expect(JSON.parse(storage.getItem(SPLIT_KEY)!)).toEqual({ explorer: 0.62, views: 0.3 });
-    expect(loadSplit(storage)).toEqual({ explorer: 0.62, views: 0.3 });
+    const sizes = { explorer: 0.62, searching: 0.7, views: 0.3 };
+    saveSplit(storage, sizes);
+    expect(JSON.parse(storage.getItem(SPLIT_KEY)!)).toEqual(sizes);
+    expect(loadSplit(storage)).toEqual(sizes);
   });
 
   it('carry on without storage, or when it refuses', () => {

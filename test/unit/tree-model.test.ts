@@ -350,6 +350,29 @@ describe('map layout', () => {
     expect(layout.layers.length).toBeLessThan(120);
   });
 
+  it('names every heading with room for a word: along its top, or down its side when narrow', () => {
+    // A big heading beside a small one: squarified, the small one is a tall narrow column.
+    const narrow = buildTree([
+      e('Notes/Packing', NOW, 6000, 0),
+      e('Notes/Shopping', NOW, 3000, 0),
+      e('Health/Allergies', NOW, 760, 0),
+    ]);
+    const layout = layoutMap(narrow, 400, 300, NOW);
+    const health = layout.cells.find((c) => c.path === 'Health')!;
+    expect(health.w).toBeLessThan(44);
+    expect(health.labelSide).toBe('side');
+    expect(health.label).toMatch(/^Heal/);
+    // Its entry lies right of the label's strip.
+    const allergies = layout.rects.get('Health/Allergies')!;
+    expect(allergies.x).toBeGreaterThanOrEqual(health.x + 18);
+    const notes = layout.cells.find((c) => c.path === 'Notes')!;
+    expect([notes.labelSide, notes.label]).toEqual(['top', 'Notes']);
+    // Every heading of the small memory has a label.
+    for (const c of layoutMap(tree, 480, 360, NOW).cells.filter((c) => c.kind === 'heading')) {
+      expect(c.label, c.path).not.toBe('');
+    }
+  });
+
   it('lays out nothing without entries or room', () => {
     expect(layoutMap(buildTree([]), 480, 360, NOW).cells).toEqual([]);
     expect(layoutMap(tree, 0, 0, NOW).cells).toEqual([]);
