@@ -75,6 +75,11 @@ export class SmApp extends LitElement {
   @state() private selectedPath: string | undefined;
   @state() private tab: Tab = 'chat';
   @state() private storageUsed: string | undefined;
+  /**
+   * Settings was asked for before the stored settings were read (the dialog waits for them, so
+   * that Save cannot write the defaults over them): it opens as soon as they are.
+   */
+  private settingsAsked: { focus?: 'endpoint' } | undefined;
 
   @query('sm-chat') private chat!: SmChat;
   @query('sm-settings') private settingsDialog!: SmSettings;
@@ -174,6 +179,14 @@ export class SmApp extends LitElement {
     }
   }
 
+  protected override updated(): void {
+    const asked = this.settingsAsked;
+    if (asked && this.settingsDialog) {
+      this.settingsAsked = undefined;
+      void this.settingsDialog.open(asked);
+    }
+  }
+
   private handleDismissFallback(): void {
     this.app?.dismissFallback();
     this.mainContent?.focus();
@@ -213,7 +226,8 @@ export class SmApp extends LitElement {
   }
 
   private openSettings(focus?: 'endpoint'): void {
-    void this.settingsDialog?.open({ focus });
+    if (this.settingsDialog) void this.settingsDialog.open({ focus });
+    else this.settingsAsked = { focus };
   }
 
   private handleSkip(e: Event): void {
