@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
 } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
-import { ROOT, axeScan, buildAndServe, connectApp, seed } from './explorer-fixture';
+import { ROOT, axeScan, buildAndServe, callWorker, connectApp, seed } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = join(ROOT, 'test-results', 'screenshots');
@@ -313,7 +313,11 @@ describe('by keyboard, in a 5-turn chat', () => {
       expect(hovered.shown, `message ${i}, hover`).toBeGreaterThan(0);
       expect(hovered.apart, `message ${i}, hover`).toBe(true);
     }
-    // The newest reply hovered, its controls shown.
+    // A reply with a recalled note, hovered: its controls under the note.
+    await messages()
+      .nth(count - 3)
+      .locator('.bubble')
+      .hover();
     await shot(page, 'hover-desktop');
     await page.mouse.move(0, 0);
     // By keyboard: focus on the newest reply's first control.
@@ -323,6 +327,42 @@ describe('by keyboard, in a 5-turn chat', () => {
     const focusedOn = await overlap(messages().last());
     expect(focusedOn.shown).toBeGreaterThan(0);
     expect(focusedOn.apart).toBe(true);
+  });
+
+  it('the chat list is one Tab stop: ↓ to another chat, Enter opens it, → reaches Rename', async () => {
+    await fresh();
+    const { id } = await callWorker<{ id: number }>(page, 'createConversation', 'Packing list');
+    const list = page.locator('sm-conversations');
+    await list.getByRole('button', { name: /^Packing list/ }).waitFor(POLL);
+    await list.getByRole('button', { name: 'New chat' }).focus();
+    await page.keyboard.press('Tab');
+    // The open chat is the stop, whatever the order; the next Tab leaves the list.
+    expect((await where(page)).text).toMatch(/^How do I take my coffee/);
+    await page.keyboard.press('Tab');
+    expect((await where(page)).within).toContain('sm-chat');
+    await page.keyboard.press('Shift+Tab');
+    expect((await where(page)).text).toMatch(/^How do I take my coffee/);
+    await page.keyboard.press('Home');
+    expect((await where(page)).text).toMatch(/^Packing list/);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => messages().count(), POLL).toBe(0);
+    await page.keyboard.press('ArrowRight');
+    expect((await where(page)).label).toBe('Rename chat: Packing list');
+    await page.keyboard.press('Enter');
+    expect(await where(page)).toMatchObject({ tag: 'input', label: 'Chat title' });
+    // The title is selected: End, then the words go after it.
+    await page.keyboard.press('End');
+    await page.keyboard.type(' for Lisbon');
+    await page.keyboard.press('Enter');
+    await list.getByRole('button', { name: /^Packing list for Lisbon/ }).waitFor(POLL);
+    expect((await where(page)).label).toBe('Rename chat: Packing list for Lisbon');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('ArrowDown');
+    expect((await where(page)).text).toMatch(/^How do I take my coffee/);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => messages().count(), POLL).toBe(11);
+    // The 5-turn chat opens first again after a reload.
+    await callWorker(page, 'deleteConversation', id);
   });
 
   it('axe finds nothing at desktop and phone size; screenshots', async () => {
