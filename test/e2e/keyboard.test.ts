@@ -238,6 +238,7 @@ describe('by keyboard, in a 5-turn chat', () => {
     await expect
       .poll(() => where(page).then((w) => w.text))
       .toContain('Thanks, that is all for now.');
+    await shot(page, 'message-focused-desktop');
     await page.keyboard.press('Enter');
     expect(await where(page)).toMatchObject({ label: 'Remember this' });
     await shot(page, 'message-controls-desktop');
