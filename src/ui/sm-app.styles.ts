@@ -127,6 +127,10 @@ export const appStyles = css`
   main:focus {
     outline: none;
   }
+  /* A pane a skip link focused: its edge shows where the keys are now. */
+  .panel:focus-visible {
+    outline-offset: -2px;
+  }
   .panel {
     min-height: 0;
     min-width: 0;

@@ -93,11 +93,18 @@ export class SmApp extends LitElement {
   @state() private storageUsed: string | undefined;
   /** Whether the banners waiting behind the first are shown too. */
   @state() private moreBanners = false;
+  /**
+   * Settings was asked for before the stored settings were read (the dialog waits for them, so
+   * that Save cannot write the defaults over them): it opens as soon as they are.
+   */
+  private settingsAsked: { focus?: 'endpoint' | 'data' } | undefined;
 
   @query('sm-chat') private chat!: SmChat;
   @query('sm-settings') private settingsDialog!: SmSettings;
   @query('main') private mainContent!: HTMLElement;
   @query('sm-toast') private toast!: SmToast | null;
+  @query('#chat') private chatPane!: HTMLElement;
+  @query('#memory') private memoryPane!: HTMLElement;
 
   private readonly appState = new AppStateController(this);
   /** Renders again when the backup reminder comes or goes (one banner line at a time). */
@@ -205,6 +212,14 @@ export class SmApp extends LitElement {
     this.toast?.show(request);
   }
 
+  protected override updated(): void {
+    const asked = this.settingsAsked;
+    if (asked && this.settingsDialog) {
+      this.settingsAsked = undefined;
+      void this.settingsDialog.open(asked);
+    }
+  }
+
   private handleDismissFallback(): void {
     this.app?.dismissFallback();
     this.mainContent?.focus();
@@ -244,12 +259,15 @@ export class SmApp extends LitElement {
   }
 
   private openSettings(focus?: 'endpoint' | 'data'): void {
-    void this.settingsDialog?.open({ focus });
+    if (this.settingsDialog) void this.settingsDialog.open({ focus });
+    else this.settingsAsked = { focus };
   }
 
-  private handleSkip(e: Event): void {
-    e.preventDefault();
-    this.mainContent?.focus();
+  /** A skip link: focus on the pane's landmark (its tab first, on a narrow screen). */
+  private async handleSkip(to: 'chat' | 'memory'): Promise<void> {
+    if (this.isNarrow()) this.tab = to;
+    await this.updateComplete;
+    (to === 'chat' ? this.chatPane : this.memoryPane)?.focus();
   }
 
   /** Escape folds an open "Details" of a banner. */
@@ -274,8 +292,9 @@ export class SmApp extends LitElement {
       </button>`;
     return html`
       <header>
-        <!-- A button, not a link: the target is inside this shadow root, out of a link's reach. -->
-        <button class="skip" @click=${this.handleSkip}>Skip to main content</button>
+        <!-- Buttons, not links: the targets are inside this shadow root, out of a link's reach. -->
+        <button class="skip" @click=${() => this.handleSkip('chat')}>Skip to chat</button>
+        <button class="skip" @click=${() => this.handleSkip('memory')}>Skip to memory</button>
         <h1>Structured Memory</h1>
         ${this.renderStats()}
         <div class="actions">
@@ -302,14 +321,21 @@ export class SmApp extends LitElement {
           ${tabButton('memory', 'Memory')}
         </div>
       </nav>
+      <!-- Landmarks: the chats (nav), the chat and memory (regions); docs/chat.md, "Keyboard". -->
       <main id="main" tabindex="-1">
-        <section class="panel" aria-label="Conversations" ?data-hidden=${this.tab !== 'chats'}>
+        <nav class="panel" aria-label="Chats" ?data-hidden=${this.tab !== 'chats'}>
           <sm-conversations
             .conversations=${this.conversations.value ?? []}
             .activeId=${this.state.conversationId}
           ></sm-conversations>
-        </section>
-        <section class="panel" aria-label="Chat" ?data-hidden=${this.tab !== 'chat'}>
+        </nav>
+        <section
+          id="chat"
+          class="panel"
+          aria-label="Chat"
+          tabindex="-1"
+          ?data-hidden=${this.tab !== 'chat'}
+        >
           <sm-chat
             .memory=${this.memory}
             .session=${this.state.session}
@@ -320,8 +346,10 @@ export class SmApp extends LitElement {
           ></sm-chat>
         </section>
         <section
+          id="memory"
           class="panel memory"
-          aria-label="Memory explorer"
+          aria-label="Memory"
+          tabindex="-1"
           ?data-hidden=${this.tab !== 'memory'}
         >
           <sm-explorer

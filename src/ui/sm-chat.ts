@@ -5,6 +5,7 @@
 // from a ResizeObserver (after layout), so a long reply never lays the page out once per token.
 // Each stored message offers the chat controls (docs/chat.md): edit and resend, delete,
 // regenerate with the alternatives ← n/m → (also ← → in the empty composer), continue.
+// The messages are one Tab stop: ↑ ↓ Home End move between them (docs/chat.md, "Keyboard").
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
@@ -30,10 +31,12 @@ import type {
   MessageControls,
   MessageEditDetail,
   MessageState,
+  MessageStepDetail,
   SmMessage,
   TextStream,
 } from './sm-message';
 import { chatStyles } from './sm-chat.styles';
+import { stepIndex } from './roving';
 
 /** What the status line shows about the model server (the app's `ServerStatus`). */
 export type ChatStatus = ServerStatus;
@@ -207,6 +210,11 @@ export class SmChat extends LitElement {
   /** Log keys that stored messages took over from the live turn (see keyOf). */
   private readonly liveKeys = new Map<number, string>();
   private turnCount = 0;
+  /**
+   * The message that is the log's Tab stop: the last one focused, else the newest (`chosen`
+   * false: it follows the newest as messages come).
+   */
+  private roving: { at?: SmMessage; chosen: boolean } = { chosen: false };
   /** What layoutOf worked out for the messages last loaded. */
   private layout?: {
     messages: Message[];
@@ -324,6 +332,7 @@ export class SmChat extends LitElement {
       }
     }
     if (this.pendingScroll !== undefined) this.scrollToMessage(this.pendingScroll);
+    this.keepTabStop();
     // No followBottom() here: reading the scroll height now would lay the page out on every
     // render; the ResizeObserver follows the content once per frame, after layout.
   }
@@ -347,6 +356,7 @@ export class SmChat extends LitElement {
           @sm-message-alternative=${this.handleAlternative}
           @sm-message-remember=${this.remember.open}
           @sm-keeper-undo=${this.handleKeeperUndo}
+          @sm-message-step=${this.handleMessageStep}
           @focusin=${this.handleMessagesFocus}
         >
           ${this.renderMessages()}
@@ -762,8 +772,51 @@ export class SmChat extends LitElement {
    * Focus on a message's controls (an edit form opening, a confirmation): the log stops following
    * the bottom, so what has focus stays in view as it grows. The next turn follows again.
    */
-  private handleMessagesFocus(): void {
+  private handleMessagesFocus(event: FocusEvent): void {
     if (!this.generating) this.stick = false;
+    const message = event
+      .composedPath()
+      .find((el): el is SmMessage => el instanceof HTMLElement && el.localName === 'sm-message');
+    if (message && message.parentElement === this.list && message.kind !== 'notice') {
+      this.setTabStop(message, true);
+    }
+  }
+
+  /** The messages a person moves between (not the notices), in order. */
+  private navigable(): SmMessage[] {
+    return [...(this.list?.querySelectorAll<SmMessage>(':scope > sm-message') ?? [])].filter(
+      (m) => m.kind !== 'notice',
+    );
+  }
+
+  /** ↑ ↓ Home End on a message: focus the one before or after it, the first or the last. */
+  private handleMessageStep(event: CustomEvent<MessageStepDetail>): void {
+    const all = this.navigable();
+    const to = stepIndex(event.detail.step, all.indexOf(event.target as SmMessage), all.length);
+    if (to === undefined) return;
+    this.setTabStop(all[to], true);
+    all[to].focusMessage();
+  }
+
+  private setTabStop(message: SmMessage | undefined, chosen: boolean): void {
+    const before = this.roving.at;
+    if (before !== message && before) before.current = false;
+    if (message) message.current = true;
+    this.roving = { at: message, chosen: chosen || (this.roving.chosen && message === before) };
+  }
+
+  /**
+   * One message is the log's Tab stop: the one chosen while it is shown, else the newest. Cheap
+   * on a token frame (the chosen one still shown: no walk over the messages).
+   */
+  private keepTabStop(): void {
+    const { at, chosen } = this.roving;
+    if (chosen && at?.parentElement === this.list) return;
+    let last = this.list?.lastElementChild;
+    while (last && !(last.localName === 'sm-message' && (last as SmMessage).kind !== 'notice')) {
+      last = last.previousElementSibling;
+    }
+    this.setTabStop((last as SmMessage | null) ?? undefined, false);
   }
 
   private handleScroll(): void {

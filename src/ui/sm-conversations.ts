@@ -1,11 +1,13 @@
 // The list of conversations: start a new one, switch, rename in place, delete after a confirm
 // step inside the list. It only emits events; the app does the work and passes the new list down.
+// The list is one Tab stop: ↑ ↓ move between chats, → ← to a chat's Rename and Delete (docs/chat.md).
 import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { Conversation } from '../memory/types';
 import { emit } from './events';
 import { base, tokens } from './styles';
 import { conversationsStyles } from './sm-conversations.styles';
+import { stepIndex, stepOf } from './roving';
 
 export interface ConversationIdDetail {
   id: number;
@@ -62,6 +64,9 @@ export class SmConversations extends LitElement {
   /** The conversation waiting for the delete confirmation. */
   @state() private confirmingId?: number;
 
+  /** The chat last focused in the list: the list's Tab stop while it is there (else the open one). */
+  @state() private stopId?: number;
+
   /** Where focus goes after the next render. */
   private focusAfter?: string;
 
@@ -88,7 +93,11 @@ export class SmConversations extends LitElement {
       </div>
       ${
         this.conversations.length
-          ? html`<ul aria-labelledby="chats-heading">
+          ? html`<ul
+              aria-labelledby="chats-heading"
+              @focusin=${this.handleFocusIn}
+              @keydown=${this.handleListKey}
+            >
               ${this.conversations.map((c) => this.renderItem(c))}
             </ul>`
           : html`<p class="empty">No chats yet.</p>`
@@ -101,6 +110,7 @@ export class SmConversations extends LitElement {
     if (id === undefined) return nothing;
     const active = id === this.activeId;
     const title = c.title.trim() || 'Untitled chat';
+    const stop = this.tabStop() === id ? 0 : -1;
     return html`<li class=${active ? 'active' : ''} data-id=${id}>
       ${
         this.editingId === id
@@ -112,6 +122,7 @@ export class SmConversations extends LitElement {
                 type="button"
                 aria-current=${active ? 'true' : 'false'}
                 title=${title}
+                tabindex=${stop}
                 @click=${() => this.handleSwitch(id)}
               >
                 <span class="title">${title}</span>
@@ -122,6 +133,7 @@ export class SmConversations extends LitElement {
                   class="icon"
                   id="rename-${id}"
                   type="button"
+                  tabindex="-1"
                   aria-label="Rename chat: ${title}"
                   title="Rename"
                   @click=${() => this.handleStartRename(id)}
@@ -134,6 +146,7 @@ export class SmConversations extends LitElement {
                   class="icon"
                   id="delete-${id}"
                   type="button"
+                  tabindex="-1"
                   aria-label="Delete chat: ${title}"
                   title="Delete"
                   @click=${() => this.handleAskDelete(id)}
@@ -187,6 +200,52 @@ export class SmConversations extends LitElement {
         </button>
       </div>
     </div>`;
+  }
+
+  /** The chat whose button is the list's Tab stop: the one last focused, else the open one. */
+  private tabStop(): number | undefined {
+    const ids = this.conversations.map((c) => c.id);
+    if (this.stopId !== undefined && ids.includes(this.stopId)) return this.stopId;
+    return ids.includes(this.activeId) ? this.activeId : ids[0];
+  }
+
+  private handleFocusIn(event: FocusEvent): void {
+    const li = (event.target as HTMLElement).closest('li');
+    const id = Number(li?.dataset.id);
+    if (li && Number.isInteger(id)) this.stopId = id;
+  }
+
+  /**
+   * On a chat: ↑ ↓ Home End another chat, → its Rename. On Rename or Delete: ← → along the row,
+   * Escape back to the chat, ↑ ↓ another chat. The title field and the confirmation keep their keys.
+   */
+  private handleListKey(event: KeyboardEvent): void {
+    const target = event.target as HTMLElement;
+    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    if (!(target instanceof HTMLButtonElement) || target.closest('.confirm')) return;
+    const li = target.closest('li');
+    if (!li) return;
+    const row = [...li.querySelectorAll<HTMLElement>('.row button')];
+    const onChat = target.classList.contains('open');
+    const vertical = event.key === 'ArrowUp' || event.key === 'ArrowDown';
+    if (vertical || (onChat && (event.key === 'Home' || event.key === 'End'))) {
+      const chats = [...this.renderRoot.querySelectorAll<HTMLElement>('li .row button.open')];
+      const at = chats.indexOf(li.querySelector('button.open')!);
+      const to = stepIndex(stepOf(event.key, 'vertical')!, at, chats.length);
+      event.preventDefault();
+      chats[to ?? at]?.focus();
+      return;
+    }
+    if (event.key === 'Escape' && !onChat) {
+      event.preventDefault();
+      row[0]?.focus();
+      return;
+    }
+    const step = stepOf(event.key, 'horizontal');
+    if (!step) return;
+    event.preventDefault();
+    const to = stepIndex(step, row.indexOf(target), row.length);
+    if (to !== undefined) row[to].focus();
   }
 
   private handleNew(): void {

@@ -12,6 +12,17 @@ export const messageStyles = css`
   :host([kind='user']) {
     align-items: flex-end;
   }
+  /* The message's own box: the list's Tab stop (see current); it lays out what the host did. */
+  .item {
+    align-self: stretch;
+    display: flex;
+    flex-direction: column;
+    align-items: inherit;
+    border-radius: 10px;
+  }
+  .item:focus-visible {
+    outline-offset: 3px;
+  }
   .bubble {
     max-width: min(46rem, 100%);
     min-width: 0;
@@ -218,25 +229,10 @@ export const messageStyles = css`
     margin-top: 2px;
     min-height: 28px;
   }
+  /* The controls that show on hover or focus keep their row under the message, so they never
+     cover its words (they floated over the bubble's top corner). */
   @media (hover: hover) {
     :host(:not(:hover):not(:focus-within)) .controls .quiet {
-      opacity: 0;
-    }
-    /* Only hover controls: they float over the bubble's top corner and take no room. */
-    .controls.floating {
-      position: absolute;
-      top: -14px;
-      right: 8px;
-      z-index: 1;
-      margin: 0;
-      min-height: 0;
-      padding: 1px;
-      background: var(--sm-surface);
-      border: 1px solid var(--sm-border);
-      border-radius: 6px;
-      box-shadow: 0 1px 3px rgb(0 0 0 / 12%);
-    }
-    :host(:not(:hover):not(:focus-within)) .controls.floating {
       opacity: 0;
     }
   }

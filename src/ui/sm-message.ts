@@ -8,6 +8,8 @@
 // Below a stored message: its controls (edit and resend, delete with a confirmation, regenerate,
 // the alternatives ← n/m →, continue) and the memories auto-recall put into its prompt, as
 // links (docs/chat.md). The panel decides which controls a message offers and does the work.
+// A message is one Tab stop (when `current`): the arrow keys reach what is in it, and ↑ ↓ ask the
+// panel for the message before or after (docs/chat.md, "Keyboard").
 import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { formatDay } from '../chat/context';
@@ -18,6 +20,7 @@ import { MarkdownFeed, renderMarkdownBlocks } from './markdown';
 import { base, tokens } from './styles';
 import { messageStyles } from './sm-message.styles';
 import { selectionWithin } from './selection';
+import { focusablesIn, stepIndex, stepOf, type Step } from './roving';
 
 export type MessageKind = 'user' | 'assistant' | 'notice';
 
@@ -66,6 +69,11 @@ export interface MessageRememberDetail {
   selected: boolean;
 }
 
+export interface MessageStepDetail {
+  /** The message to go to, from this one: the one before or after, the first or the last. */
+  step: Step;
+}
+
 export interface MessageAlternativeDetail {
   id: number;
   /** -1: the previous alternative, +1: the next. */
@@ -86,6 +94,8 @@ declare module './events' {
     'sm-message-alternative': MessageAlternativeDetail;
     /** Remember this message, or the words selected in it. */
     'sm-message-remember': MessageRememberDetail;
+    /** ↑ ↓ Home End on a message: focus the message before or after it, the first or the last. */
+    'sm-message-step': MessageStepDetail;
   }
 }
 
@@ -97,6 +107,7 @@ declare global {
     'sm-message-continue': CustomEvent<MessageActionDetail>;
     'sm-message-alternative': CustomEvent<MessageAlternativeDetail>;
     'sm-message-remember': CustomEvent<MessageRememberDetail>;
+    'sm-message-step': CustomEvent<MessageStepDetail>;
   }
 }
 
@@ -123,6 +134,7 @@ const icon = (d: string) => html`<svg viewBox="0 0 16 16" aria-hidden="true"><pa
  * @fires sm-message-remember - Remember this, or Remember selection (`{ id, text, selected }`).
  * @fires sm-select-path - A recalled memory was clicked (`{ path, followMoves: true }`).
  * @fires sm-open-message - A recalled past message was clicked (`{ conversationId, messageId }`).
+ * @fires sm-message-step - ↑ ↓ Home or End on the message (`{ step }`): the panel moves focus.
  */
 @customElement('sm-message')
 export class SmMessage extends LitElement {
@@ -161,6 +173,12 @@ export class SmMessage extends LitElement {
   /** Cut by the length limit ("Continue" goes on). */
   @property({ type: Boolean }) cut = false;
 
+  /**
+   * The message is the list's Tab stop (the panel sets it on one message): its own box takes
+   * focus by Tab; what is in it (links, tool cards, controls) only by the arrow keys.
+   */
+  @property({ type: Boolean }) current = false;
+
   /** Paths of the memories auto-recall put into this reply's prompt. */
   @property({ attribute: false }) recalled: string[] = [];
 
@@ -180,6 +198,7 @@ export class SmMessage extends LitElement {
   private pressedWith?: string;
 
   @query('.md') private md?: HTMLElement;
+  @query('.item') private item?: HTMLElement;
 
   /**
    * What is in `.md`: what it was split from (`text`, then `count` pieces of the stream `pieces`),
@@ -246,6 +265,11 @@ export class SmMessage extends LitElement {
     this.renderRoot.querySelector<HTMLElement>('.controls .remember')?.focus();
   }
 
+  /** Focus on the message itself (its box, the list's Tab stop). */
+  focusMessage(): void {
+    this.item?.focus();
+  }
+
   /** Focus on this message's first control (after a change elsewhere took focus away). */
   focusControls(): void {
     this.renderRoot.querySelector<HTMLElement>('.controls button:not(:disabled)')?.focus();
@@ -257,18 +281,27 @@ export class SmMessage extends LitElement {
     }
     const title = this.time ? this.time.toLocaleString() : undefined;
     return html`
-      ${
-        this.editing
-          ? this.renderEdit()
-          : this.kind === 'user'
-            ? this.renderUser(title)
-            : this.renderAssistant(title)
-      }
-      <div class="tools ${this.hasTools ? 'some' : ''}">
-        <slot @slotchange=${this.handleSlotChange}></slot>
+      <div
+        class="item"
+        role="article"
+        aria-label=${this.kind === 'user' ? 'Your message' : 'Reply'}
+        aria-describedby=${this.editing ? nothing : 'words'}
+        tabindex=${this.current ? 0 : -1}
+        @keydown=${this.handleKey}
+      >
+        ${
+          this.editing
+            ? this.renderEdit()
+            : this.kind === 'user'
+              ? this.renderUser(title)
+              : this.renderAssistant(title)
+        }
+        <div class="tools ${this.hasTools ? 'some' : ''}">
+          <slot @slotchange=${this.handleSlotChange}></slot>
+        </div>
+        ${this.renderMark()} ${this.renderRecalled()}
+        ${this.confirming ? this.renderConfirm() : this.editing ? nothing : this.renderControls()}
       </div>
-      ${this.renderMark()} ${this.renderRecalled()}
-      ${this.confirming ? this.renderConfirm() : this.editing ? nothing : this.renderControls()}
       ${this.renderPick()}
     `;
   }
@@ -281,6 +314,7 @@ export class SmMessage extends LitElement {
         html`<button
           type="button"
           class="path"
+          tabindex="-1"
           title="Show in the memory tree"
           @click=${() => this.handleRecalled(path)}
         >
@@ -294,6 +328,7 @@ export class SmMessage extends LitElement {
       return html`<button
         type="button"
         class="turn"
+        tabindex="-1"
         title="Open this message in its chat"
         @click=${() =>
           emit(this, 'sm-open-message', { conversationId: t.conversationId, messageId: t.turnId })}
@@ -311,21 +346,17 @@ export class SmMessage extends LitElement {
     if (!c || this.messageId === undefined) return nothing;
     const who = this.kind === 'user' ? 'your message' : 'reply';
     const alts = c.alternatives && c.alternatives.count > 1 ? c.alternatives : undefined;
-    // The alternatives and Continue after a cut stay in view; the rest shows on hover or focus.
+    // Continue after a cut stands out; the rest shows on hover or focus (in a row kept for them
+    // under the message, so they never cover its words).
     const goOn = !!c.continue && (this.cut || this.state !== 'done');
-    const loud = !!alts || goOn;
-    return html`<div
-      class="controls ${loud ? '' : 'floating'}"
-      role="group"
-      aria-label="Message actions"
-      @keydown=${this.handleControlsKey}
-    >
+    return html`<div class="controls" role="group" aria-label="Message actions">
       ${
         alts
           ? html`<span class="alts" role="group" aria-label="Alternatives of this reply">
               <button
                 type="button"
                 class="prev"
+                tabindex="-1"
                 aria-label="Previous alternative"
                 title="Previous alternative (←)"
                 ?disabled=${this.busy || alts.shown <= 1}
@@ -337,6 +368,7 @@ export class SmMessage extends LitElement {
               <button
                 type="button"
                 class="next"
+                tabindex="-1"
                 aria-label="Next alternative"
                 title="Next alternative (→)"
                 ?disabled=${this.busy || alts.shown >= alts.count}
@@ -352,6 +384,7 @@ export class SmMessage extends LitElement {
           ? html`<button
               type="button"
               class="continue ${goOn ? 'outlined' : 'quiet'}"
+              tabindex="-1"
               ?disabled=${this.busy}
               @click=${() => this.fire('sm-message-continue')}
             >
@@ -364,6 +397,7 @@ export class SmMessage extends LitElement {
           ? html`<button
               type="button"
               class="regenerate ${alts ? '' : 'quiet'}"
+              tabindex="-1"
               aria-label=${this.kind === 'user' ? 'Answer again' : 'Regenerate reply'}
               title=${this.kind === 'user' ? 'Answer again' : 'Regenerate (keeps this one)'}
               ?disabled=${this.busy}
@@ -378,6 +412,7 @@ export class SmMessage extends LitElement {
           ? html`<button
               type="button"
               class="remember quiet"
+              tabindex="-1"
               aria-label="Remember this"
               title="Remember this (the selected words, if any)"
               @pointerdown=${this.handleRememberPress}
@@ -392,6 +427,7 @@ export class SmMessage extends LitElement {
           ? html`<button
               type="button"
               class="edit quiet"
+              tabindex="-1"
               aria-label="Edit ${who}"
               title="Edit and resend"
               ?disabled=${this.busy}
@@ -406,6 +442,7 @@ export class SmMessage extends LitElement {
           ? html`<button
               type="button"
               class="delete quiet"
+              tabindex="-1"
               aria-label="Delete ${who}"
               title="Delete"
               ?disabled=${this.busy}
@@ -550,15 +587,45 @@ export class SmMessage extends LitElement {
     emit(this, 'sm-message-alternative', { id: this.messageId, step });
   }
 
-  /** ← and → switch alternatives from anywhere among the actions (a group, not a toolbar: Tab moves). */
-  private handleControlsKey(event: KeyboardEvent): void {
-    const alts = this.controls?.alternatives;
-    if (!alts || alts.count < 2) return;
-    if (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight') return;
+  /**
+   * The keys of a message (docs/chat.md, "Keyboard"). On the message: ↑ ↓ Home End go to another
+   * message (the panel does it), Enter or → to the first thing in it. On something in it (a link,
+   * a tool card, a control): ← → the one before or after (← from the first: the message), Home
+   * End the first or last, Escape the message, ↑ ↓ another message. Fields and the delete
+   * confirmation keep their keys.
+   */
+  private handleKey(event: KeyboardEvent): void {
+    const item = this.item;
+    const target = event.composedPath()[0];
+    if (!item || !(target instanceof HTMLElement)) return;
+    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    if (target.matches('input, textarea, select') || target.closest('.confirm, form.edit')) return;
+    const onMessage = target === item;
+    const vertical = event.key === 'ArrowUp' || event.key === 'ArrowDown';
+    if (vertical || (onMessage && (event.key === 'Home' || event.key === 'End'))) {
+      event.preventDefault();
+      emit(this, 'sm-message-step', { step: stepOf(event.key, 'vertical')! });
+      return;
+    }
+    const items = focusablesIn(item);
+    if (onMessage) {
+      if ((event.key === 'Enter' || event.key === 'ArrowRight') && items.length) {
+        event.preventDefault();
+        items[0].focus();
+      }
+      return;
+    }
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      item.focus();
+      return;
+    }
+    const step = stepOf(event.key, 'horizontal');
+    if (!step) return;
     event.preventDefault();
-    const step = event.key === 'ArrowLeft' ? -1 : 1;
-    const to = alts.shown + step;
-    if (to >= 1 && to <= alts.count) this.handleAlternative(step);
+    const to = stepIndex(step, items.indexOf(target), items.length);
+    if (to !== undefined) items[to].focus();
+    else if (step === 'previous') item.focus();
   }
 
   private handleStartEdit(): void {
@@ -618,13 +685,17 @@ export class SmMessage extends LitElement {
   }
 
   private handleSlotChange(event: Event): void {
-    this.hasTools = (event.target as HTMLSlotElement).assignedElements().length > 0;
+    const cards = (event.target as HTMLSlotElement).assignedElements();
+    this.hasTools = cards.length > 0;
+    // A host with a negative tabindex takes its shadow tree out of the Tab order: a tool card's
+    // links are reached with the arrow keys, as the rest of the message.
+    for (const card of cards) if (card instanceof HTMLElement) card.tabIndex = -1;
   }
 
   private renderUser(title: string | undefined) {
     // No whitespace around the text: the bubble keeps the user's line breaks (pre-wrap).
     return html`<div class="bubble" title=${title ?? nothing}>
-      <span class="who">You: </span><span class="text">${this.text}</span>
+      <span class="who">You: </span><span class="text" id="words">${this.text}</span>
     </div>`;
   }
 
@@ -638,7 +709,7 @@ export class SmMessage extends LitElement {
       aria-busy=${streaming ? 'true' : 'false'}
     >
       <span class="who">Assistant: </span>
-      <div class="md"></div>
+      <div class="md" id="words"></div>
       ${streaming && blank ? html`<span class="caret" aria-hidden="true"></span>` : nothing}
     </div>`;
   }
@@ -732,6 +803,7 @@ export class SmMessage extends LitElement {
         true,
         PARSE_MS,
       );
+      untab(nodes);
       shown.waiting.splice(0, taken);
       // In boxes of CHUNK_NODES: a box of finished blocks is laid out once, so each frame's
       // layout does not walk every block of a long reply.
@@ -754,6 +826,7 @@ export class SmMessage extends LitElement {
     const open = shown.final ? '' : shown.feed.openSource();
     if (open) {
       const { nodes } = renderMarkdownBlocks([open], false);
+      untab(nodes);
       shown.tail = [...nodes.childNodes];
       host.append(nodes);
     }
@@ -791,6 +864,11 @@ export class SmMessage extends LitElement {
     }
     return nothing;
   }
+}
+
+/** Links in the model's words are reached with the arrow keys, not Tab (the message is one stop). */
+function untab(nodes: ParentNode): void {
+  for (const a of nodes.querySelectorAll<HTMLElement>('a[href]')) a.tabIndex = -1;
 }
 
 /**

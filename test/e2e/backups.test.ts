@@ -196,7 +196,10 @@ describe('storage the browser keeps, and backups', () => {
     // A week: one short line.
     await page.clock.fastForward(1 * DAY + 60_000);
     // The least urgent line: behind "N more" while the first says there is no model server.
-    await page.locator('sm-app').getByRole('button', { name: /^\d+ more$/ }).click();
+    await page
+      .locator('sm-app')
+      .getByRole('button', { name: /^\d+ more$/ })
+      .click();
     await reminder.waitFor();
     expect(await reminder.locator('.text').textContent()).toBe('No backup of memory yet.');
     expect((await reminder.boundingBox())!.height).toBeLessThanOrEqual(40);

@@ -112,7 +112,7 @@ describe('chat controls in Chromium', () => {
     await shot('recalled-desktop');
   });
 
-  it('regenerate keeps the alternatives: ← and → (buttons and keys) switch, the choice survives a reload and is what the model sees next', async () => {
+  it("regenerate keeps the alternatives: ← and → (buttons, Enter on them, the composer's keys) switch, the choice survives a reload and is what the model sees next", async () => {
     await lastReply().getByRole('button', { name: 'Regenerate reply' }).click();
     await idle();
     await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 2: a flat white.');
@@ -121,8 +121,10 @@ describe('chat controls in Chromium', () => {
     await lastReply().getByRole('button', { name: 'Previous alternative' }).click();
     await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 1: a flat white.');
     await expect.poll(() => alts().innerText(), POLL).toMatch(/1\/2/);
-    // Focus stays on the controls of the reply shown; → switches from there.
-    await page.keyboard.press('ArrowRight');
+    // Focus stays on the controls of the reply shown (on Next: there is none before the first);
+    // the keys switch from there.
+    await expect.poll(() => focused(page)).toMatchObject({ label: 'Next alternative' });
+    await page.keyboard.press('Enter');
     await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 2: a flat white.');
     // ← in the empty composer.
     await box().focus();

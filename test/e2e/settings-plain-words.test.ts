@@ -280,13 +280,13 @@ describe('settings and the shell in plain words', () => {
     }
   });
 
-  it('skip link: the first Tab stop, and it moves focus to the main content', async () => {
+  it('skip link: the first Tab stop, and it moves focus to the chat', async () => {
     await page.reload();
     await page.locator('sm-app header').waitFor();
     await page.keyboard.press('Tab');
-    expect(await deepFocus(page)).toMatch(/Skip to main content/);
+    expect(await deepFocus(page)).toMatch(/Skip to chat/);
     await page.keyboard.press('Enter');
-    expect(await deepFocus(page)).toMatch(/^main#main/);
+    expect(await deepFocus(page)).toMatch(/^section#chat/);
   });
 
   it('screenshots: desktop and phone, main screen and Settings; the phone shell is compact', async () => {
