@@ -210,6 +210,19 @@ describe('settings and the shell in plain words', () => {
       .poll(() => dialog.locator('.test-error').textContent(), { timeout: 30_000 })
       .toMatch(new RegExp(`Nothing answers at http://127\\.0\\.0\\.1:${port}: .*Endpoint URL`));
 
+    // llama.cpp started without --jinja refuses native tool calls: asked, and said with the fix.
+    const noJinja = await startFakeServer('llamacpp', { jinja: false });
+    try {
+      await dialog.getByRole('textbox', { name: 'Endpoint URL' }).fill(noJinja.url);
+      await dialog.getByRole('button', { name: 'Test connection' }).click();
+      await expect
+        .poll(async () => (await result.textContent())?.replace(/\s+/g, ' '), { timeout: 30_000 })
+        .toMatch(/Tool calls: prompted: The llama\.cpp server refused native tool calls .*--jinja/);
+      await shot('desktop-settings-tested-no-jinja');
+    } finally {
+      await noJinja.close();
+    }
+
     // KoboldCPP with a password, and none given: said before the first chat fails.
     const locked = await startFakeServer('koboldcpp', { password: 'sesame' });
     try {
