@@ -1,6 +1,7 @@
 // Page side of the worker boundary: starts the memory worker and hands out its typed proxy.
 import { releaseProxy, wrap, type Remote } from 'comlink';
 import type { MemoryWorkerApi } from '../workers/memory.worker';
+import { keepErrorCodes } from './worker-errors';
 
 /** The memory engine as the page sees it: every call is async and crosses to the worker. */
 export type MemoryClient = Remote<MemoryWorkerApi>;
@@ -17,6 +18,8 @@ export interface StartOptions {
 }
 
 export function startMemoryWorker(options: StartOptions = {}): MemoryWorkerHandle {
+  // The worker installs the same handler: a rejection keeps its `code` on the way here.
+  keepErrorCodes();
   const worker = new Worker(new URL('../workers/memory.worker.ts', import.meta.url), {
     type: 'module',
     name: 'structured-memory',

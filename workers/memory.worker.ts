@@ -16,6 +16,7 @@ import type {
 } from '../src/memory/types';
 import { createBrowserSync } from '../src/sync/browser';
 import type { SyncConfig, SyncStatus } from '../src/sync/engine';
+import { keepErrorCodes } from '../src/worker-errors';
 
 export type ModelChoice = 'default' | 'bundled';
 
@@ -204,4 +205,6 @@ function createWorkerApi() {
 /** What the page sees through `wrap<MemoryWorkerApi>()`. */
 export type MemoryWorkerApi = ReturnType<typeof createWorkerApi>;
 
+// A thrown error reaches the page with its `code` (ModelUnavailableError's, for one).
+keepErrorCodes();
 expose(createWorkerApi());

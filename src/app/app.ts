@@ -18,9 +18,10 @@ import {
   koboldPasswordMissing,
   type Connector,
   type ConnectorOptions,
+  type ToolProbe,
 } from '../llm/connector';
 import { isAbortError } from '../llm/errors';
-import type { ServerInfo, ToolMode } from '../llm/types';
+import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import type { MemoryClient } from '../worker-client';
 import { MemoryKeeper, type KeeperTarget } from './memory-keeper';
 import {
@@ -44,6 +45,13 @@ const TOOL_MODES_KEY = 'toolModes';
 const SCHEMA_MODES_KEY = 'schemaModes';
 /** How long Test connection waits for the server before saying it does not answer. */
 export const TEST_TIMEOUT_MS = 15_000;
+
+/**
+ * The servers whose tool support Test connection asks about: they refuse `tools` in ways the
+ * connector knows (llama.cpp without --jinja, Ollama for a model without tools). KoboldCPP
+ * emulates tool calls for every model; the others are not asked (a generation each time).
+ */
+const PROBED: ReadonlySet<ServerKind> = new Set(['llamacpp', 'ollama']);
 
 /** What the status line says about the model server. */
 export interface ServerStatus {
@@ -224,12 +232,28 @@ export class App {
       return { ok: false, message: koboldPasswordError(info).message };
     const remembered =
       test.toolMode === 'auto' ? await this.toolModes().get(toolModeKey(info)) : undefined;
+    let probe: ToolProbe | { failed: string } | undefined;
+    if (PROBED.has(info.kind) && test.toolMode !== 'prompted') {
+      try {
+        probe = await connector.probeTools(AbortSignal.any([test.signal, timeout]));
+      } catch (e) {
+        if (isAbortError(e) && !timeout.aborted) throw e;
+        probe = {
+          failed: timeout.aborted
+            ? `no answer within ${TEST_TIMEOUT_MS / 1000} seconds`
+            : e instanceof Error
+              ? e.message
+              : String(e),
+        };
+      }
+    }
     return {
       ok: true,
       lines: describeConnection(info, {
         toolMode: test.toolMode,
         remembered,
         contextOverride: test.contextSize,
+        probe,
       }),
     };
   }

@@ -2,7 +2,7 @@
 // database (settings table, key 'app'). The endpoint is only ever set here, never from a URL.
 // Also what Test connection reports, in words, and the notices dismissed on this device.
 import { DEFAULT_CHAT_SETTINGS, type ChatSettings } from '../chat/chat-session';
-import { DEFAULT_ENDPOINT, SERVER_LABELS } from '../llm/connector';
+import { DEFAULT_ENDPOINT, SERVER_LABELS, type ToolProbe } from '../llm/connector';
 import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import { KEEP_CHOICES, type AutoBackup } from './backup-plan';
 
@@ -91,11 +91,17 @@ const REPORTS_CONTEXT: ReadonlySet<ServerKind> = new Set(['koboldcpp', 'llamacpp
 /**
  * What Test connection shows, one line each: the server, the model, the context size and how
  * tool calls will go. `toolMode` is the setting; `remembered` what an earlier chat learned
- * about this server and model (`prompted` once it refused native tools).
+ * about this server and model (`prompted` once it refused native tools); `probe` what the server
+ * said just now when asked with tools (llama.cpp and Ollama), or why it could not be asked.
  */
 export function describeConnection(
   info: ServerInfo,
-  options: { toolMode: ToolMode; remembered?: ToolMode; contextOverride?: number },
+  options: {
+    toolMode: ToolMode;
+    remembered?: ToolMode;
+    contextOverride?: number;
+    probe?: ToolProbe | { failed: string };
+  },
 ): ConnectionLine[] {
   const server = SERVER_LABELS[info.kind] + (info.version ? ` ${info.version}` : '');
   const tokens = `${info.contextSize.toLocaleString('en-US')} tokens`;
@@ -104,15 +110,28 @@ export function describeConnection(
   else if (REPORTS_CONTEXT.has(info.kind)) context = `${tokens} (from the server)`;
   else
     context = `${tokens} (assumed: this server does not say; set Context size if yours is larger)`;
+  const probe = options.probe;
   let tools: string;
-  if (options.toolMode === 'native') tools = 'native (set in Settings)';
+  if (probe && 'native' in probe && !probe.native) {
+    tools =
+      options.toolMode === 'native'
+        ? `native (set in Settings), but the server refuses them: ${probe.message} Choose Auto or Prompted tools in Tool mode.`
+        : `prompted: ${probe.message}`;
+  } else if (options.toolMode === 'native')
+    tools =
+      probe && 'native' in probe
+        ? 'native (set in Settings; the server takes them)'
+        : 'native (set in Settings)';
   else if (options.toolMode === 'prompted')
     tools = 'prompted: the tools are described in the prompt (set in Settings)';
   else if (options.remembered === 'prompted')
     tools = 'prompted: this server and model refused native tool calls before';
   else if (info.kind === 'koboldcpp')
     tools = 'native (KoboldCPP emulates them, so a reply that uses memory starts later)';
+  else if (probe && 'native' in probe)
+    tools = 'native: the server takes them for this model (asked just now)';
   else tools = 'native; switches to prompted by itself if the server refuses them';
+  if (probe && 'failed' in probe) tools += ` (could not ask the server: ${probe.failed})`;
   return [
     { label: 'Server', value: server },
     { label: 'Model', value: info.model || 'not reported by the server' },

@@ -144,7 +144,30 @@ export interface Connector {
   structured(request: StructuredRequest): Promise<StructuredResult>;
   /** Tokens of `text` by the server's tokenizer when it has one (cached), else an estimate. */
   countTokens(text: string, signal?: AbortSignal): Promise<number>;
+  /**
+   * Whether the server takes native tool calls for the detected model, asked as a chat does (a
+   * streamed request with `tools`, one token long, its answer not read). Servers say no with a
+   * refusal of the request: llama.cpp without `--jinja`, or a build without streamed tools, and
+   * Ollama for a model without tool support (PROTOCOLS.md). Other failures reject as a chat's do.
+   */
+  probeTools(signal?: AbortSignal): Promise<ToolProbe>;
 }
+
+/** What probeTools learned: native tool calls work, or the server's refusal as a sentence. */
+export type ToolProbe = { native: true } | { native: false; message: string };
+
+/** The one tool a probe offers: valid for every server (KoboldCPP's rules included). */
+export const PROBE_TOOL: ToolSpec = {
+  type: 'function',
+  function: {
+    name: 'ping',
+    description: 'Answers pong.',
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string', description: 'Any text.' } },
+    },
+  },
+};
 
 export function normaliseEndpoint(endpoint: string): string {
   let url = endpoint.trim();
@@ -476,7 +499,34 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     return count;
   }
 
-  return { baseUrl, detect, chat, generate, structured, countTokens };
+  async function probeTools(signal?: AbortSignal): Promise<ToolProbe> {
+    const body = {
+      model: info?.model || undefined,
+      messages: [{ role: 'user', content: 'Say OK.' }],
+      stream: true,
+      max_tokens: 1,
+      tools: [PROBE_TOOL],
+      tool_choice: 'auto',
+    };
+    let response: Response;
+    try {
+      response = await request(
+        '/v1/chat/completions',
+        { method: 'POST', headers: headers(true), body: JSON.stringify(body), signal },
+        info?.kind,
+        1,
+      );
+    } catch (e) {
+      if (e instanceof LlmError && e.code === 'TOOLS_UNSUPPORTED')
+        return { native: false, message: e.message };
+      throw e;
+    }
+    // Accepted: that is the answer; the token itself is not needed.
+    await response.body?.cancel().catch(() => undefined);
+    return { native: true };
+  }
+
+  return { baseUrl, detect, chat, generate, structured, countTokens, probeTools };
 }
 
 /** One structured request on the wire: where it goes and its JSON body. */

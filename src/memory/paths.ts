@@ -91,14 +91,6 @@ export function isSelfOrDescendant(candidate: string, path: string): boolean {
   return path === '' || candidate === path || candidate.startsWith(path + '/');
 }
 
-/** The direct child of `heading` on the way to `descendant` (which must lie below it). */
-export function childOnPath(heading: string, descendant: string): string {
-  const rest = heading === '' ? descendant : descendant.slice(heading.length + 1);
-  const i = rest.indexOf('/');
-  const first = i < 0 ? rest : rest.slice(0, i);
-  return heading === '' ? first : heading + '/' + first;
-}
-
 function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';

@@ -236,8 +236,7 @@ export function nextVersion(current: number, path: string): number | ToolError {
   return toolError(
     'INVALID_ARGUMENT',
     `"${path}" is at version ${MAX_VERSION}, the highest version there can be; nothing was ` +
-      'written. To change it, delete it (its versions stay in its history) and save it again, ' +
-      'which starts over at version 1',
+      'written. To change it, save it under a new path',
   );
 }
 

@@ -738,6 +738,8 @@ ${contentText(v.content)
   private async run(action: () => Promise<void>): Promise<void> {
     this.busy = true;
     this.actionError = '';
+    // A note about the last change ("Saved as version 2") is out of date once another begins.
+    this.status = '';
     try {
       await action();
     } catch (e) {

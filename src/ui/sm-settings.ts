@@ -101,6 +101,11 @@ type Flag = 'autoRecall' | 'extraTools' | 'memoryKeeper' | 'backupReminder';
 /** Smallest context override that leaves room for a prompt. */
 const MIN_CONTEXT = 512;
 
+/** The thread sentence's terms in plain words, said before it. */
+const THREADS_PLAIN =
+  'Threads are processor cores working at once, which makes search by meaning faster. ' +
+  'Browsers allow them only to a page in a stricter safe mode, called “cross-origin isolated”, which the app’s web server or its offline helper (the service worker) switches on.';
+
 type Draft = Omit<AppSettings, NumberField> & Record<NumberField, string>;
 type Errors = Partial<Record<keyof AppSettings, string>>;
 
@@ -314,7 +319,7 @@ export class SmSettings extends LitElement {
                         Prompted tools
                       </option>
                     </select>`,
-                    'How the model reaches its memory: native uses the server’s tool calls, prompted describes the tools in the prompt (any model); auto tries native first.',
+                    'How the model looks things up in its memory and saves to it. Auto works it out for you. Native lets the model server pass those requests itself (best with models made for it); Prompted explains them to the model in plain text instead, which works with any model but takes more room in the prompt.',
                   )}
                 </fieldset>
                 <fieldset>
@@ -344,7 +349,7 @@ export class SmSettings extends LitElement {
                   ${this.checkbox(
                     'extraTools',
                     'Let the model edit and move entries',
-                    'Offers it updateMemory and moveMemory, besides saving, reading and deleting.',
+                    'Lets the model also change part of an entry and move or rename entries, not only save, read and delete them. To the model these are the updateMemory and moveMemory tools.',
                   )}
                   ${this.field(
                     'embeddingModel',
@@ -366,7 +371,7 @@ export class SmSettings extends LitElement {
                       (this.modelInUse ? ` In use now: ${this.modelInUse}.` : '') +
                       (d.embeddingModel === 'bundled'
                         ? ' The bundled model is a word table: it needs no neural runtime and no threads.'
-                        : ` ${embeddingThreads().sentence}`),
+                        : ` ${THREADS_PLAIN} ${embeddingThreads().sentence}`),
                   )}
                   ${this.reembed ? this.renderReembed(this.reembed) : nothing}
                 </fieldset>

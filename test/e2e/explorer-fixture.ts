@@ -183,14 +183,58 @@ export function focused(page: Page): Promise<{ tag: string; text: string; label:
 /**
  * Installed before the app loads (`addInitScript`): records the method name of each call sent to
  * a worker, and `(model request)` for each chat request, for the tests that count round trips.
+ * Also what `settled` and `reportArrived` read: the calls still waiting for the worker's answer,
+ * and a summary of each change report the worker sends the page (a Comlink call on one of the
+ * page's MessagePorts: the paths and conversation titles it carries).
  */
 export const COUNT_CALLS = `(() => {
   const calls = [];
   window.__workerCalls = calls;
+  const pending = new Set();
+  window.__workerPending = pending;
+  const reports = [];
+  window.__memoryReports = reports;
+  const answered = new WeakSet();
   const post = Worker.prototype.postMessage;
   Worker.prototype.postMessage = function (data, ...rest) {
     if (data && data.type === 'APPLY' && Array.isArray(data.path)) calls.push(data.path.join('.'));
+    if (data && typeof data.id === 'string') pending.add(data.id);
+    if (!answered.has(this)) {
+      answered.add(this);
+      this.addEventListener('message', (ev) => {
+        if (ev.data && typeof ev.data.id === 'string') pending.delete(ev.data.id);
+      });
+    }
     return post.call(this, data, ...rest);
+  };
+  const summary = (c) => ({
+    tables: c.tables,
+    paths: [
+      ...((c.entries && c.entries.upserted) || []).map((e) => e.path),
+      ...((c.entries && c.entries.removed) || []),
+    ],
+    details: (c.details || []).map((d) => d.path),
+    conversations: ((c.conversations && c.conversations.upserted) || []).map((v) => v.title),
+  });
+  const wrappers = new WeakMap();
+  const add = MessagePort.prototype.addEventListener;
+  const remove = MessagePort.prototype.removeEventListener;
+  MessagePort.prototype.addEventListener = function (type, listener, ...rest) {
+    if (type !== 'message' || typeof listener !== 'function') return add.call(this, type, listener, ...rest);
+    const wrapped = function (ev) {
+      const d = ev.data;
+      if (d && d.type === 'APPLY' && Array.isArray(d.argumentList)) {
+        for (const a of d.argumentList) {
+          if (a && a.type === 'RAW' && a.value && Array.isArray(a.value.tables)) reports.push(summary(a.value));
+        }
+      }
+      return listener.call(this, ev);
+    };
+    wrappers.set(listener, wrapped);
+    return add.call(this, type, wrapped, ...rest);
+  };
+  MessagePort.prototype.removeEventListener = function (type, listener, ...rest) {
+    return remove.call(this, type, wrappers.get(listener) || listener, ...rest);
   };
   const send = window.fetch;
   window.fetch = function (input, init) {
@@ -199,6 +243,68 @@ export const COUNT_CALLS = `(() => {
     return send.call(this, input, init);
   };
 })();`;
+
+/** What COUNT_CALLS keeps of one change report the page received. */
+export interface ReportSummary {
+  tables: string[];
+  /** Entry paths upserted or removed. */
+  paths: string[];
+  /** Paths of the entry details it carried. */
+  details: string[];
+  /** Titles of the conversations upserted. */
+  conversations: string[];
+}
+
+/** How many change reports the page has received so far. */
+export const reportCount = (p: Page) =>
+  p.evaluate(() => (window as unknown as { __memoryReports: unknown[] }).__memoryReports.length);
+
+/**
+ * Waits until a change report received after the `from`-th one matches `wanted`: the write a test
+ * made has reached this page (its views patch from this report, on it or the next frame).
+ */
+export async function reportArrived(
+  p: Page,
+  from: number,
+  wanted: Partial<Record<'paths' | 'details' | 'conversations', string>>,
+): Promise<void> {
+  await p.waitForFunction(
+    ([n, want]) =>
+      (window as unknown as { __memoryReports: ReportSummary[] }).__memoryReports
+        .slice(n)
+        .some((r) =>
+          (Object.keys(want) as (keyof typeof want)[]).every((k) => r[k].includes(want[k]!)),
+        ),
+    [from, wanted] as const,
+    { timeout: 30_000 },
+  );
+}
+
+/**
+ * Waits until the page is settled: no call to the worker waits for its answer, and two frames
+ * pass (a view patches a report on the next frame, and loads again from there) with no new call.
+ * Then what has not been called is not coming from what happened before.
+ */
+export async function settled(p: Page): Promise<void> {
+  for (;;) {
+    const quiet = await p.evaluate(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const w = window as unknown as { __workerCalls: string[]; __workerPending: Set<string> };
+          const frame = (f: () => void) =>
+            document.visibilityState === 'hidden' ? setTimeout(f, 0) : requestAnimationFrame(f);
+          const mark = w.__workerCalls.length;
+          const idle = w.__workerPending.size === 0;
+          frame(() =>
+            frame(() =>
+              resolve(idle && w.__workerPending.size === 0 && w.__workerCalls.length === mark),
+            ),
+          );
+        }),
+    );
+    if (quiet) return;
+  }
+}
 
 /** The calls recorded since the `from`-th. */
 export const callsSince = (p: Page, from: number) =>

@@ -6,7 +6,16 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
-import { COUNT_CALLS, buildAndServe, callCount, callWorker, callsSince } from './explorer-fixture';
+import {
+  COUNT_CALLS,
+  buildAndServe,
+  callCount,
+  callWorker,
+  callsSince,
+  reportArrived,
+  reportCount,
+  settled,
+} from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 /** Whether the map has laid out a block for `path` (its rectangles by path). */
@@ -76,6 +85,7 @@ describe('live views (Chromium)', () => {
 
   it('an entry saved in another tab shows in the tree and the map, with no full re-read', async () => {
     const before = await callCount(page);
+    const reports = await reportCount(page);
     const saved = await callWorker<{ status: string }>(
       other,
       'saveMemory',
@@ -86,8 +96,9 @@ describe('live views (Chromium)', () => {
     await page.getByRole('treeitem', { name: 'Kitchen' }).waitFor(POLL);
     await page.getByRole('tab', { name: 'Map' }).click();
     await expect.poll(() => mapHas(page, 'Kitchen/Knives'), POLL).toBe(true);
-    // A moment for any late call (a debounced reload) to show up in the count.
-    await page.waitForTimeout(500);
+    // The report that carried the save reached this page, and what it set off has finished.
+    await reportArrived(page, reports, { paths: 'Kitchen/Knives' });
+    await settled(page);
     const calls = await callsSince(page, before);
     for (const full of FULL_READS) expect(calls).not.toContain(full);
     // Nothing selected: no detail to read either.
@@ -96,6 +107,7 @@ describe('live views (Chromium)', () => {
 
   it('an entry saved in this tab shows in the map (open) and the tree, with no full re-read', async () => {
     const before = await callCount(page);
+    const reports = await reportCount(page);
     const saved = await callWorker<{ status: string }>(
       page,
       'saveMemory',
@@ -104,7 +116,8 @@ describe('live views (Chromium)', () => {
     );
     expect(saved.status).toBe('SUCCESS');
     await expect.poll(() => mapHas(page, 'Kitchen/Pans'), POLL).toBe(true);
-    await page.waitForTimeout(500);
+    await reportArrived(page, reports, { paths: 'Kitchen/Pans' });
+    await settled(page);
     const calls = await callsSince(page, before);
     expect(calls[0]).toBe('saveMemory');
     for (const full of FULL_READS) expect(calls).not.toContain(full);
@@ -122,10 +135,13 @@ describe('live views (Chromium)', () => {
     await detail.getByText('Hone weekly').first().waitFor(POLL);
 
     // A write elsewhere in memory: the detail stays as it is, without a call.
+    await settled(page);
     let before = await callCount(page);
+    let reports = await reportCount(page);
     await callWorker(other, 'saveMemory', 'Garden/Tulips', 'Plant the bulbs in autumn.');
     await expect.poll(() => treeHas(page, 'Garden/Tulips'), POLL).toBe(true);
-    await page.waitForTimeout(500);
+    await reportArrived(page, reports, { paths: 'Garden/Tulips' });
+    await settled(page);
     let calls = await callsSince(page, before);
     expect(calls).not.toContain('entryDetail');
     for (const full of FULL_READS) expect(calls).not.toContain(full);
@@ -133,6 +149,7 @@ describe('live views (Chromium)', () => {
     // Its own entry updated in the other tab: the new text shown; the report carried the detail
     // (this page's worker read it), so the page sends no read of its own.
     before = await callCount(page);
+    reports = await reportCount(page);
     const updated = await callWorker<{ status: string }>(
       other,
       'saveMemory',
@@ -141,7 +158,8 @@ describe('live views (Chromium)', () => {
     );
     expect(updated.status).toBe('SUCCESS');
     await detail.getByText('Hone before every use').first().waitFor(POLL);
-    await page.waitForTimeout(500);
+    await reportArrived(page, reports, { details: 'Kitchen/Knives' });
+    await settled(page);
     calls = await callsSince(page, before);
     expect(calls).not.toContain('entryDetail');
     for (const full of FULL_READS) expect(calls).not.toContain(full);
@@ -149,6 +167,7 @@ describe('live views (Chromium)', () => {
 
   it('a conversation renamed in another tab shows in the list, with no full re-read', async () => {
     const before = await callCount(page);
+    const reports = await reportCount(page);
     const renamed = await callWorker<{ status: string }>(
       other,
       'renameConversation',
@@ -159,7 +178,8 @@ describe('live views (Chromium)', () => {
     const list = page.locator('sm-conversations');
     await list.getByText('After the rename').waitFor(POLL);
     expect(await list.getByText('Before the rename').count()).toBe(0);
-    await page.waitForTimeout(500);
+    await reportArrived(page, reports, { conversations: 'After the rename' });
+    await settled(page);
     const calls = await callsSince(page, before);
     for (const full of FULL_READS) expect(calls).not.toContain(full);
   });

@@ -7,7 +7,16 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 import { launchChromium } from './chromium';
-import { COUNT_CALLS, buildAndServe, callCount, callWorker, callsSince } from './explorer-fixture';
+import {
+  COUNT_CALLS,
+  buildAndServe,
+  callCount,
+  callWorker,
+  callsSince,
+  reportArrived,
+  reportCount,
+  settled,
+} from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 /** What a chat turn asked of the worker before, and did not need since prepareTurn. */
@@ -65,11 +74,12 @@ describe('round trips (Chromium)', () => {
     await page.getByRole('treeitem', { name: 'Travel', exact: true }).click();
     const detail = page.locator('sm-entry-detail');
     await detail.getByRole('heading', { name: 'Travel', level: 2 }).waitFor();
+    await settled(page);
     const before = await callCount(page);
     await page.getByRole('treeitem', { name: 'Lisbon', exact: true }).click();
     await detail.getByRole('heading', { name: /Context from the conversation/ }).waitFor();
-    // A moment for any late call to show up in the count.
-    await page.waitForTimeout(300);
+    // Shown, and all the click set off has finished: no call in flight, none since.
+    await settled(page);
     expect(await callsSince(page, before)).toEqual(['entryDetail']);
   });
 
@@ -90,8 +100,9 @@ describe('round trips (Chromium)', () => {
     const detail = page.locator('sm-entry-detail');
     await page.getByRole('treeitem', { name: 'Lisbon', exact: true }).click();
     await detail.getByRole('heading', { name: /Context from the conversation/ }).waitFor();
-    await page.waitForTimeout(300);
+    await settled(page);
     const before = await callCount(page);
+    const reports = await reportCount(page);
     // As the model would save it, through the worker: the change report carries the detail.
     const saved = await callWorker<{ status: string }>(
       page,
@@ -104,7 +115,9 @@ describe('round trips (Chromium)', () => {
       .getByText(/gate B12/)
       .first()
       .waitFor({ timeout: 10_000 });
-    await page.waitForTimeout(300);
+    // The report carried the detail; then whatever it set off has finished.
+    await reportArrived(page, reports, { details: 'Travel/Lisbon' });
+    await settled(page);
     const calls = await callsSince(page, before);
     // The write itself, and the header's counts (debounced); no entryDetail read.
     expect(calls.filter((c) => c !== 'stats')).toEqual(['saveMemory']);

@@ -229,7 +229,9 @@ describe('moves', () => {
 
     const moved = view(await mem.getEntry('Done/Plan'));
     expect(moved.movedFrom).toBe('Work/Plan');
-    expect(moved.contextVersion).toBe(2);
+    // A move keeps the number: the snapshot is still this version's own.
+    expect(moved.version).toBe(2);
+    expect(moved.contextVersion).toBeUndefined();
     expect(moved.contextChunks.length).toBeGreaterThan(0);
     const h = ok(await mem.getHistory('Done/Plan'));
     expect(h.versions.map((v) => [v.version, v.content])).toEqual([[1, 'ship the trash view']]);

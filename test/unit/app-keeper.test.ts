@@ -50,6 +50,7 @@ function compose(stored: Record<string, unknown> = {}) {
       chat: () => Promise.reject(new Error('not here')),
       generate: () => Promise.reject(new Error('not here')),
       structured: () => Promise.reject(new Error('not here')),
+      probeTools: () => Promise.reject(new Error('not here')),
       countTokens: async (t: string) => t.length,
     } as Connector;
     connectors.push(c);

@@ -7,6 +7,7 @@ import type { EmbedderProgress } from '../../src/embeddings/types';
 import type { Connector, ConnectorOptions } from '../../src/llm/connector';
 import type { ServerInfo } from '../../src/llm/types';
 import type { MemoryClient } from '../../src/worker-client';
+import { startFakeServer } from '../fixtures/fake-llm';
 
 const KOBOLD: ServerInfo = {
   kind: 'koboldcpp',
@@ -37,6 +38,7 @@ function connectors() {
       chat: () => Promise.reject(new Error('not in these tests')),
       generate: () => Promise.reject(new Error('not in these tests')),
       structured: () => Promise.reject(new Error('not in these tests')),
+      probeTools: () => Promise.reject(new Error('not in these tests')),
       countTokens: async (text) => text.length,
     };
   };
@@ -212,6 +214,55 @@ describe('App (the composition of memory, settings, connector and chat session)'
     app.openConversation(3);
     await app.renameConversation(3, 'Plans');
     expect(mem.conversations.get(3)).toBe('Plans');
+  });
+
+  it('Test connection asks llama.cpp and Ollama whether they take native tool calls', async () => {
+    const servers = [
+      await startFakeServer('llamacpp', { jinja: false, tokenDelayMs: 1 }),
+      await startFakeServer('ollama', {
+        model: 'gemma2',
+        noToolsModels: ['gemma2'],
+        tokenDelayMs: 1,
+      }),
+      await startFakeServer('llamacpp', { tokenDelayMs: 1 }),
+    ];
+    try {
+      const app = new App({
+        memory: fakeMemory().memory,
+        wrapCallback: (fn) => fn,
+        noticeStorage: memoryStorage(),
+      });
+      await app.start();
+      const tools = async (endpoint: string, toolMode: 'auto' | 'native' | 'prompted') => {
+        const r = await app.testConnection({
+          endpoint,
+          apiKey: '',
+          contextSize: 0,
+          toolMode,
+          signal: new AbortController().signal,
+        });
+        return r.ok ? r.lines.find((l) => l.label === 'Tool calls')?.value : r.message;
+      };
+      const [noJinja, noTools, jinja] = servers.map((s) => s.url);
+      expect(await tools(noJinja, 'auto')).toMatch(
+        /^prompted: The llama\.cpp server refused native tool calls .*start llama-server with --jinja/,
+      );
+      expect(await tools(noTools, 'auto')).toMatch(
+        /^prompted: .*gemma2:latest does not support tools/,
+      );
+      expect(await tools(noTools, 'native')).toMatch(
+        /^native \(set in Settings\), but the server refuses them: .*Choose Auto or Prompted/,
+      );
+      expect(await tools(jinja, 'auto')).toBe(
+        'native: the server takes them for this model (asked just now)',
+      );
+      // Prompted by choice: nothing to ask.
+      const asked = servers[2].generations().length;
+      expect(await tools(jinja, 'prompted')).toMatch(/^prompted: the tools are described/);
+      expect(servers[2].generations()).toHaveLength(asked);
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+    }
   });
 
   it('tests a typed server with its own connector, tried once, and says what an earlier chat learned', async () => {

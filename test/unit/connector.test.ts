@@ -127,3 +127,54 @@ describe('requests', () => {
     }
   });
 });
+
+describe('probeTools (Test connection asks whether native tool calls work)', () => {
+  const probe = async (...args: Parameters<typeof startFakeServer>) => {
+    const s = await fake(...args);
+    const connector = createConnector({ endpoint: s.url });
+    await connector.detect();
+    return { s, result: await connector.probeTools() };
+  };
+
+  it('llama.cpp with --jinja and Ollama with a tool model take them', async () => {
+    for (const kind of ['llamacpp', 'ollama'] as const) {
+      const { s, result } = await probe(kind, { model: 'qwen3' });
+      expect(result, kind).toEqual({ native: true });
+      // Asked as a chat asks: streamed, with a tool, for the detected model, one token long.
+      const [asked] = s.generations();
+      expect(asked.body, kind).toMatchObject({
+        stream: true,
+        max_tokens: 1,
+        tool_choice: 'auto',
+        tools: [{ type: 'function', function: { name: 'ping' } }],
+      });
+      expect((asked.body as { model: string }).model, kind).toMatch(/qwen3/);
+    }
+  });
+
+  it('llama.cpp without --jinja, or without streamed tools, says no, with the fix', async () => {
+    const noJinja = await probe('llamacpp', { jinja: false });
+    expect(noJinja.result.native).toBe(false);
+    expect(!noJinja.result.native && noJinja.result.message).toMatch(
+      /refused native tool calls \("tools param requires --jinja flag"\): start llama-server with --jinja/,
+    );
+    const noStream = await probe('llamacpp', { toolsNoStream: true });
+    expect(!noStream.result.native && noStream.result.message).toMatch(
+      /Cannot use tools with stream/,
+    );
+  });
+
+  it('Ollama says no for a model without tool support', async () => {
+    const { result } = await probe('ollama', { model: 'gemma2', noToolsModels: ['gemma2'] });
+    expect(result.native).toBe(false);
+    expect(!result.native && result.message).toMatch(
+      /"registry\.ollama\.ai\/library\/gemma2:latest does not support tools".*prompted tools/,
+    );
+  });
+
+  it('any other failure rejects as a chat would (a password missing)', async () => {
+    const s = await fake('llamacpp', { password: 'sesame' });
+    const connector = createConnector({ endpoint: s.url });
+    await expect(connector.probeTools()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+});

@@ -12,7 +12,8 @@ import {
   movedRow,
   moveRefusal,
 } from '../../src/memory/tools/history';
-import { revivedRow } from '../../src/memory/tools/lineage';
+import { movedVersion, revivedRow, versionAbove } from '../../src/memory/tools/lineage';
+import { isToolError, MAX_VERSION } from '../../src/memory/validate';
 import {
   commonRoot,
   groupOf,
@@ -81,23 +82,29 @@ describe('movedRow', () => {
     contextChunks: [chunk('re-embedded')],
   };
 
-  it('is the entry at its new path, one version on, with the new vectors and where it came from', () => {
+  it('is the entry at its new path, same version, with the new vectors and where it came from', () => {
     const r = entryAt('A/B');
     const row = movedRow(r, 'X/B', computed, 'new-model', T1);
     expect(row).toMatchObject({
       path: 'X/B',
       heading: 'B',
       parent_path: 'X',
-      version: 4,
+      version: 3,
       modified: T1,
       created: T0,
       model: 'new-model',
       movedFrom: 'A/B',
-      contextVersion: 3,
     });
+    // Its snapshot is its own version's: nothing to say it was kept from an earlier one.
+    expect('contextVersion' in row).toBe(false);
     expect('id' in row).toBe(false);
     expect(row.embedding).toBe(computed.embedding);
     expect(row.contextChunks).toBe(computed.contextChunks);
+  });
+
+  it('at a later version (History at the new path lists its own), says which save took the snapshot', () => {
+    const row = movedRow(entryAt('A/B'), 'X/B', computed, 'new-model', T1, 5);
+    expect(row).toMatchObject({ version: 5, contextVersion: 3 });
   });
 
   it('keeps its own snapshot when it changed since the vectors were computed', () => {
@@ -249,5 +256,27 @@ describe('the trash', () => {
       ),
     ).toBe(undefined);
     expect(nextMove([], 'A', [])).toBeUndefined();
+  });
+});
+
+describe('versionAbove and movedVersion', () => {
+  it('a new live version goes one above the live row and every version History lists', () => {
+    expect(versionAbove([], 'P')).toBe(1);
+    expect(versionAbove([1, 2], 'P', 3)).toBe(4);
+    expect(versionAbove([4, 2, 1], 'P')).toBe(5);
+    expect(versionAbove([1, 7], 'P', 3)).toBe(8);
+  });
+
+  it('a move keeps the number unless History at the new path lists it or a later one', () => {
+    expect(movedVersion(3, [1, 2], 'Q')).toBe(3);
+    expect(movedVersion(3, [], 'Q')).toBe(3);
+    // Moved back: the signpost it left (version 3, moved to Q) is listed there.
+    expect(movedVersion(3, [3, 2, 1], 'P')).toBe(4);
+    expect(movedVersion(3, [9], 'P')).toBe(10);
+  });
+
+  it('refuses to go past the highest version', () => {
+    const refused = versionAbove([MAX_VERSION], 'P');
+    expect(isToolError(refused) && refused.message).toMatch(/highest version/);
   });
 });

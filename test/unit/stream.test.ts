@@ -1,3 +1,5 @@
+// The stream reducers over hand-written SSE bodies (test/fixtures/streams/README.md: written after
+// each server's documented wire format, not captured), whole and split at every byte.
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -34,7 +36,7 @@ interface Replay {
   sawDone: boolean;
 }
 
-/** Runs bytes through sseEvents and a reducer as the connector would; made-up ids normalised. */
+/** Runs bytes through sseEvents and a reducer as the connector would; ids the reader made up normalised. */
 async function replay(
   bytes: Uint8Array,
   cuts: number[],
@@ -132,6 +134,24 @@ const CASES: Case[] = [
       outcome: {
         text: 'Noted: café 🧠\n',
         toolCalls: [
+          call('Qm7vT2xKc9LpA4sWd8RfB3nYh6JzE1uG', 'saveMemory', {
+            path: 'Places/Café',
+            content: 'Best ☕ in town',
+          }),
+        ],
+        finishReason: 'tool_calls',
+      },
+      sawDone: true,
+    },
+  },
+  {
+    file: 'llamacpp-old-empty-id.sse',
+    reducer: () => openAiChunkReducer('llamacpp'),
+    expected: {
+      streamed: 'Noted: café 🧠\n',
+      outcome: {
+        text: 'Noted: café 🧠\n',
+        toolCalls: [
           call('<made-up>', 'saveMemory', { path: 'Places/Café', content: 'Best ☕ in town' }),
         ],
         finishReason: 'tool_calls',
@@ -170,7 +190,7 @@ const CASES: Case[] = [
   },
 ];
 
-describe('recorded streams', () => {
+describe('hand-written streams, in each server’s documented wire format', () => {
   for (const c of CASES) {
     describe(c.file, () => {
       const bytes = fixture(c.file);

@@ -81,7 +81,7 @@ describe('saveQueryText', () => {
 
 describe('savedRow', () => {
   it('a new entry starts at version 1, created, modified and accessed now', () => {
-    const row = savedRow(undefined, 'Travel/Porto', written);
+    const row = savedRow(undefined, 'Travel/Porto', [], written);
     if (isToolError(row)) throw new Error(row.message);
     expect(row).toMatchObject({
       path: 'Travel/Porto',
@@ -100,7 +100,7 @@ describe('savedRow', () => {
   });
 
   it('a save over an entry is its next version: same id, creation and access kept, new snapshot', () => {
-    const row = savedRow(entry({ movedFrom: 'Trips/Lisbon' }), 'Travel/Lisbon', written);
+    const row = savedRow(entry({ movedFrom: 'Trips/Lisbon' }), 'Travel/Lisbon', [], written);
     if (isToolError(row)) throw new Error(row.message);
     expect(row).toMatchObject({
       id: 7,
@@ -115,8 +115,14 @@ describe('savedRow', () => {
     expect('contextVersion' in row).toBe(false);
   });
 
+  it('a new entry where History lists versions goes on above them (a save after a delete)', () => {
+    const row = savedRow(undefined, 'Travel/Porto', [2, 4, 1], written);
+    if (isToolError(row)) throw new Error(row.message);
+    expect(row.version).toBe(5);
+  });
+
   it('refuses to go past the highest version', () => {
-    const row = savedRow(entry({ version: MAX_VERSION }), 'Travel/Lisbon', written);
+    const row = savedRow(entry({ version: MAX_VERSION }), 'Travel/Lisbon', [], written);
     expect(isToolError(row) && row.message).toMatch(/highest version/);
   });
 });

@@ -1,7 +1,7 @@
 // Deleting, moving and restoring entries; every replaced row goes to history first. A move takes
 // the entry's history along and leaves a row at the old path saying where it went.
 import type { StoreContext } from '../store';
-import { boolArg, intArg, isToolError, nextVersion, toolError } from '../validate';
+import { boolArg, intArg, isToolError, toolError } from '../validate';
 import { descendantRange, parsePath, placedAt } from '../paths';
 import type {
   ContextChunk,
@@ -14,7 +14,15 @@ import type {
   RestoreResult,
   ToolError,
 } from '../types';
-import { keptContext, repathed, revivedRow, snapshotsFor, withoutLineage } from './lineage';
+import {
+  keptContext,
+  movedVersion,
+  repathed,
+  revivedRow,
+  snapshotsFor,
+  versionAbove,
+  withoutLineage,
+} from './lineage';
 import { keptResult } from './write';
 import { trashTools } from './trash';
 
@@ -107,23 +115,36 @@ export function historyTools(ctx: StoreContext) {
         if (taken) return 'exists' as const;
         const rows = await readRows();
         if (!rows.length) return 'missing' as const;
-        for (const r of rows) {
-          const next = nextVersion(r.version, r.path);
-          if (isToolError(next)) return next;
-        }
         // The history goes with the entries; the old paths keep one row saying where they went.
         const earlier = await db.history
           .where('path')
           .anyOf(rows.map((r) => r.path))
           .toArray();
+        // What History will list at each new path: the history taken along, and any already there.
+        const listed = new Map<string, number[]>();
+        const list = (path: string, version: number) =>
+          listed.set(path, [...(listed.get(path) ?? []), version]);
+        for (const h of earlier) list(renamed(h.path), h.version);
+        const waiting = await db.history
+          .where('path')
+          .anyOf(rows.map((r) => renamed(r.path)))
+          .toArray();
+        for (const h of waiting) list(h.path, h.version);
+        const versions: number[] = [];
+        for (const r of rows) {
+          const to = renamed(r.path);
+          const version = movedVersion(r.version, listed.get(to) ?? [], to);
+          if (isToolError(version)) return version;
+          versions.push(version);
+        }
         if (earlier.length)
           await db.history.bulkPut(earlier.map((h) => repathed(h, renamed(h.path))));
         await db.history.bulkAdd(
           rows.map((r) => ({ ...historyRow(r, 'move', at), movedTo: renamed(r.path) })),
         );
         await db.structured_memory.bulkDelete(rows.map((r) => r.id!));
-        const moved = rows.map((r) =>
-          movedRow(r, renamed(r.path), computed.get(r.id), emb.info.id, at),
+        const moved = rows.map((r, i) =>
+          movedRow(r, renamed(r.path), computed.get(r.id), emb.info.id, at, versions[i]),
         );
         const ids = await db.structured_memory.bulkAdd(moved, { allKeys: true });
         noteWrite([...rows.map((r) => r.id), ...ids]);
@@ -179,8 +200,11 @@ export function historyTools(ctx: StoreContext) {
       const done = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const current = await db.structured_memory.where('path').equals(path).first();
         const older = await db.history.where('path').equals(path).toArray();
-        const top = Math.max(current?.version ?? 0, ...older.map((h) => h.version));
-        const version = nextVersion(top, path);
+        const version = versionAbove(
+          older.map((h) => h.version),
+          path,
+          current?.version,
+        );
         if (isToolError(version)) return version;
         const previousId = current
           ? await db.history.add(historyRow(current, 'restore', at))
@@ -257,8 +281,8 @@ export interface MoveVectors {
 }
 
 /**
- * Row `r` at its new path `to`, one version on (its version is below the highest: the caller
- * checked). It takes the vectors computed for it (model `model`); the new context snapshot only
+ * Row `r` at its new path `to`, at `version` (its own unless History there lists it: see
+ * movedVersion). It takes the vectors computed for it (model `model`); the new context snapshot only
  * if `r` is still the version they were computed from; without any (a row that came in after
  * they were computed) it keeps its own. Moved back where it came from (an undo), it is no longer
  * "moved from" anywhere.
@@ -269,8 +293,11 @@ export function movedRow(
   computed: MoveVectors | undefined,
   model: string,
   at: Date,
+  version = r.version,
 ): MemoryEntry {
   const { id: _id, ...rest } = withoutLineage(r);
+  // The snapshot is still the one version `contextVersion` took; at the same version, it is its own.
+  const kept = keptContext(r);
   return {
     ...rest,
     ...(computed?.version === r.version ? { contextChunks: computed.contextChunks } : {}),
@@ -278,9 +305,9 @@ export function movedRow(
     embedding: computed?.embedding ?? r.embedding,
     model: computed ? model : r.model,
     modified: at,
-    version: r.version + 1,
+    version,
     ...(r.movedFrom === to ? {} : { movedFrom: r.path }),
-    ...keptContext(r),
+    ...(kept.contextVersion !== undefined && kept.contextVersion !== version ? kept : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 // came from, and the path it was moved from. Shared by edits, moves, restores and the trash.
 import type { ModelInfo } from '../../embeddings/types';
 import { placedAt } from '../paths';
-import { isToolError, toolError } from '../validate';
+import { isToolError, nextVersion, toolError } from '../validate';
 import type { ContextChunk, HistoryRow, MemoryEntry, ToolError } from '../types';
 
 type Embed = (texts: string[]) => Promise<{ info: ModelInfo; vectors: Float32Array[] } | ToolError>;
@@ -103,4 +103,32 @@ export function revivedRow(
     accessed: current?.accessed ?? entry.accessed,
     version,
   };
+}
+
+/**
+ * The version of a new live row at `path` (a save, an edit, a restore): one above the highest of
+ * `current` (the live row it replaces; 0 for none) and `listed` (the versions History lists at
+ * `path`). So History never lists the live version or a later one, whatever came before: a save
+ * after a delete goes on from the deleted versions instead of starting again at 1.
+ */
+export function versionAbove(
+  listed: readonly number[],
+  path: string,
+  current = 0,
+): number | ToolError {
+  return nextVersion(Math.max(current, ...listed), path);
+}
+
+/**
+ * The version an entry at `version` keeps when it moves to `path`, where History will list
+ * `listed` (the history it takes along, and any the path had before): the same number, since a
+ * move changes where the entry is, not what it holds; above them all when the path already lists
+ * that number or a later one (a move back, an Undo, leaves the entry's signpost there).
+ */
+export function movedVersion(
+  version: number,
+  listed: readonly number[],
+  path: string,
+): number | ToolError {
+  return listed.every((v) => v < version) ? version : versionAbove(listed, path);
 }

@@ -14,7 +14,7 @@ import {
 export { mergePatch };
 import { headingOf, placedAt } from '../paths';
 import type { JsonValue, MemoryEntry, NotFoundResult, SaveResult, ToolError } from '../types';
-import { keptContext, snapshotsFor, type Vectors } from './lineage';
+import { keptContext, snapshotsFor, versionAbove, type Vectors } from './lineage';
 
 const QUERY_CONTENT_CHARS = 200;
 
@@ -65,7 +65,11 @@ export function writeTools(ctx: StoreContext) {
       const at = new Date(now());
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const existing = await db.structured_memory.where('path').equals(path).first();
-        const row = savedRow(existing, path, {
+        // A live row is above its history already; a new one goes on from what History lists.
+        const listed = existing
+          ? []
+          : (await db.history.where('path').equals(path).toArray()).map((h) => h.version);
+        const row = savedRow(existing, path, listed, {
           content: content.value,
           contextChunks: chunks,
           embedding: emb.vectors[1],
@@ -237,15 +241,17 @@ export interface Written extends Vectors {
 }
 
 /**
- * The row a save writes at `path`: a new entry at version 1, or the next version of `existing`
- * with its creation and access times and the path it was moved from.
+ * The row a save writes at `path`: a new entry one above the versions History lists there
+ * (`listed`; version 1 at a path with no history), or the next version of `existing` with its
+ * creation and access times and the path it was moved from.
  */
 export function savedRow(
   existing: MemoryEntry | undefined,
   path: string,
+  listed: readonly number[],
   w: Written,
 ): MemoryEntry | ToolError {
-  const version = existing ? nextVersion(existing.version, path) : 1;
+  const version = versionAbove(listed, path, existing?.version);
   if (isToolError(version)) return version;
   return {
     ...(existing?.id !== undefined ? { id: existing.id } : {}),
