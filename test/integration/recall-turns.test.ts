@@ -191,3 +191,53 @@ describe('a heading as a whole', () => {
     expect(paths).not.toContain('Admin/April/Deadline');
   });
 });
+
+describe('recall and regenerated replies', () => {
+  it('leaves out a reply alternative the person did not keep; choosing it again brings it back', async () => {
+    const { mem } = openTestMemory();
+    const conv = ok(await mem.createConversation('Spring plans'));
+    const say = async (
+      role: 'user' | 'assistant',
+      text: string,
+      meta?: Record<string, unknown>,
+    ) => {
+      const { id } = ok(await mem.addMessage({ conversationId: conv.id, role, text, meta }));
+      ok(await mem.recordTurn({ conversationId: conv.id, role, text, turnId: id }));
+      return id;
+    };
+    // The first reply, regenerated; the second alternative is the one shown.
+    const ask = await say('user', 'Which city should I visit in spring?', { alt: 1 });
+    await say('assistant', 'Visit Porto in spring: the azulejos and the river walks.');
+    await say('assistant', 'Visit Kyoto in spring: the cherry blossoms along the canals.', {
+      alt: 1,
+    });
+    await say('user', 'Thanks, I will book the trip soon.');
+    await say('assistant', 'Have a lovely trip!');
+    await chat(mem, 'Later', ['Something else entirely about bread baking.', 'Sourdough it is.']);
+
+    const said = async (q: string) =>
+      turns(await mem.recallMemory(q, 10)).map((t) => t.text.split(':')[0]);
+    expect(await said('Which city in spring, Porto or Kyoto?')).toContain('Visit Kyoto in spring');
+    expect(await said('Which city in spring, Porto or Kyoto?')).not.toContain(
+      'Visit Porto in spring',
+    );
+    const found = ok(await mem.searchConversations('Porto azulejos river walks'));
+    expect(found.results.map((r) => r.text)).not.toContain(
+      'Visit Porto in spring: the azulejos and the river walks.',
+    );
+
+    // Chosen again: recalled again, and the other one left out.
+    ok(await mem.selectAlternative(ask, 0));
+    expect(await said('Which city in spring, Porto or Kyoto?')).toContain('Visit Porto in spring');
+    expect(await said('Which city in spring, Porto or Kyoto?')).not.toContain(
+      'Visit Kyoto in spring',
+    );
+
+    // An alternative chosen that has no messages (its regeneration failed): the newest shows.
+    ok(await mem.updateMessage(ask, { meta: { alt: 2 } }));
+    expect(await said('Which city in spring, Porto or Kyoto?')).toContain('Visit Kyoto in spring');
+    expect(await said('Which city in spring, Porto or Kyoto?')).not.toContain(
+      'Visit Porto in spring',
+    );
+  });
+});

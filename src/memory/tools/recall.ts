@@ -6,17 +6,22 @@ import { intArg, isToolError, numberArg, toolError } from '../validate';
 import { MIN_RELEVANCE } from '../ranking';
 import { SNAPSHOT_RECENT_TURNS } from '../snapshot';
 import { rankChunks, searchEntries, type ChunkMatch, type EntryQuery } from '../search';
+import { altOf, replyGroups } from '../replies';
 import { entryRows } from './read';
+import type { Table } from 'dexie';
 import type {
   Chunk,
   ConversationSearchResult,
   EntryRecallHit,
+  Message,
   RecallHit,
   RecallOptions,
   ToolError,
   TurnRecallHit,
 } from '../types';
 
+/** Turns asked beyond those wanted, for the replies of alternatives not shown, left out. */
+const HIDDEN_SPARE = 4;
 /** Sentences asked of the chunk search per turn wanted: a turn may match by several. */
 const SENTENCES_PER_TURN = 2;
 /** searchConversations' default and largest number of turns. */
@@ -133,29 +138,71 @@ export function recallTools(ctx: StoreContext) {
         ? []
         : [{ ...c, turnId, conversationId }];
     });
-    const best = bestPerTurn(placed, { min, limit, exclude });
+    // A few more than wanted: a reply the person regenerated and did not keep is left out below.
+    const best = bestPerTurn(placed, { min, limit: limit + HIDDEN_SPARE, exclude });
     if (!best.length) return [];
     const convIds = [...new Set(best.map((h) => h.conversationId))];
-    const [rows, messages, convs] = await db.transaction(
+    const [rows, messages, convs, hidden] = await db.transaction(
       'r',
       db.chunks,
       db.messages,
       db.conversations,
-      () =>
-        Promise.all([
+      async () => {
+        const messages = await db.messages.bulkGet(best.map((h) => h.turnId));
+        return Promise.all([
           db.chunks.bulkGet(best.map((h) => h.id)),
-          db.messages.bulkGet(best.map((h) => h.turnId)),
+          messages,
           db.conversations.bulkGet(convIds),
-        ]),
+          hiddenAlternatives(db.messages, messages),
+        ]);
+      },
     );
     const titles = new Map(convIds.map((id, i) => [id, convs[i]?.title ?? '']));
-    return best.flatMap((h, i) => {
-      const row = rows[i];
-      return row ? [turnHit({ ...h, row }, messages[i]?.text, messages[i]?.time, titles)] : [];
-    });
+    return best
+      .flatMap((h, i) => {
+        const row = rows[i];
+        if (!row || hidden.has(h.turnId)) return [];
+        return [turnHit({ ...h, row }, messages[i]?.text, messages[i]?.time, titles)];
+      })
+      .slice(0, limit);
   }
 
   return { recallMemory, searchConversations };
+}
+
+/**
+ * The messages among `messages` that belong to a reply alternative not shown (regenerated, and
+ * another alternative chosen: docs/chat.md): not what was said as far as the person is concerned,
+ * so recall leaves them out (they stay indexed: choosing them again brings them back). A reply's
+ * group is read only when its alternative differs from the one its user message names.
+ */
+export async function hiddenAlternatives(
+  table: Table<Message, number>,
+  messages: readonly (Message | undefined)[],
+): Promise<Set<number>> {
+  const out = new Set<number>();
+  for (const m of messages) {
+    if (!m || m.id === undefined || m.role === 'user') continue;
+    const conv = m.conversationId;
+    const user = await table
+      .where('id')
+      .below(m.id)
+      .reverse()
+      .filter((x) => x.conversationId === conv && x.role === 'user')
+      .first();
+    // Before the first user message there are no alternatives; the chosen one is shown.
+    if (!user?.id || altOf(m) === altOf(user)) continue;
+    // The chosen alternative may have no messages (its regeneration failed): ask the group.
+    const members = await table
+      .where('id')
+      .above(user.id)
+      .until((x) => x.conversationId === conv && x.role === 'user')
+      .filter((x) => x.conversationId === conv)
+      .toArray();
+    const group = replyGroups([user, ...members]).find((g) => g.user?.id === user.id);
+    if (group && group.shown !== altOf(m)) out.add(m.id);
+  }
+  return out;
 }
 
 /**
