@@ -5,8 +5,9 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { build } from 'vite';
+import { expect } from 'vitest';
 import { serveStatic, type StaticServer } from './static-server';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -354,4 +355,24 @@ export async function axeScan(page: Page, server: StaticServer): Promise<string[
         `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(n.target)}: ${n.summary.replace(/\s+/g, ' ')}`,
     ),
   );
+}
+
+/**
+ * Waits until `banner` is visible, opening "N more" while it waits behind the first banner line
+ * (the page shows one at a time, the most urgent first, and which comes first can depend on when
+ * the model server's connection fails).
+ */
+export async function showBanner(page: Page, banner: Locator): Promise<void> {
+  const more = page.locator('sm-app').getByRole('button', { name: /^\d+ more$/ });
+  await expect
+    .poll(
+      async () => {
+        if (await banner.first().isVisible()) return true;
+        const open = await more.getAttribute('aria-expanded', { timeout: 100 }).catch(() => null);
+        if (open === 'false') await more.click();
+        return false;
+      },
+      { timeout: 30_000, interval: 50 },
+    )
+    .toBe(true);
 }
