@@ -4,8 +4,8 @@
 import { proxy } from 'comlink';
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { base, tokens } from '../ui/styles';
-import type { SyncConfig, SyncStatus } from './engine';
+import { base, tokens } from './styles';
+import type { SyncConfig, SyncStatus } from '../sync/engine';
 
 /** What the section needs from the worker. */
 export interface SyncClient {
