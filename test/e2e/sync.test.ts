@@ -350,6 +350,8 @@ describe('sync between two browsers', () => {
     await expect
       .poll(() => treeB.getByRole('treeitem', { name: 'Synced' }).count(), { timeout: 60_000 })
       .toBe(1);
+    // The header agrees with the tree as soon as the tree shows the arrival (it read "0 entries").
+    expect(await b.locator('sm-app .stats').first().textContent()).toMatch(/^\s*1 entry ·/);
     expect(await content(b, 'Synced/from-A')).toEqual({ note: 'made on A' });
     await shot(b, 'phone-tree-after-sync');
   });

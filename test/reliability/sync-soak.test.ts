@@ -6,7 +6,7 @@
 // live entry or in history (an earlier version, a moved or deleted one, a conflict's loser), every
 // message is there once, nothing is doubled, no page raised an uncaught error, and each header
 // counts the entries the device holds. `npm test` runs one short seed; `npm run test:reliability`
-// runs SYNC_SOAK_SEEDS seeds (default 3) of SYNC_SOAK_OPS steps (default 400) each.
+// runs SYNC_SOAK_SEEDS seeds (default 3) of SYNC_SOAK_OPS steps (default 800) each.
 import fc from 'fast-check';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,7 +31,7 @@ function envInt(name: string, fallback: number): number {
 }
 
 const SEEDS = LONG ? envInt('SYNC_SOAK_SEEDS', 3) : 1;
-const OPS = LONG ? envInt('SYNC_SOAK_OPS', 400) : 40;
+const OPS = LONG ? envInt('SYNC_SOAK_OPS', 800) : 40;
 /** How long Keep in sync may take to bring the devices together once the churn stops. */
 const CONVERGE_MS = 120_000;
 
@@ -86,8 +86,22 @@ async function soak(ops: Op[], seedLabel: string): Promise<void> {
       expect(s.state).toBe('live');
     }
 
-    let n = 0;
-    for (const op of ops) {
+    // Writes on different devices run at once (up to one per device), so that devices change
+    // the same entry at the same moment; disruptions and pauses run alone.
+    const batches: { op: Op; n: number }[][] = [];
+    for (const [n, op] of ops.entries()) {
+      const last = batches.at(-1);
+      const write =
+        op.k !== 'offline' && op.k !== 'online' && op.k !== 'restart' && op.k !== 'pause';
+      const fits =
+        write &&
+        last &&
+        last.every((x) => 'd' in x.op && x.op.k !== 'offline' && x.op.k !== 'online') &&
+        !last.some((x) => 'd' in x.op && 'd' in op && x.op.d === op.d);
+      if (fits) last.push({ op, n });
+      else batches.push([{ op, n }]);
+    }
+    const step = async ({ op, n }: { op: Op; n: number }) => {
       const at = `step ${n} (${JSON.stringify(op)})`;
       const page = 'd' in op ? devices[op.d].page : undefined;
       const run = async () => {
@@ -171,8 +185,8 @@ async function soak(ops: Op[], seedLabel: string): Promise<void> {
         }
       };
       await within(run(), at);
-      n++;
-    }
+    };
+    for (const batch of batches) await Promise.all(batch.map(step));
 
     // Everyone back: Keep in sync alone must bring the devices together.
     for (const d of devices) await d.context.setOffline(false);
@@ -192,10 +206,28 @@ async function soak(ops: Op[], seedLabel: string): Promise<void> {
       if (settled >= 2) break;
       await sleep(1000);
     }
+    // The backup leaves out which history rows lost a conflict: getHistory says, per path.
+    const losers = await Promise.all(
+      devices.map(async (d) => {
+        const rows: string[] = [];
+        for (const path of PATHS) {
+          const h = await call<{ versions?: { content: unknown; conflictFrom?: string }[] }>(
+            d.page,
+            'getHistory',
+            path,
+          );
+          for (const v of h.versions ?? [])
+            if (v.conflictFrom) rows.push(JSON.stringify([path, v.content, v.conflictFrom]));
+        }
+        return rows.sort();
+      }),
+    );
     const report = [...tally].map(([k, v]) => `${k} ×${v}`).join(', ');
     console.info(
       `sync soak ${seedLabel}: ${ops.length} steps (${report}); ` +
-        `${digests[0]?.entries.length} entries, ${digests[0]?.history.length} history rows, ` +
+        `${batches.filter((b) => b.length > 1).length} concurrent batches; ` +
+        `${digests[0]?.entries.length} entries, ${digests[0]?.history.length} history rows ` +
+        `(${losers[0].length} conflict losers), ` +
         `${digests[0]?.messages.length} messages; converged in ${Date.now() - started} ms`,
     );
     for (let d = 1; d < DEVICES; d++)
@@ -204,6 +236,8 @@ async function soak(ops: Op[], seedLabel: string): Promise<void> {
         `device 0 and device ${d} differ ${CONVERGE_MS / 1000} s after the churn`,
       ).toBe('');
     expect(settled, 'the devices kept changing').toBeGreaterThanOrEqual(2);
+    for (let d = 1; d < DEVICES; d++)
+      expect(losers[d], `device ${d}: conflict losers in history`).toEqual(losers[0]);
     expect(accountingProblems(backups[0], { tokens, messages })).toEqual([]);
     for (const [d, dev] of devices.entries()) {
       expect(dev.errors, `device ${d}: uncaught errors`).toEqual([]);
