@@ -517,7 +517,7 @@ export class SmSyncSettings extends LitElement {
   }
 
   /** Brings the status and any error into view (the dialog scrolls; a phone shows little). */
-  private async showOutcome(selector = '.status, .error, .skipped-box'): Promise<void> {
+  private async showOutcome(selector = '.status, .error, .fix, .skipped-box'): Promise<void> {
     await this.updateComplete;
     const last = [...this.renderRoot.querySelectorAll<HTMLElement>(selector)].pop();
     last?.scrollIntoView({ block: 'nearest' });

@@ -7,7 +7,7 @@
 // setup steps said before any sync, and Check server naming what is missing; a failed Sync now
 // saying truly whether anything tries again; skipped documents counted with their reasons; and a
 // server stopped mid-sync raising no uncaught error. Screenshots go to /tmp/shots-sync/.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSyncServer, type TestSyncServer } from '../sync-server';
 import { launchChromium } from './chromium';
+import { AXE_FILE, axeScan } from './explorer-fixture';
 import { serveStatic, type StaticServer } from './static-server';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -78,6 +79,8 @@ describe('sync between two browsers', () => {
       build: { outDir, emptyOutDir: true },
       define: { 'import.meta.env.VITE_EMBEDDING_MODEL': JSON.stringify('bundled') },
     });
+    // axe-core beside the app, same origin, so the app's CSP stays as shipped.
+    await copyFile(join(ROOT, 'node_modules/axe-core/axe.min.js'), join(outDir, AXE_FILE));
     app = await serveStatic(outDir);
     couch = await startSyncServer({
       onRequest(req) {
@@ -242,6 +245,11 @@ describe('sync between two browsers', () => {
       expect(await steps.textContent()).toMatch(/turn on CORS/);
       expect(await steps.textContent()).toContain(origin);
       await steps.scrollIntoViewIfNeeded();
+      // Jargon comes with plain words.
+      expect(await steps.textContent()).toMatch(/CORS \(sharing with other web addresses\)/);
+      expect(await panel.locator('#sync-encrypt-hint').textContent()).toMatch(
+        /ciphertext: text that nobody can read without your passphrase/,
+      );
     }
     await shot(a, 'desktop-sync-steps');
     await shot(b, 'phone-sync-steps');
@@ -293,6 +301,7 @@ describe('sync between two browsers', () => {
         /The server is ready/,
       );
       await shot(a, 'desktop-sync-check');
+      expect(await axeScan(a, app)).toEqual([]);
       // The check wrote nothing: no database was made.
       const dbs = await fetch(`${guarded.url}/_all_dbs`, {
         headers: { Authorization: `Basic ${Buffer.from('ana:right').toString('base64')}` },
@@ -384,6 +393,7 @@ describe('sync between two browsers', () => {
     expect(reasons[1]).toMatch(/^2 × .*version/);
     await skipped.scrollIntoViewIfNeeded();
     await shot(b, 'phone-sync-skipped');
+    expect(await axeScan(b, app)).toEqual([]);
     // Nothing else is affected: the good entry is still there, the bad ones are not.
     expect((await paths(b)).filter((p) => p.startsWith('Bad/'))).toEqual([]);
     expect(await content(b, 'Synced/from-A')).toEqual({ note: 'made on A' });
