@@ -228,6 +228,9 @@ export function createSync(options: SyncOptions) {
 
   // Server documents skipped this session, by id, with why (a later good revision clears one).
   const skippedDocs = new Map<string, string>();
+  // The skips changed since the status was last sent (a reconcile sends it when it ends: live
+  // sync sends nothing else after a round that wrote nothing).
+  let skipsToShow = false;
   let conn: Connection | null = null;
   let connFor = '';
   let live: { pull: Replication; push: Replication; stop: () => void } | null = null;
@@ -468,6 +471,7 @@ export function createSync(options: SyncOptions) {
     const problems = bodyProblems(id, plain);
     if (problems.length) return skip(id, problems.slice(0, 3).join('; '));
     if (skippedDocs.delete(doc._id) || skippedDocs.delete(id)) {
+      skipsToShow = true;
       status.skipped = skippedDocs.size;
       status.skippedReasons = skipReasons(skippedDocs);
     }
@@ -477,6 +481,7 @@ export function createSync(options: SyncOptions) {
   function skip(id: string, why: string): null {
     // One document is read more than once in a round (its winner, its leaves): count it once.
     skippedDocs.set(id, why);
+    skipsToShow = true;
     status.skipped = skippedDocs.size;
     status.skippedWhy = `The server document ${id.slice(0, 80)} was not written here: ${why}.`;
     status.skippedReasons = skipReasons(skippedDocs);
@@ -704,6 +709,10 @@ export function createSync(options: SyncOptions) {
     }
     if (arrivedEntries || arrivedMessages.length)
       background({ entries: arrivedEntries, messages: arrivedMessages });
+    if (skipsToShow) {
+      skipsToShow = false;
+      emit();
+    }
     return { written, again };
   }
 
