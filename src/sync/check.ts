@@ -110,8 +110,8 @@ export async function checkServer(
         text:
           `No answer this app may read from ${base}: either nothing runs there, or the server ` +
           `does not allow this app (${options.origin}). Open ${base} in a new tab: if it shows ` +
-          '{"couchdb":"Welcome", …}, the server runs and only this app’s permission is missing ' +
-          `(${allowCors}) Otherwise start CouchDB, or correct the address.`,
+          '{"couchdb":"Welcome", …}, the server runs and only this app’s permission is ' +
+          `missing: ${allowCors} Otherwise start CouchDB, or correct the address.`,
       });
     } else {
       lines.push({
@@ -165,7 +165,8 @@ export async function checkServer(
       step: 'cors',
       ok: false,
       text: target.username
-        ? `It lets this app read plain replies, but not send the login: allow the "authorization" header. ${allowCors}`
+        ? 'It lets this app read plain replies, but not send the login: allow the "authorization" ' +
+          `header too ([cors] headers = accept, authorization, content-type, origin, referer). ${allowCors}`
         : `It does not let this app (${options.origin}) ask about logins. ${allowCors}`,
     });
     return done();

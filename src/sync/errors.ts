@@ -20,13 +20,17 @@ export interface SyncErrorInfo {
   fix: string;
 }
 
-/** The CouchDB settings that let this page talk to the server from another origin. */
+/**
+ * The CouchDB settings that let this page talk to the server from another origin, in one
+ * sentence (Settings → Sync shows the full local.ini lines in its setup steps; CouchDB's default
+ * CORS methods and headers are the ones the sync needs).
+ */
 export function corsFix(origin: string): string {
+  const o = origin || 'this page’s origin';
   return (
-    'Enable CORS on the server: in CouchDB set [chttpd] enable_cors = true and [cors] ' +
-    `origins = ${origin || 'this page’s origin'}, credentials = true, ` +
-    'methods = GET, PUT, POST, HEAD, DELETE, headers = accept, authorization, content-type, ' +
-    'origin, referer (Fauxton → Settings → CORS does the same).'
+    `Allow this app on the server: turn on CORS for ${o} with logins allowed (Fauxton → ` +
+    `Settings → CORS, or in its settings [chttpd] enable_cors = true and [cors] origins = ${o}, ` +
+    'credentials = true).'
   );
 }
 
@@ -132,7 +136,7 @@ export function classify(e: unknown, origin: string, cors: boolean | 'unknown' =
       return syncError(
         'UNREACHABLE',
         'The sync server cannot be reached, or it does not let this page read its replies (CORS is not enabled).',
-        `${FIXES.UNREACHABLE} If it answers there, ${corsFix(origin).replace(/^Enable/, 'enable')}`,
+        `${FIXES.UNREACHABLE} If it answers there, it does not allow this app yet. ${corsFix(origin)}`,
       );
     if (cors)
       return syncError(
