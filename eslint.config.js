@@ -17,4 +17,27 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Layers (docs/design.md, "Architecture"): the engine, the model connectors, the chat loop
+    // and sync have no DOM and never reach for the UI; Lit components live in src/ui.
+    files: [
+      'src/memory/**/*.ts',
+      'src/sync/**/*.ts',
+      'src/llm/**/*.ts',
+      'src/chat/**/*.ts',
+      'src/embeddings/**/*.ts',
+      'workers/**/*.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/ui/*', '**/ui'], message: 'Only src/ui (and the app) import the UI.' },
+            { group: ['lit', 'lit/*'], message: 'Lit components belong in src/ui.' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -14,7 +14,8 @@ import type {
   ReembedProgress,
   ToolError,
 } from '../src/memory/types';
-import { createBrowserSync } from '../src/sync/browser';
+import { checkSyncServer, createBrowserSync } from '../src/sync/browser';
+import type { CheckTarget, ServerCheck } from '../src/sync/check';
 import type { SyncConfig, SyncStatus } from '../src/sync/engine';
 import { keepErrorCodes } from '../src/worker-errors';
 
@@ -128,6 +129,8 @@ function createWorkerApi() {
     syncConfig: (): Promise<SyncConfig | undefined> => sync.getConfig(),
     /** Saves the sync settings on this device and starts or stops live sync to match. */
     configureSync: (config: SyncConfig): Promise<SyncStatus> => sync.configure(config),
+    /** Asks the sync server what a first sync needs (Settings → Sync, Check server); writes nothing. */
+    checkSyncServer: (target: CheckTarget): Promise<ServerCheck> => checkSyncServer(target),
     /** Pull, reconcile and push once. */
     syncNow: (): Promise<SyncStatus> => sync.syncNow(),
     /** Calls `listener` (a Comlink `proxy()`) with the sync status now and on every change. */

@@ -6,6 +6,7 @@
 import PouchDB from 'pouchdb-browser';
 import type { MemoryApi, ReembedProgress } from '../memory/types';
 import { indexArrivals } from './arrivals';
+import { checkServer, type CheckTarget, type ServerCheck } from './check';
 import { createSync } from './engine';
 
 /** A label for this browser in conflict records, e.g. "Chrome on Linux". */
@@ -47,6 +48,11 @@ async function probe(url: string): Promise<boolean | 'unknown'> {
   } catch {
     return false;
   }
+}
+
+/** Settings → Sync's Check server, from this worker (its origin and isolation are the sync's). */
+export function checkSyncServer(target: CheckTarget): Promise<ServerCheck> {
+  return checkServer(target, { fetch: self.fetch.bind(self), origin: self.location.origin, probe });
 }
 
 export function createBrowserSync(

@@ -34,7 +34,7 @@ import {
   type EncryptionMeta,
   type SyncKey,
 } from './crypto';
-import { SyncError, classify, syncError, type SyncErrorInfo } from './errors';
+import { SyncError, classify, syncError, withRetryNote, type SyncErrorInfo } from './errors';
 import type { PouchDatabase, PouchDoc, PouchFactory, Replication } from './pouch';
 
 /** The server's record of how this database is encrypted (or that it is not). */
@@ -84,6 +84,8 @@ export interface SyncStatus {
   skipped: number;
   /** Why the latest one was skipped. */
   skippedWhy?: string;
+  /** Why each was skipped: one line per reason, with how many documents and one of their ids. */
+  skippedReasons?: SkipReason[];
   /** Conflicts decided this session. */
   conflicts: number;
   /** What arrived being embedded in the background (search by meaning finds it when done). */
@@ -91,6 +93,16 @@ export interface SyncStatus {
   /** How long the last Sync now took in each step, ms (for the benchmark). */
   timings?: { pull: number; reconcile: number; push: number };
 }
+
+export interface SkipReason {
+  why: string;
+  count: number;
+  /** One of the documents (its id, cut to 80 characters). */
+  example: string;
+}
+
+/** Most reasons the status lists; the rest are counted in `skipped`. */
+const MAX_REASONS = 5;
 
 export interface ArrivedMessage {
   conversationId: number;
@@ -214,6 +226,11 @@ export function createSync(options: SyncOptions) {
     emit();
   };
 
+  // Server documents skipped this session, by id, with why (a later good revision clears one).
+  const skippedDocs = new Map<string, string>();
+  // The skips changed since the status was last sent (a reconcile sends it when it ends: live
+  // sync sends nothing else after a round that wrote nothing).
+  let skipsToShow = false;
   let conn: Connection | null = null;
   let connFor = '';
   let live: { pull: Replication; push: Replication; stop: () => void } | null = null;
@@ -315,16 +332,23 @@ export function createSync(options: SyncOptions) {
     return err;
   }
 
+  /** A failure for the status line: its fix says whether anything tries again by itself. */
+  async function shown(e: SyncError): Promise<SyncErrorInfo> {
+    return withRetryNote(e.info(), !!(await getConfig())?.live);
+  }
+
   async function connect(): Promise<Connection> {
     const config = checkConfig(await getConfig());
     const remoteUrl = `${config.url}/${encodeURIComponent(config.database)}`;
     const who = `${remoteUrl}\u0000${config.username}\u0000${config.encrypt}\u0000${config.passphrase}`;
     if (conn && connFor === who) return conn;
-    const remote = options.Pouch(remoteUrl, {
-      ...(config.username
-        ? { auth: { username: config.username, password: config.password } }
-        : {}),
-    });
+    const remote = quietInfo(
+      options.Pouch(remoteUrl, {
+        ...(config.username
+          ? { auth: { username: config.username, password: config.password } }
+          : {}),
+      }),
+    );
     let meta: PouchDoc | null;
     try {
       meta = await remote.get(META_ID).catch((e: { status?: number }) => {
@@ -446,12 +470,21 @@ export function createSync(options: SyncOptions) {
     if (deleted || plain.deleted === true) return { id, rev, deleted: true, u };
     const problems = bodyProblems(id, plain);
     if (problems.length) return skip(id, problems.slice(0, 3).join('; '));
+    if (skippedDocs.delete(doc._id) || skippedDocs.delete(id)) {
+      skipsToShow = true;
+      status.skipped = skippedDocs.size;
+      status.skippedReasons = skipReasons(skippedDocs);
+    }
     return { id, rev, deleted: false, u, body: plain as unknown as SyncBody };
   }
 
   function skip(id: string, why: string): null {
-    status.skipped++;
+    // One document is read more than once in a round (its winner, its leaves): count it once.
+    skippedDocs.set(id, why);
+    skipsToShow = true;
+    status.skipped = skippedDocs.size;
     status.skippedWhy = `The server document ${id.slice(0, 80)} was not written here: ${why}.`;
+    status.skippedReasons = skipReasons(skippedDocs);
     return null;
   }
 
@@ -676,6 +709,10 @@ export function createSync(options: SyncOptions) {
     }
     if (arrivedEntries || arrivedMessages.length)
       background({ entries: arrivedEntries, messages: arrivedMessages });
+    if (skipsToShow) {
+      skipsToShow = false;
+      emit();
+    }
     return { written, again };
   }
 
@@ -984,7 +1021,7 @@ export function createSync(options: SyncOptions) {
       setStatus({ state: live ? 'live' : 'idle', lastSync, waiting: 0, error: null });
     } catch (e) {
       const err = e instanceof SyncError ? e : classify(e, options.origin ?? '');
-      setStatus({ state: live ? 'retrying' : 'error', error: err.info() });
+      setStatus({ state: live ? 'retrying' : 'error', error: await shown(err) });
     }
     return { ...status };
   }
@@ -1019,7 +1056,7 @@ export function createSync(options: SyncOptions) {
           }
         } catch (e) {
           const err = await fail(e, (await getConfig())?.url ?? '');
-          setStatus({ state: 'retrying', error: err.info() });
+          setStatus({ state: 'retrying', error: await shown(err) });
         }
       });
     }, LIVE_DEBOUNCE_MS);
@@ -1071,7 +1108,7 @@ export function createSync(options: SyncOptions) {
       if (which === 'push') pushIdle = !err;
       if (err) {
         const e = await fail(err, (await getConfig())?.url ?? '');
-        setStatus({ state: 'retrying', error: e.info() });
+        setStatus({ state: 'retrying', error: await shown(e) });
         return;
       }
       if (which === 'pull') schedule();
@@ -1092,7 +1129,8 @@ export function createSync(options: SyncOptions) {
     );
     const fatal = async (err: unknown) => {
       const e = await fail(err, (await getConfig())?.url ?? '');
-      setStatus({ state: 'error', error: e.info() });
+      // The live replication ended: nothing tries again until Sync now or Keep in sync is pressed.
+      setStatus({ state: 'error', error: withRetryNote(e.info(), false) });
     };
     pull.on('error', fatal);
     push.on('error', fatal);
@@ -1172,6 +1210,36 @@ export function createSync(options: SyncOptions) {
       sdb.close();
     },
   };
+}
+
+/**
+ * `remote` with an `info()` that does not fail. PouchDB 9's replication asks the source for its
+ * info after each batch only to count progress, and leaves that promise's failure unhandled: a
+ * server that goes away mid-sync raised "TypeError: Failed to fetch" as an uncaught error in the
+ * page. The sync needs none of it; a failing request that matters fails in the replication's own
+ * next request, which is handled.
+ */
+export function quietInfo(remote: PouchDatabase): PouchDatabase {
+  const info = remote.info.bind(remote);
+  remote.info = () =>
+    info().catch(() => ({ doc_count: 0, update_seq: 0 }) as Awaited<ReturnType<typeof info>>);
+  return remote;
+}
+
+/**
+ * The skipped documents grouped by reason, the commonest first (at most MAX_REASONS). Reasons
+ * that differ only in the values they quote (an id, a version) are one reason, worded as the
+ * first document's.
+ */
+export function skipReasons(skipped: ReadonlyMap<string, string>): SkipReason[] {
+  const by = new Map<string, SkipReason>();
+  for (const [id, why] of skipped) {
+    const key = why.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/-?\d+(?:\.\d+)?/g, '#');
+    const r = by.get(key);
+    if (r) r.count++;
+    else by.set(key, { why, count: 1, example: id.slice(0, 80) });
+  }
+  return [...by.values()].sort((a, b) => b.count - a.count).slice(0, MAX_REASONS);
 }
 
 function hashName(text: string): string {

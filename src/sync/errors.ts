@@ -20,14 +20,42 @@ export interface SyncErrorInfo {
   fix: string;
 }
 
-/** The CouchDB settings that let this page talk to the server from another origin. */
+/**
+ * The CouchDB settings that let this page talk to the server from another origin, in one
+ * sentence (Settings → Sync shows the full local.ini lines in its setup steps; CouchDB's default
+ * CORS methods and headers are the ones the sync needs).
+ */
 export function corsFix(origin: string): string {
+  const o = origin || 'this page’s origin';
   return (
-    'Enable CORS on the server: in CouchDB set [chttpd] enable_cors = true and [cors] ' +
-    `origins = ${origin || 'this page’s origin'}, credentials = true, ` +
-    'methods = GET, PUT, POST, HEAD, DELETE, headers = accept, authorization, content-type, ' +
-    'origin, referer (Fauxton → Settings → CORS does the same), then press Sync now.'
+    `Allow this app on the server: turn on CORS for ${o} with logins allowed (Fauxton → ` +
+    `Settings → CORS, or in its settings [chttpd] enable_cors = true and [cors] origins = ${o}, ` +
+    'credentials = true).'
   );
+}
+
+/** Failures that go away by themselves (the server comes back): trying again can fix them. */
+export const PASSING: readonly SyncErrorCode[] = [
+  'UNREACHABLE',
+  'CORS',
+  'SERVER_ERROR',
+  'INTERNAL',
+];
+
+/**
+ * What happens next after a failure that trying again can fix: with Keep in sync on the engine
+ * tries again by itself; without it nothing does until the person presses Sync now.
+ */
+export function retryNote(live: boolean): string {
+  return live
+    ? 'Keep in sync tries again by itself, waiting longer each time.'
+    : 'Nothing tries again by itself: press Sync now to try again (or turn on Keep in sync, which keeps trying).';
+}
+
+/** `info` with the sentence that says whether anything tries again (only where that helps). */
+export function withRetryNote(info: SyncErrorInfo, live: boolean): SyncErrorInfo {
+  if (!PASSING.includes(info.code)) return info;
+  return { ...info, fix: `${info.fix} ${retryNote(live)}`.trim() };
 }
 
 export class SyncError extends Error {
@@ -50,7 +78,7 @@ const FIXES: Record<SyncErrorCode, string> = {
   INVALID_URL: 'Enter the address as http://host:5984 or https://host (no database name in it).',
   UNREACHABLE:
     'Check that CouchDB is running and the URL is right (open it in a new tab: it answers with ' +
-    '{"couchdb":"Welcome"}). Sync tries again by itself.',
+    '{"couchdb":"Welcome"}).',
   CORS: '',
   WRONG_CREDENTIALS:
     'Check the username and password: they are a CouchDB user (or the admin made with ' +
@@ -65,9 +93,9 @@ const FIXES: Record<SyncErrorCode, string> = {
   NOT_ENCRYPTED:
     'This database already holds unencrypted memory. To encrypt, use a new database name; ' +
     'to keep this one, turn encryption off.',
-  SERVER_ERROR: 'The server had a problem; sync tries again. Look at the CouchDB log if it stays.',
+  SERVER_ERROR: 'The server had a problem: look at the CouchDB log if it stays.',
   STORAGE_FULL: 'Browser storage is full: delete old memories or allow more storage.',
-  INTERNAL: 'This is a bug; sync tries again. Sync now shows whether it stays.',
+  INTERNAL: 'This is a bug in the app; please report it if it stays.',
 };
 
 export function syncError(code: SyncErrorCode, message: string, fix = FIXES[code]): SyncError {
@@ -108,7 +136,7 @@ export function classify(e: unknown, origin: string, cors: boolean | 'unknown' =
       return syncError(
         'UNREACHABLE',
         'The sync server cannot be reached, or it does not let this page read its replies (CORS is not enabled).',
-        `${FIXES.UNREACHABLE} If it answers there, ${corsFix(origin).replace(/^Enable/, 'enable')}`,
+        `${FIXES.UNREACHABLE} If it answers there, it does not allow this app yet. ${corsFix(origin)}`,
       );
     if (cors)
       return syncError(

@@ -397,6 +397,10 @@ export class SmApp extends LitElement {
   private renderStats() {
     const stats = this.stats.value;
     const context = this.contextChunks.value?.total;
+    // Counted from the entry list that is patched from each change report in the frame the tree
+    // takes it in, so the two never disagree; the counts above load again only after a pause in
+    // the writes, which a sync arrival (and the embedding after it) keeps pushing back.
+    const entries = this.contextChunks.value?.entries.length ?? stats?.entries ?? 0;
     const model = this.state.activeModel;
     if (!stats) return html`<p class="stats">Opening memory…</p>`;
     const used = this.storageUsed ? `${this.storageUsed} used` : undefined;
@@ -405,7 +409,7 @@ export class SmApp extends LitElement {
       : undefined;
     return html`<p class="stats">
       <span class="counts"
-        >${plural(stats.entries, 'entry', 'entries')} ·
+        >${plural(entries, 'entry', 'entries')} ·
         ${plural(context ?? 0, 'context chunk', 'context chunks')} ·
         ${plural(stats.chunks, 'chat sentence', 'chat sentences')} indexed</span
       >${used ? html`<span class="extra" title=${used}>&nbsp;· ${used}</span>` : nothing}${

@@ -10,8 +10,8 @@ import {
 } from '../app/settings';
 import { emit } from './events';
 import { base, tokens } from './styles';
-import '../sync/sm-sync-settings';
-import type { SyncClient } from '../sync/sm-sync-settings';
+import './sm-sync-settings';
+import type { SyncClient } from './sm-sync-settings';
 import { embeddingThreads } from '../embeddings/threads';
 import { settingsStyles } from './sm-settings.styles';
 import type { Backups } from '../app/backups';

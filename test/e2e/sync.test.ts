@@ -3,9 +3,12 @@
 // and stopped here), set up in Settings → Sync as a person does: a save on A shows in B's tree
 // with live sync; edits made while the server is away end as one live version and the other in
 // history on both; 1,000 entries and a server stopped mid-sync; encryption (no plaintext on the
-// server, a wrong passphrase said and nothing written); CORS not enabled said with the fix.
-// Screenshots go to /tmp/shots-sync/.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+// server, a wrong passphrase said and nothing written); CORS not enabled said with the fix; the
+// setup steps said before any sync, and Check server naming what is missing; a failed Sync now
+// saying truly whether anything tries again; skipped documents counted with their reasons; and a
+// server stopped mid-sync raising no uncaught error. Screenshots go to /tmp/shots-sync/.
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +17,7 @@ import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSyncServer, type TestSyncServer } from '../sync-server';
 import { launchChromium } from './chromium';
+import { AXE_FILE, axeScan } from './explorer-fixture';
 import { serveStatic, type StaticServer } from './static-server';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -75,6 +79,8 @@ describe('sync between two browsers', () => {
       build: { outDir, emptyOutDir: true },
       define: { 'import.meta.env.VITE_EMBEDDING_MODEL': JSON.stringify('bundled') },
     });
+    // axe-core beside the app, same origin, so the app's CSP stays as shipped.
+    await copyFile(join(ROOT, 'node_modules/axe-core/axe.min.js'), join(outDir, AXE_FILE));
     app = await serveStatic(outDir);
     couch = await startSyncServer({
       onRequest(req) {
@@ -102,7 +108,26 @@ describe('sync between two browsers', () => {
     await rm(outDir, { recursive: true, force: true });
   });
 
+  /** Uncaught errors of each page, and unhandled rejections of its memory worker. */
+  const uncaught = new Map<Page, string[]>();
+
   async function ready(p: Page) {
+    const seen: string[] = [];
+    uncaught.set(p, seen);
+    p.on('pageerror', (e) => seen.push(`page: ${e.name}: ${e.message}`));
+    p.on('worker', (w) => {
+      w.on('console', (m) => {
+        if (m.text().startsWith('uncaught in worker:')) seen.push(m.text());
+      });
+      void w
+        .evaluate(() => {
+          self.addEventListener('unhandledrejection', (e) =>
+            console.error(`uncaught in worker: ${String(e.reason)}`),
+          );
+          self.addEventListener('error', (e) => console.error(`uncaught in worker: ${e.message}`));
+        })
+        .catch(() => undefined);
+    });
     await p.goto(app.url);
     await p.waitForFunction(
       () => !!(document.querySelector('sm-app') as unknown as AppHandle | null)?.memory,
@@ -164,6 +189,33 @@ describe('sync between two browsers', () => {
       .toBe(true);
   }
 
+  /** Presses Check server and waits for its verdict: each line's step, mark and text. */
+  async function checkServer(p: Page) {
+    const result = dialog(p).locator('#sync-check-result');
+    const before = Number(await result.getAttribute('data-checks'));
+    await dialog(p).getByRole('button', { name: 'Check server' }).click();
+    await expect
+      .poll(async () => Number(await result.getAttribute('data-checks')), { timeout: 30_000 })
+      .toBe(before + 1);
+    const list = dialog(p).getByRole('list', { name: 'Server check' });
+    return list.locator('li').evaluateAll((lis) =>
+      lis.map((li) => ({
+        step: li.getAttribute('data-step'),
+        ok: li.getAttribute('data-ok'),
+        text: li.textContent?.replace(/\s+/g, ' ').trim() ?? '',
+      })),
+    );
+  }
+
+  /** A port on 127.0.0.1 where nothing listens. */
+  async function closedPort(): Promise<number> {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    return port;
+  }
+
   /** Calls a method of the page's memory engine (through the worker) with JSON arguments. */
   const call = <K extends keyof AppHandle['memory']>(
     p: Page,
@@ -182,6 +234,108 @@ describe('sync between two browsers', () => {
   const conflicts = async (p: Page, path: string) =>
     (await call(p, 'getHistory', path)).versions.filter((v) => v.conflictFrom);
   const paths = async (p: Page) => (await call(p, 'memoryIndex')).map((e) => e.path);
+
+  it('before any sync, Settings → Sync says the server must allow this app (CORS), and Check server says what is missing', async () => {
+    const origin = new URL(app.url).origin;
+    for (const p of [a, b]) {
+      await openSync(p);
+      const panel = dialog(p).locator('sm-sync-settings');
+      const steps = panel.getByRole('list', { name: 'Setting up sync' });
+      // The permission the server must give, with this app's own origin, said up front.
+      expect(await steps.textContent()).toMatch(/turn on CORS/);
+      expect(await steps.textContent()).toContain(origin);
+      await steps.scrollIntoViewIfNeeded();
+      // Jargon comes with plain words.
+      expect(await steps.textContent()).toMatch(/CORS \(sharing with other web addresses\)/);
+      expect(await panel.locator('#sync-encrypt-hint').textContent()).toMatch(
+        /ciphertext: text that nobody can read without your passphrase/,
+      );
+    }
+    await shot(a, 'desktop-sync-steps');
+    await shot(b, 'phone-sync-steps');
+    await closeSettings(b);
+
+    // Nothing listens at the address.
+    const nothing = `http://127.0.0.1:${await closedPort()}`;
+    await fillSync(a, { url: nothing, database: 'memory' });
+    let lines = await checkServer(a);
+    expect(lines).toHaveLength(1);
+    expect(lines[0].step).toBe('reach');
+    expect(lines[0].ok).not.toBe('true');
+    expect(lines[0].text).toMatch(/start CouchDB, or correct the address|Nothing answers/);
+
+    // A server that answers but does not allow this app: the page is cross-origin isolated, so
+    // it cannot tell that from a server that is down; it says both, with this app's origin.
+    const noCors = await startSyncServer({ cors: false });
+    const guarded = await startSyncServer({ auth: { username: 'ana', password: 'right' } });
+    try {
+      await fillSync(a, { url: noCors.url, database: 'memory' });
+      lines = await checkServer(a);
+      expect(lines[0].ok).not.toBe('true');
+      expect(lines[0].text).toContain(`does not allow this app (${origin})`);
+      expect(lines[0].text).toMatch(/enable_cors = true/);
+
+      // A wrong password: the server and its CORS are fine, the login is what is missing.
+      await fillSync(a, { url: guarded.url, database: 'fresh' });
+      await dialog(a).locator('sm-sync-settings').getByLabel('Username').fill('ana');
+      await dialog(a).locator('sm-sync-settings').getByLabel('Password').fill('wrong');
+      lines = await checkServer(a);
+      expect(lines.map((l) => [l.step, l.ok])).toEqual([
+        ['reach', 'true'],
+        ['cors', 'true'],
+        ['login', 'false'],
+      ]);
+      expect(lines[2].text).toMatch(/refused the username or password/);
+
+      // All fine: a database that is not there yet is made by the first sync (an admin login).
+      await dialog(a).locator('sm-sync-settings').getByLabel('Password').fill('right');
+      lines = await checkServer(a);
+      expect(lines.map((l) => [l.step, l.ok])).toEqual([
+        ['reach', 'true'],
+        ['cors', 'true'],
+        ['login', 'true'],
+        ['database', 'true'],
+      ]);
+      expect(lines[3].text).toMatch(/"fresh" is not there yet; the first sync creates it/);
+      expect(await dialog(a).locator('#sync-check-result').textContent()).toMatch(
+        /The server is ready/,
+      );
+      await shot(a, 'desktop-sync-check');
+      expect(await axeScan(a, app)).toEqual([]);
+      // The check wrote nothing: no database was made.
+      const dbs = await fetch(`${guarded.url}/_all_dbs`, {
+        headers: { Authorization: `Basic ${Buffer.from('ana:right').toString('base64')}` },
+      }).then((r) => r.json());
+      expect(dbs).not.toContain('fresh');
+    } finally {
+      await noCors.close();
+      await guarded.close();
+    }
+    await dialog(a).locator('sm-sync-settings').getByLabel('Username').fill('');
+    await dialog(a).locator('sm-sync-settings').getByLabel('Password').fill('');
+    await closeSettings(a);
+  });
+
+  it('a failed Sync now says truly whether anything tries again: not with Keep in sync off, yes with it on', async () => {
+    const nothing = `http://127.0.0.1:${await closedPort()}`;
+    await openSync(a);
+    await fillSync(a, { url: nothing, database: 'memory' });
+    await dialog(a).getByRole('button', { name: 'Sync now' }).click();
+    await expect
+      .poll(() => alerts(a).first().textContent(), { timeout: 60_000 })
+      .toMatch(/cannot be reached/);
+    const fix = dialog(a).locator('sm-sync-settings .fix').first();
+    expect(await fix.textContent()).toMatch(/Nothing tries again by itself: press Sync now/);
+    await shot(a, 'desktop-sync-failed-once');
+    // With Keep in sync on, it does try again by itself, and says so.
+    await dialog(a).getByLabel('Keep in sync').click();
+    await expect
+      .poll(() => fix.textContent(), { timeout: 60_000 })
+      .toMatch(/Keep in sync tries again by itself/);
+    await dialog(a).getByLabel('Keep in sync').click();
+    await expect.poll(() => alerts(a).count(), { timeout: 30_000 }).toBe(0);
+    await closeSettings(a);
+  });
 
   it('Keep in sync on both: a save on A appears in B’s tree', async () => {
     const url = couch.url;
@@ -205,8 +359,45 @@ describe('sync between two browsers', () => {
     await expect
       .poll(() => treeB.getByRole('treeitem', { name: 'Synced' }).count(), { timeout: 60_000 })
       .toBe(1);
+    // The header agrees with the tree as soon as the tree shows the arrival (it read "0 entries").
+    expect(await b.locator('sm-app .stats').first().textContent()).toMatch(/^\s*1 entry ·/);
     expect(await content(b, 'Synced/from-A')).toEqual({ note: 'made on A' });
     await shot(b, 'phone-tree-after-sync');
+  });
+
+  it('documents from the server that fail the checks: the count and each reason are shown', async () => {
+    // Another program writes to the server: 3 entries whose id names another path, 2 with a
+    // version that is not a whole number ≥ 1.
+    const server = couch.database('shared');
+    const good = (await server.get('entry:Synced/from-A')) as Record<string, unknown>;
+    const { _id, _rev, ...body } = good;
+    const bad = [
+      ...[1, 2, 3].map((i) => ({ ...body, _id: `entry:Bad/elsewhere-${i}` })),
+      ...[1, 2].map((i) => ({
+        ...body,
+        _id: `entry:Bad/version-${i}`,
+        path: `Bad/version-${i}`,
+        version: -i,
+      })),
+    ];
+    expect(_id && _rev).toBeTruthy();
+    await server.bulkDocs(bad);
+    await openSync(b);
+    const skipped = dialog(b).locator('sm-sync-settings .skipped-box');
+    await expect
+      .poll(() => skipped.textContent(), { timeout: 60_000 })
+      .toMatch(/5 documents from the server were not written here/);
+    const reasons = await skipped.locator('li').allTextContents();
+    expect(reasons).toHaveLength(2);
+    expect(reasons[0]).toMatch(/^3 × .*id/);
+    expect(reasons[1]).toMatch(/^2 × .*version/);
+    await skipped.scrollIntoViewIfNeeded();
+    await shot(b, 'phone-sync-skipped');
+    expect(await axeScan(b, app)).toEqual([]);
+    // Nothing else is affected: the good entry is still there, the bad ones are not.
+    expect((await paths(b)).filter((p) => p.startsWith('Bad/'))).toEqual([]);
+    expect(await content(b, 'Synced/from-A')).toEqual({ note: 'made on A' });
+    await closeSettings(b);
   });
 
   it('edits on both while the server is away: one live version on both, the other in history on both', async () => {
@@ -267,12 +458,24 @@ describe('sync between two browsers', () => {
       await ready(c);
       await openSync(c);
       await fillSync(c, { url: couch.url, database: 'shared' });
-      let bulkGets = 0;
-      stopAt = (path) => path.includes('_bulk_get') && ++bulkGets === 2;
+      // Stopped mid-pull, when the replication asks the server for its counts after the first
+      // batch (PouchDB leaves that request's failure unhandled).
+      let batches = 0;
+      stopAt = (path) => {
+        if (path.includes('_bulk_get')) batches++;
+        return batches > 0 && path === '/shared/';
+      };
       await dialog(c).getByRole('button', { name: 'Sync now' }).click();
       await expect
         .poll(() => alerts(c).first().textContent(), { timeout: 60_000 })
         .toMatch(/cannot be reached/);
+      expect(batches).toBeGreaterThan(0);
+      expect(await dialog(c).locator('sm-sync-settings .fix').first().textContent()).toMatch(
+        /press Sync now/,
+      );
+      // A sentence, and no uncaught error in the page (nor in its worker).
+      await expect.poll(() => statusLine(c).getAttribute('data-state')).toBe('error');
+      expect(uncaught.get(c)).toEqual([]);
       await shot(c, 'desktop-sync-unreachable');
       await couch.start();
       await dialog(c).getByRole('button', { name: 'Sync now' }).click();
@@ -280,6 +483,7 @@ describe('sync between two browsers', () => {
         .poll(async () => (await statusLine(c).textContent())?.trim(), { timeout: 120_000 })
         .toMatch(/^Last sync \d/);
       expect(await alerts(c).count()).toBe(0);
+      expect(uncaught.get(c)).toEqual([]);
       const all = await paths(c);
       const bulk = all.filter((p) => p.startsWith('Bulk/'));
       expect(bulk).toHaveLength(1000);

@@ -1,17 +1,21 @@
-// Settings → Sync (docs/sync.md, "Settings"): the CouchDB server, database and login, optional
-// end-to-end encryption, Sync now and Keep in sync, and a status line that says when it last
-// synced, what waits, and what is wrong with the sentence that fixes it.
+// Settings → Sync (docs/sync.md, "Setting up"): the steps a first sync needs, said up front (the
+// server must allow this app's origin: CORS), the CouchDB server, database and login, Check
+// server (which step is missing), optional end-to-end encryption, Sync now and Keep in sync, and
+// a status line that says when it last synced, what waits, what was skipped and why, and what is
+// wrong with the sentence that fixes it.
 import { proxy } from 'comlink';
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { base, tokens } from '../ui/styles';
-import type { SyncConfig, SyncStatus } from './engine';
+import { base, tokens } from './styles';
+import type { CheckTarget, ServerCheck } from '../sync/check';
+import type { SyncConfig, SyncStatus } from '../sync/engine';
 
 /** What the section needs from the worker. */
 export interface SyncClient {
   syncConfig(): Promise<SyncConfig | undefined>;
   configureSync(config: SyncConfig): Promise<SyncStatus>;
   syncNow(): Promise<SyncStatus>;
+  checkSyncServer(target: CheckTarget): Promise<ServerCheck>;
   onSyncStatus(listener: (status: SyncStatus) => void): Promise<void> | void;
 }
 
@@ -53,6 +57,44 @@ export function statusLine(s: SyncStatus | undefined): string {
     );
   return `${parts.join(' · ')}.`;
 }
+
+/** What was skipped, in words: how many documents, then each reason with its count. */
+export function skippedLines(
+  s: SyncStatus | undefined,
+): { head: string; reasons: string[] } | null {
+  if (!s?.skipped) return null;
+  const n = s.skipped;
+  const head =
+    `${n} ${n === 1 ? 'document' : 'documents'} from the server ${n === 1 ? 'was' : 'were'} ` +
+    'not written here (they failed the checks; nothing else is affected):';
+  const reasons = (s.skippedReasons ?? []).map(
+    (r) => `${r.count} × ${r.why}${r.count > 1 ? ` (and likewise ${r.count - 1} more)` : ''}`,
+  );
+  const listed = (s.skippedReasons ?? []).reduce((sum, r) => sum + r.count, 0);
+  if (listed < n) reasons.push(`${n - listed} more, for other reasons`);
+  if (!reasons.length && s.skippedWhy) reasons.push(s.skippedWhy);
+  return { head, reasons };
+}
+
+/** The CouchDB configuration that allows `origin` (local.ini), for the setup steps. */
+function corsConfig(origin: string): string {
+  return [
+    '[chttpd]',
+    'enable_cors = true',
+    '',
+    '[cors]',
+    `origins = ${origin}`,
+    'credentials = true',
+    'methods = GET, PUT, POST, HEAD, DELETE',
+    'headers = accept, authorization, content-type, origin, referer',
+  ].join('\n');
+}
+
+const MARK: Record<'true' | 'false' | 'null', { glyph: string; words: string }> = {
+  true: { glyph: '✓', words: 'Fine:' },
+  false: { glyph: '✗', words: 'Missing:' },
+  null: { glyph: '?', words: 'Not sure:' },
+};
 
 /**
  * The Sync section of Settings. Its fields are saved on this device only, when Sync now is
@@ -128,6 +170,72 @@ export class SmSyncSettings extends LitElement {
         font-size: 0.85rem;
         overflow-wrap: anywhere;
       }
+      .intro {
+        margin: 0 0 6px;
+        font-size: 0.9rem;
+      }
+      .steps {
+        margin: 0 0 12px;
+        padding-left: 1.4rem;
+        font-size: 0.875rem;
+      }
+      .steps li {
+        margin-bottom: 3px;
+        overflow-wrap: anywhere;
+      }
+      .steps code,
+      .steps pre {
+        font-family: var(--sm-mono);
+        font-size: 0.8rem;
+      }
+      .steps pre {
+        margin: 4px 0;
+        padding: 6px 8px;
+        overflow-x: auto;
+        background: var(--sm-surface-2);
+        border-radius: var(--sm-radius);
+      }
+      .check-head {
+        margin: 6px 0 0;
+        font-size: 0.85rem;
+      }
+      .checks,
+      .skipped {
+        margin: 6px 0 0;
+        padding-left: 0;
+        list-style: none;
+        font-size: 0.85rem;
+      }
+      .checks li {
+        display: flex;
+        gap: 6px;
+        margin-bottom: 2px;
+        overflow-wrap: anywhere;
+      }
+      .checks .mark {
+        flex: none;
+        width: 1.1em;
+        font-weight: 700;
+        text-align: center;
+      }
+      .checks [data-ok='true'] .mark {
+        color: var(--sm-ok);
+      }
+      .checks [data-ok='false'] .mark {
+        color: var(--sm-danger);
+      }
+      .skipped li {
+        padding-left: 1rem;
+        overflow-wrap: anywhere;
+      }
+      .visually-hidden {
+        position: absolute;
+        width: 1px;
+        height: 1px;
+        overflow: hidden;
+        clip: rect(0 0 0 0);
+        white-space: nowrap;
+      }
     `,
   ];
 
@@ -138,6 +246,10 @@ export class SmSyncSettings extends LitElement {
   @state() private status: SyncStatus | undefined;
   @state() private busy = false;
   @state() private problem = '';
+  @state() private checking = false;
+  @state() private check: ServerCheck | undefined;
+  /** Checks finished so far (a test waits for the next one). */
+  @state() private checks = 0;
 
   override connectedCallback(): void {
     super.connectedCallback();
@@ -156,7 +268,28 @@ export class SmSyncSettings extends LitElement {
     const d = this.draft;
     const s = this.status;
     const error = s?.error;
+    const origin = location.origin;
+    const skipped = skippedLines(s);
     return html`
+      <p class="intro">
+        Sync keeps this memory the same in each browser you use, through a CouchDB server that you
+        run. Nothing leaves this browser until you press Sync now or turn on Keep in sync.
+      </p>
+      <ol class="steps" aria-label="Setting up sync">
+        <li>Run CouchDB (or a server that works like it) where all your devices can reach it.</li>
+        <li>
+          Let this app talk to it: in CouchDB, turn on CORS (sharing with other web addresses) and
+          allow <code>${origin}</code>, with logins allowed (Fauxton → Settings → CORS).
+          <details>
+            <summary>The same as CouchDB settings (local.ini)</summary>
+            <pre>${corsConfig(origin)}</pre>
+          </details>
+        </li>
+        <li>
+          Enter its address, a database name and your CouchDB login below; press Check server.
+        </li>
+        <li>Press Sync now, or turn on Keep in sync.</li>
+      </ol>
       <div class="field">
         <label for="sync-url">CouchDB server</label>
         <input
@@ -216,8 +349,9 @@ export class SmSyncSettings extends LitElement {
         />
         <label for="sync-encrypt">Encrypt end to end</label>
         <span class="hint" id="sync-encrypt-hint"
-          >Memory is encrypted in this browser; the server keeps only ciphertext. Every device needs
-          the same passphrase, and a lost passphrase cannot be recovered.</span
+          >Memory is scrambled in this browser before it leaves, so the server keeps only
+          ciphertext: text that nobody can read without your passphrase. Every device needs the same
+          passphrase, and a lost passphrase cannot be recovered.</span
         >
       </div>
       ${
@@ -249,6 +383,15 @@ export class SmSyncSettings extends LitElement {
         >
       </div>
       <div class="actions">
+        <button
+          type="button"
+          id="sync-check"
+          ?disabled=${this.checking}
+          @click=${this.handleCheck}
+          aria-describedby="sync-check-hint"
+        >
+          Check server
+        </button>
         <button type="button" id="sync-now" ?disabled=${this.busy} @click=${this.handleSyncNow}>
           Sync now
         </button>
@@ -262,6 +405,11 @@ export class SmSyncSettings extends LitElement {
           ${statusLine(s)}
         </p>
       </div>
+      <p class="hint" id="sync-check-hint">
+        Check server asks the server what a first sync needs and says what is missing; it writes
+        nothing.
+      </p>
+      ${this.renderCheck()}
       ${this.problem ? html`<p class="error" role="alert">${this.problem}</p>` : nothing}
       ${
         error
@@ -269,16 +417,72 @@ export class SmSyncSettings extends LitElement {
               <p class="fix">${error.fix}</p>`
           : nothing
       }
-      ${s?.skipped ? html`<p class="fix">${s.skippedWhy}</p>` : nothing}
+      ${
+        skipped
+          ? html`<div class="skipped-box">
+              <p class="fix" id="sync-skipped">${skipped.head}</p>
+              <ul class="skipped" aria-labelledby="sync-skipped">
+                ${skipped.reasons.map((r) => html`<li>${r}</li>`)}
+              </ul>
+            </div>`
+          : nothing
+      }
       <p class="hint">
         Sync now and Keep in sync save these settings, in this browser only; they never sync.
       </p>
     `;
   }
 
+  /** The check's verdict, in a live region that is always there (so its change is announced). */
+  private renderCheck() {
+    const c = this.check;
+    return html`<div id="sync-check-result" aria-live="polite" data-checks=${this.checks}>
+      ${this.checking ? html`<p class="check-head">Asking the server…</p>` : nothing}
+      ${
+        c && !this.checking
+          ? html`<p class="check-head">
+                ${c.ok ? 'The server is ready: press Sync now.' : 'The server is not ready yet:'}
+              </p>
+              <ul class="checks" aria-label="Server check">
+                ${c.lines.map((l) => {
+                  const mark = MARK[String(l.ok) as 'true' | 'false' | 'null'];
+                  return html`<li data-ok=${String(l.ok)} data-step=${l.step}>
+                    <span class="mark" aria-hidden="true">${mark.glyph}</span>
+                    <span><span class="visually-hidden">${mark.words} </span>${l.text}</span>
+                  </li>`;
+                })}
+              </ul>`
+          : nothing
+      }
+    </div>`;
+  }
+
+  private async handleCheck(): Promise<void> {
+    const client = this.client;
+    if (!client) {
+      this.problem = 'The memory engine is not running, so the server cannot be checked.';
+      return;
+    }
+    this.problem = '';
+    this.checking = true;
+    this.check = undefined;
+    const { url, database, username, password } = this.draft;
+    try {
+      this.check = await client.checkSyncServer({ url, database, username, password });
+    } catch (e) {
+      this.problem = `The check could not run: ${e instanceof Error ? e.message : String(e)}`;
+    } finally {
+      this.checking = false;
+      this.checks++;
+    }
+    await this.showOutcome('#sync-check-result');
+  }
+
   private text(key: 'url' | 'database' | 'username' | 'password' | 'passphrase') {
     return (e: Event) => {
       this.draft = { ...this.draft, [key]: (e.target as HTMLInputElement).value };
+      // A check of other settings would mislead.
+      if (key !== 'passphrase') this.check = undefined;
     };
   }
 
@@ -313,9 +517,9 @@ export class SmSyncSettings extends LitElement {
   }
 
   /** Brings the status and any error into view (the dialog scrolls; a phone shows little). */
-  private async showOutcome(): Promise<void> {
+  private async showOutcome(selector = '.status, .error, .fix, .skipped-box'): Promise<void> {
     await this.updateComplete;
-    const last = [...this.renderRoot.querySelectorAll<HTMLElement>('.status, .error, .fix')].pop();
+    const last = [...this.renderRoot.querySelectorAll<HTMLElement>(selector)].pop();
     last?.scrollIntoView({ block: 'nearest' });
   }
 
@@ -326,6 +530,9 @@ export class SmSyncSettings extends LitElement {
       this.busy = true;
       try {
         this.status = await this.client.syncNow();
+      } catch (e) {
+        // The engine answers failures in its status; a rejection here is the worker's own.
+        this.problem = `Sync could not run: ${e instanceof Error ? e.message : String(e)}`;
       } finally {
         this.busy = false;
       }
