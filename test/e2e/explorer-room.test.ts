@@ -374,7 +374,8 @@ describe('an explorer with room (Chromium)', () => {
       await shot('phone-edit', p);
       await p.keyboard.press('Escape');
       await explorer(p).getByRole('tab', { name: 'Map' }).click();
-      await p.waitForTimeout(300);
+      // The map drawn: its headings named.
+      await p.locator('sm-memory-map text.heading').first().waitFor();
       await shot('phone-map', p);
     } finally {
       await phone.close();
