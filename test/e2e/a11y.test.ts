@@ -5,6 +5,9 @@
 // promises: Escape closes each dialog, menu and form and gives focus back to what opened it,
 // destructive confirmations start on Cancel, names read as words.
 //
+// axe-core walks the open shadow roots of the components from the document (a test plants a
+// fault two roots deep and sees it reported).
+//
 // axe-core is served beside the app (same origin) and added with a script tag by URL: the app's
 // CSP (`script-src 'self'`) refuses the inline script `addScriptTag({ path })` would make, and
 // the scan should see the app as shipped, CSP included, rather than a context that bypasses it.
@@ -82,6 +85,37 @@ describe('accessibility (axe-core in Chromium)', () => {
     await page.getByRole('button', { name: /^Lisbon trip/ }).click();
     await page.getByText('hotel is in Alfama').first().waitFor({ timeout: 30_000 });
     expect.soft(await axeScan(page, server)).toEqual([]);
+  });
+
+  it('the scan reaches into the components’ shadow roots, nested ones too', async () => {
+    // Every view is a Lit component with an open shadow root; axe-core walks open shadow roots
+    // from the document. A fault planted two roots deep (a message in the chat) must be found.
+    const planted = await page.evaluate(() => {
+      const chat = document.querySelector('sm-app')?.shadowRoot?.querySelector('sm-chat');
+      const message = chat?.shadowRoot?.querySelector('sm-message');
+      const root = message?.shadowRoot;
+      if (!root) return false;
+      const button = document.createElement('button');
+      button.id = 'planted-fault';
+      root.append(button); // a button with no name
+      return true;
+    });
+    expect(planted).toBe(true);
+    try {
+      const found = await axeScan(page, server);
+      expect(found.some((v) => v.startsWith('button-name') && v.includes('planted-fault'))).toBe(
+        true,
+      );
+    } finally {
+      await page.evaluate(() =>
+        document
+          .querySelector('sm-app')
+          ?.shadowRoot?.querySelector('sm-chat')
+          ?.shadowRoot?.querySelector('sm-message')
+          ?.shadowRoot?.querySelector('#planted-fault')
+          ?.remove(),
+      );
+    }
   });
 
   it('search results, the weaker ones shown', async () => {
