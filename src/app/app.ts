@@ -23,7 +23,8 @@ import {
 import { isAbortError } from '../llm/errors';
 import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import type { MemoryClient } from '../worker-client';
-import { MemoryKeeper, type KeeperTarget } from './memory-keeper';
+import { MemoryKeeper, type KeeperHandover, type KeeperTarget } from './memory-keeper';
+import { KEEPER_HANDOVER_KEY, localHandover } from './keeper-handover';
 import {
   DEFAULT_SETTINGS,
   SETTINGS_KEY,
@@ -124,6 +125,11 @@ export interface AppOptions {
   noticeStorage?: NoticeStorage;
   /** The memory keeper's run (tests may hand in a fake; default `runKeeper`). */
   runKeeper?: (request: KeeperRequest) => Promise<KeeperOutcome>;
+  /**
+   * Where the keeper's unkept exchanges wait when the page goes (default: localStorage, see
+   * keeper-handover.ts; null: nowhere).
+   */
+  keeperHandover?: KeeperHandover | null;
 }
 
 export class App {
@@ -153,6 +159,9 @@ export class App {
       onRunning: (keeping) => this.set({ keeping }),
       onStatusLine: (message) => this.showNotice(message),
       ...(options.runKeeper ? { run: options.runKeeper } : {}),
+      ...(options.keeperHandover !== null
+        ? { handover: options.keeperHandover ?? localHandover() }
+        : {}),
     });
   }
 
@@ -188,8 +197,25 @@ export class App {
     });
     const convs = await memory.listConversations();
     this.set({ conversationId: convs[0]?.id ?? (await this.createConversation()) });
+    this.followHandover();
     void this.applyModel();
     this.connect();
+  }
+
+  /**
+   * The memory keeper's exchanges left by pages that went: taken now, and whenever another page
+   * leaves some (another tab closing); this page's are left when it goes, and taken back if it
+   * comes back from the back/forward cache.
+   */
+  private followHandover(): void {
+    void this.keeper.claim();
+    globalThis.addEventListener?.('pagehide', () => this.keeper.handOver());
+    globalThis.addEventListener?.('pageshow', (e) => {
+      if (e.persisted) void this.keeper.claim();
+    });
+    globalThis.addEventListener?.('storage', (e) => {
+      if (e.key === KEEPER_HANDOVER_KEY && e.newValue) void this.keeper.claim();
+    });
   }
 
   /** Saves the settings; a new server or key takes effect at once, a new model in the background. */

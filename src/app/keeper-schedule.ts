@@ -153,3 +153,67 @@ export function keeperStatusLine(
   // The keeper's own sentences name it; a server's or the memory's do not.
   return /^The memory keeper/.test(said) ? said : `The memory keeper could not run: ${said}`;
 }
+
+/** The most exchanges a handover carries per conversation (the oldest beyond it are dropped). */
+export const HANDOVER_MAX_EXCHANGES = 50;
+
+/**
+ * The unkept exchanges of `ledgers` as text a later page can take over (a page that goes before
+ * the keeper ran leaves them), merged into what an earlier page left (`before`, which may be
+ * unreadable); undefined when there is nothing to hand over.
+ */
+export function encodeHandover(
+  ledgers: ReadonlyMap<number, Readonly<KeeperLedger>>,
+  before: string | null,
+): string | undefined {
+  const all = decodeHandover(before);
+  for (const [id, ledger] of ledgers) {
+    if (!ledger.unkept.length) continue;
+    all.set(id, mergeLedgers(all.get(id), ledger));
+  }
+  if (!all.size) return undefined;
+  const out: Record<string, [number, number][]> = {};
+  for (const [id, ledger] of all) out[id] = ledger.unkept.map((x) => [x.userId, x.replyId]);
+  return JSON.stringify(out);
+}
+
+/**
+ * The ledgers a handover carries (`encodeHandover`): each conversation's unkept exchanges, due
+ * as where the keeper never ran (once the person is idle: they have waited already). Text from
+ * storage is data: anything that is not a list of id pairs is left out.
+ */
+export function decodeHandover(raw: string | null): Map<number, KeeperLedger> {
+  const out = new Map<number, KeeperLedger>();
+  if (!raw) return out;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return out;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return out;
+  const id = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
+  for (const [key, pairs] of Object.entries(parsed)) {
+    const conversationId = Number(key);
+    if (!id(conversationId) || !Array.isArray(pairs)) continue;
+    const unkept = pairs
+      .filter((p): p is [number, number] => Array.isArray(p) && id(p[0]) && id(p[1]))
+      .map(([userId, replyId]) => ({ userId, replyId }));
+    if (unkept.length) out.set(conversationId, { unkept, sinceRun: Infinity });
+  }
+  return out;
+}
+
+/** Two ledgers of one conversation as one: each user message once (`b`'s reply wins), oldest first. */
+export function mergeLedgers(
+  a: Readonly<KeeperLedger> | undefined,
+  b: Readonly<KeeperLedger>,
+): KeeperLedger {
+  const byUser = new Map<number, UnkeptExchange>();
+  for (const x of [...(a?.unkept ?? []), ...b.unkept]) byUser.set(x.userId, x);
+  const unkept = [...byUser.values()]
+    .sort((x, y) => x.userId - y.userId)
+    .slice(-HANDOVER_MAX_EXCHANGES);
+  const sinceRun = Math.max(a?.sinceRun ?? 0, b.sinceRun);
+  return { unkept, sinceRun };
+}

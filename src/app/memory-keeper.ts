@@ -23,8 +23,11 @@ import {
   afterRun,
   afterTurn,
   batchExchanges,
+  decodeHandover,
   dueConversation,
+  encodeHandover,
   keeperStatusLine,
+  mergeLedgers,
   nextDue,
   runBatch,
   type KeeperLedger,
@@ -37,6 +40,20 @@ export interface KeeperTarget {
   server(signal?: AbortSignal): Promise<ServerInfo>;
   /** Snapshot budget of each save (the settings' default context tokens). */
   contextTokens: number;
+}
+
+/**
+ * Where a page leaves the exchanges its keeper did not get to, for the next page (or another open
+ * tab) to take over: a person who says something and closes the tab within the idle time still
+ * has it kept.
+ */
+export interface KeeperHandover {
+  /** What was left so far, read at once (a page that goes cannot wait). */
+  peek(): string | null;
+  /** Leaves `text` (what `peek` read, merged with this page's). */
+  leave(text: string): void;
+  /** Takes what was left: read and removed as one step, so two pages never both take it. */
+  take(): Promise<string | null>;
 }
 
 export interface MemoryKeeperOptions {
@@ -53,6 +70,8 @@ export interface MemoryKeeperOptions {
   onRunning(conversationId: number | undefined): void;
   /** The one line a refused or failed run leaves in the status. */
   onStatusLine(message: string): void;
+  /** Where unkept exchanges wait when the page goes (none: they go with it). */
+  handover?: KeeperHandover;
   /** The run itself (tests hand in a fake). */
   run?: (request: KeeperRequest) => Promise<KeeperOutcome>;
   /** The clock (default `Date.now`, read at each call so that fake clocks apply). */
@@ -133,6 +152,34 @@ export class MemoryKeeper {
     this.abort();
     this.ledgers.clear();
     this.clearTimer();
+  }
+
+  /**
+   * The page goes: its unkept exchanges are left for the next page (merged with what others
+   * left). A run under way is stopped with the page; its exchanges are among them.
+   */
+  handOver(): void {
+    const handover = this.options.handover;
+    if (!handover || !this.options.enabled()) return;
+    const text = encodeHandover(this.ledgers, handover.peek());
+    if (text !== undefined) handover.leave(text);
+  }
+
+  /**
+   * Takes over what pages that went left (call once the settings are read, and when another
+   * page leaves some): kept once the person is idle here.
+   */
+  async claim(): Promise<void> {
+    const handover = this.options.handover;
+    if (!handover || !this.options.enabled()) return;
+    const taken = decodeHandover(await handover.take());
+    if (!taken.size) return;
+    for (const [id, ledger] of taken) {
+      const mine = this.ledgers.get(id);
+      this.ledgers.set(id, mine ? mergeLedgers(ledger, mine) : ledger);
+    }
+    this.touch();
+    this.schedule();
   }
 
   /** Stops the timer and any run (the page goes). */

@@ -3,7 +3,8 @@
 // is idle an entry appears in the tree with a card and Undo under the reply (the card survives a
 // reload, Undo takes the entry out); with the setting off nothing is sent or written; a new
 // message while the keeper's request runs aborts it (KoboldCPP's genkey abort) and is answered;
-// a bad answer writes nothing and leaves one line in the status. The page's clock is Playwright's,
+// a bad answer writes nothing and leaves one line in the status; a page closed before the keeper
+// ran leaves its exchanges to the next visit, which keeps them. The page's clock is Playwright's,
 // moved on by hand past the idle time: no test waits for real seconds. axe on the chat with a
 // card; screenshots at desktop and phone size go to /tmp/keeper-shots.
 import { mkdir } from 'node:fs/promises';
@@ -243,5 +244,21 @@ describe('the memory keeper in Chromium', () => {
     const entries = (json: string) => (JSON.parse(json) as { entries: unknown[] }).entries;
     expect(entries(after)).toEqual(entries(before));
     await shot('keeper-bad-answer-desktop');
+  });
+
+  it('a page closed before the keeper ran: the next visit keeps what was said', async () => {
+    keeperMode = 'demo';
+    await page.getByRole('button', { name: 'New chat' }).click();
+    const asked = keeperRequests().length;
+    await say(ANA, 'How exciting!');
+    expect(keeperRequests()).toHaveLength(asked);
+    // The person leaves before they were idle for the keeper's time, and comes back later.
+    await page.goto('about:blank');
+    await page.goto(server.url);
+    await chat().locator('.status.connected').waitFor({ timeout: 30_000 });
+    await page.clock.fastForward(KEEPER_IDLE_MS);
+    await tree().getByRole('treeitem', { name: 'Family' }).waitFor({ timeout: 30_000 });
+    expect(keeperRequests()).toHaveLength(asked + 1);
+    await cards().getByRole('button', { name: 'Undo' }).waitFor({ timeout: 30_000 });
   });
 });

@@ -12,7 +12,8 @@ import {
 } from '../../src/chat/keeper';
 import { readKeeperCard } from '../../src/chat/keeper-card';
 import type { ChatSession, TurnResult } from '../../src/chat/types';
-import { MemoryKeeper } from '../../src/app/memory-keeper';
+import { MemoryKeeper, type KeeperHandover } from '../../src/app/memory-keeper';
+import { decodeHandover, encodeHandover, NEW_LEDGER } from '../../src/app/keeper-schedule';
 import type { ServerInfo } from '../../src/llm/types';
 import type { Message } from '../../src/memory/types';
 
@@ -36,9 +37,18 @@ interface PendingRun {
   settle(outcome: KeeperOutcome): void;
 }
 
-function setup(options: { enabled?: boolean; open?: number; writing?: boolean } = {}) {
-  const messages: Message[] = [];
-  let nextId = 1;
+function setup(
+  options: {
+    enabled?: boolean;
+    open?: number;
+    writing?: boolean;
+    handover?: KeeperHandover;
+    /** The stored messages (another page's, to share). */
+    messages?: Message[];
+  } = {},
+) {
+  const messages: Message[] = options.messages ?? [];
+  let nextId = messages.length + 1;
   let enabled = options.enabled ?? true;
   const runs: PendingRun[] = [];
   const running: (number | undefined)[] = [];
@@ -64,6 +74,7 @@ function setup(options: { enabled?: boolean; open?: number; writing?: boolean } 
     schemaModes: { get: () => undefined, set: () => undefined },
     onRunning: (id) => running.push(id),
     onStatusLine: (line) => lines.push(line),
+    ...(options.handover ? { handover: options.handover } : {}),
     run: (request) =>
       new Promise<KeeperOutcome>((resolve) => {
         const run = { request, settle: resolve };
@@ -328,5 +339,91 @@ describe('MemoryKeeper', () => {
     await vi.advanceTimersByTimeAsync(0);
     await flush();
     expect(t.runs.map((r) => r.request.conversationId)).toEqual([2, 1]);
+  });
+});
+
+/** A handover kept in a variable, as localStorage would keep it. */
+function handoverStore(): KeeperHandover & { text: string | null } {
+  const store = {
+    text: null as string | null,
+    peek: () => store.text,
+    leave: (text: string) => void (store.text = text),
+    take: async () => {
+      const text = store.text;
+      store.text = null;
+      return text;
+    },
+  };
+  return store;
+}
+
+describe('MemoryKeeper: a page that goes before the keeper ran', () => {
+  it('leaves its unkept exchanges; the next page takes them over and keeps them', async () => {
+    const store = handoverStore();
+    const first = setup({ handover: store });
+    await first.say(1, 'My sister Ana is moving to Lisbon in May.');
+    // Closed before the keeper ran (it waits for the person to be idle).
+    vi.advanceTimersByTime(KEEPER_IDLE_MS / 2);
+    await flush();
+    expect(first.runs).toHaveLength(0);
+    first.keeper.handOver();
+    first.keeper.dispose();
+    expect(store.text).not.toBeNull();
+
+    const next = setup({ handover: store, messages: first.messages });
+    await next.keeper.claim();
+    expect(store.text).toBeNull(); // taken: no third page takes it too
+    vi.advanceTimersByTime(KEEPER_IDLE_MS - 1);
+    await flush();
+    expect(next.runs).toHaveLength(0); // once the person is idle here
+    vi.advanceTimersByTime(1);
+    await flush();
+    expect(next.runs).toHaveLength(1);
+    expect(next.runs[0].request.exchanges).toEqual([
+      { user: 'My sister Ana is moving to Lisbon in May.', assistant: 'OK.' },
+    ]);
+  });
+
+  it('leaves nothing when it kept everything, or with the setting off', async () => {
+    const store = handoverStore();
+    const kept = setup({ handover: store });
+    await kept.say(1, 'My sister Ana is moving to Lisbon in May.');
+    vi.advanceTimersByTime(KEEPER_QUIET_MS);
+    await flush();
+    kept.runs[0].settle(KEPT);
+    await flush();
+    kept.keeper.handOver();
+    expect(store.text).toBeNull();
+
+    const off = setup({ handover: store });
+    await off.say(1, 'Bob is back from Oslo.');
+    off.setEnabled(false);
+    off.keeper.handOver();
+    expect(store.text).toBeNull();
+  });
+
+  it('merges what several pages left, each user message once, and reads bad text as nothing', () => {
+    const a = new Map([[1, { unkept: [{ userId: 2, replyId: 3 }], sinceRun: 1 }]]);
+    const b = new Map([
+      [
+        1,
+        {
+          unkept: [
+            { userId: 2, replyId: 5 },
+            { userId: 6, replyId: 7 },
+          ],
+          sinceRun: 2,
+        },
+      ],
+      [4, NEW_LEDGER],
+    ]);
+    const both = decodeHandover(encodeHandover(b, encodeHandover(a, null) ?? null) ?? null);
+    expect([...both.keys()]).toEqual([1]);
+    expect(both.get(1)!.unkept).toEqual([
+      { userId: 2, replyId: 5 },
+      { userId: 6, replyId: 7 },
+    ]);
+    for (const bad of ['', 'not json', '[1,2]', '{"x":[[1,2]]}', '{"3":[[1,"2"],[0,4]]}', 'null'])
+      expect(decodeHandover(bad).size).toBe(0);
   });
 });
