@@ -1,10 +1,12 @@
 // Export and Import of the whole memory: Markdown (all or the selected subtree) and the JSON
 // backup, downloaded as files; imports validated by the engine, which writes nothing on error.
+// Import also takes other tools' files (docs/import-export.md), several at once, from the file
+// picker or dropped anywhere on the app.
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { Backups } from '../app/backups';
 import { daysAgo } from '../app/backup-plan';
-import type { ImportResult, ToolError } from '../memory/types';
+import type { FileImportResult, ImportResult, ToolError } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { BackupsController } from './backups-controller';
 import { emit } from './events';
@@ -27,6 +29,7 @@ type Step =
   | { kind: 'confirm-replace'; file: string; text: string }
   | { kind: 'working'; title: string; file?: string }
   | { kind: 'done'; message: string }
+  | { kind: 'report'; reports: FileReport[] }
   | { kind: 'failed'; title: string; message: string };
 
 /** Local date as YYYY-MM-DD, for file names. */
@@ -50,6 +53,54 @@ export function looksLikeJson(name: string, type: string, text: string): boolean
   if (/\.json$/i.test(name) || type === 'application/json') return true;
   if (/\.(md|markdown)$/i.test(name) || type === 'text/markdown') return false;
   return text.trimStart().startsWith('{');
+}
+
+/** What became of one imported file: a sentence, and the lines or items it left out. */
+export interface FileReport {
+  file: string;
+  ok: boolean;
+  text: string;
+  details: string[];
+}
+
+/**
+ * Whether a file's text is this app's own JSON backup (it asks Merge or Replace all): a backup
+ * names its format first. Other JSON goes to the importers of other tools' files.
+ */
+export function isBackupText(text: string): boolean {
+  return /^\uFEFF?\s*\{\s*"format"\s*:\s*"structured-memory-backup"/.test(text.slice(0, 200));
+}
+
+/** A Markdown export: by name or type, else text that is not JSON or JSON lines. */
+export function isMarkdownFile(name: string, type: string, text: string): boolean {
+  return !/\.jsonl$/i.test(name) && !looksLikeJson(name, type, text);
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** The report of a file that another tool wrote (`importFile`'s answer). */
+export function fileReport(file: string, r: FileImportResult | ToolError): FileReport {
+  if (r.status !== 'SUCCESS') return { file, ok: false, text: r.message, details: [] };
+  if (r.duplicate)
+    return { file, ok: true, text: 'Imported before: nothing was added.', details: [] };
+  const parts: string[] = [];
+  for (const c of r.chats)
+    parts.push(`the chat “${c.title}” (${plural(c.messages, 'message', 'messages')})`);
+  if (r.entries.length) parts.push(plural(r.entries.length, 'entry', 'entries'));
+  const there = r.unchanged
+    ? `${plural(r.unchanged, 'entry was', 'entries were')} there already`
+    : '';
+  const text = parts.length
+    ? `Imported ${parts.join(', ')}${there ? `; ${there}` : ''}.`
+    : there
+      ? `Nothing new: ${there}.`
+      : 'Nothing to import.';
+  return {
+    file,
+    ok: true,
+    text,
+    details: r.skipped.map((s) => `${s.where[0].toUpperCase()}${s.where.slice(1)}: ${s.reason}`),
+  };
 }
 
 function importSummary(r: ImportResult): string {
@@ -104,9 +155,17 @@ export class SmDataMenu extends LitElement {
     new BackupsController(this, () => this.backups);
   }
 
+  override connectedCallback(): void {
+    super.connectedCallback();
+    window.addEventListener('dragover', this.handleDragOver);
+    window.addEventListener('drop', this.handleDrop);
+  }
+
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     document.removeEventListener('pointerdown', this.handleOutside, true);
+    window.removeEventListener('dragover', this.handleDragOver);
+    window.removeEventListener('drop', this.handleDrop);
   }
 
   override render() {
@@ -176,7 +235,8 @@ export class SmDataMenu extends LitElement {
       <button ?disabled=${!this.memory} @click=${this.handleImportClick}>Import</button>
       <input
         type="file"
-        accept=".md,.markdown,.json,application/json,text/markdown"
+        accept=".md,.markdown,.json,.jsonl,.png,application/json,text/markdown,image/png"
+        multiple
         tabindex="-1"
         aria-hidden="true"
         @change=${this.handleFile}
@@ -233,6 +293,33 @@ export class SmDataMenu extends LitElement {
         return html`<h2 id="data-title">${s.title}</h2>
           ${s.file ? html`<p class="file">${s.file}</p>` : nothing}
           <progress aria-label=${s.title}></progress>`;
+      case 'report':
+        return html`<h2 id="data-title">Import finished</h2>
+          <div role="status">
+            <ul class="report">
+              ${s.reports.map(
+                (r) =>
+                  html`<li class=${r.ok ? 'ok' : 'failed'}>
+                    <span class="file">${r.file}</span>: ${r.text}
+                    ${
+                      r.details.length
+                        ? html`<ul class="details">
+                            ${r.details.slice(0, 20).map((d) => html`<li>${d}</li>`)}
+                            ${
+                              r.details.length > 20
+                                ? html`<li>…and ${r.details.length - 20} more</li>`
+                                : nothing
+                            }
+                          </ul>`
+                        : nothing
+                    }
+                  </li>`,
+              )}
+            </ul>
+          </div>
+          <div class="actions">
+            <button class="primary" @click=${this.handleClose}>Close</button>
+          </div>`;
       case 'done':
         return html`<h2 id="data-title">Import finished</h2>
           <p role="status">${s.message}</p>
@@ -378,23 +465,96 @@ export class SmDataMenu extends LitElement {
   }
 
   private async handleFile(): Promise<void> {
-    const file = this.fileInput.files?.[0];
-    if (!file) return;
-    let text: string;
+    await this.importFiles([...(this.fileInput.files ?? [])]);
+  }
+
+  /** Files dragged over the app can be dropped anywhere on it. */
+  private readonly handleDragOver = (e: DragEvent) => {
+    if (!this.memory || !e.dataTransfer?.types.includes('Files')) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+  };
+
+  private readonly handleDrop = (e: DragEvent) => {
+    const files = [...(e.dataTransfer?.files ?? [])];
+    if (!this.memory || !files.length) return;
+    e.preventDefault();
+    // One import at a time: a drop during one is left alone.
+    if (this.step.kind === 'working') return;
+    void this.importFiles(files);
+  };
+
+  /**
+   * Imports files: one Markdown export or JSON backup of this app as before (a backup asks Merge
+   * or Replace all); any other files, or several, one after the other, each in its own
+   * transaction, then a report of each.
+   */
+  async importFiles(files: File[]): Promise<void> {
+    if (!files.length || !this.memory) return;
+    if (files.length === 1 && !isPng(files[0])) {
+      const file = files[0];
+      const text = await this.readText(file);
+      if (text === undefined) return;
+      if (isMarkdownFile(file.name, file.type, text))
+        return this.runImport(file.name, text, 'markdown');
+      if (isBackupText(text)) return this.showStep({ kind: 'choose', file: file.name, text });
+    }
+    const reports: FileReport[] = [];
+    for (const [i, file] of files.entries()) {
+      await this.showStep({
+        kind: 'working',
+        title: files.length > 1 ? `Importing ${i + 1} of ${files.length}…` : 'Importing…',
+        file: file.name,
+      });
+      reports.push(await this.importOne(file));
+    }
+    await this.showStep({ kind: 'report', reports });
+  }
+
+  private async importOne(file: File): Promise<FileReport> {
+    const { memory } = this;
+    const failed = (text: string): FileReport => ({
+      file: file.name,
+      ok: false,
+      text,
+      details: [],
+    });
+    let data: string | Uint8Array;
     try {
-      text = await file.text();
+      data = isPng(file) ? new Uint8Array(await file.arrayBuffer()) : await file.text();
+    } catch (e) {
+      return failed(`It could not be read: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    try {
+      if (typeof data === 'string' && isMarkdownFile(file.name, file.type, data)) {
+        const r = await memory!.importMarkdown(data);
+        return r.status === 'SUCCESS'
+          ? { file: file.name, ok: true, text: importSummary(r), details: [] }
+          : failed(r.message);
+      }
+      if (typeof data === 'string' && isBackupText(data)) {
+        return failed(
+          'It is a backup of this app: import it on its own to choose Merge or Replace all.',
+        );
+      }
+      return fileReport(file.name, await memory!.importFile({ name: file.name, data }));
+    } catch (e) {
+      return failed(
+        `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+  }
+
+  private async readText(file: File): Promise<string | undefined> {
+    try {
+      return await file.text();
     } catch (e) {
       await this.showStep({
         kind: 'failed',
         title: 'Import failed',
         message: `Could not read ${file.name}: ${e instanceof Error ? e.message : String(e)}`,
       });
-      return;
-    }
-    if (looksLikeJson(file.name, file.type, text)) {
-      await this.showStep({ kind: 'choose', file: file.name, text });
-    } else {
-      await this.runImport(file.name, text, 'markdown');
+      return undefined;
     }
   }
 
@@ -441,6 +601,11 @@ export class SmDataMenu extends LitElement {
   private handleDialogClosed(): void {
     if (this.step.kind !== 'working') this.step = { kind: 'closed' };
   }
+}
+
+/** A PNG image (a character card), read as bytes. */
+function isPng(file: File): boolean {
+  return /\.png$/i.test(file.name) || file.type === 'image/png';
 }
 
 declare global {

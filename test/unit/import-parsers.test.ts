@@ -119,7 +119,7 @@ describe('SillyTavern chats', () => {
     expect(shown).toHaveLength(chat.messages.length);
     // The greeting's swipes have no message of the user to hang on: the chosen one is kept.
     expect(dropped).toEqual([
-      { where: 'message 1', reason: expect.stringContaining('1 other swipes') },
+      { where: 'message 1', reason: expect.stringContaining('only the chosen swipe was kept, 1 other was left out') },
     ]);
     // Only shown texts are indexed.
     expect(indexed.map((i) => rows[i].text)).toEqual(shown);
@@ -130,8 +130,8 @@ describe('SillyTavern chats', () => {
     expect(p.chats[0].title).toBe('Seraphina · 2024-07-12');
     expect(p.chats[0].messages.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(p.skipped).toEqual([
-      { where: 'line 3', reason: 'not JSON (the file may be cut short)' },
-      { where: 'line 4', reason: 'not a message (it has no "mes" text)' },
+      { where: 'line 3', reason: 'left out (it is not JSON; the file may be cut short)' },
+      { where: 'line 4', reason: 'left out (it is not a message: it has no "mes" text)' },
     ]);
   });
 
@@ -194,7 +194,7 @@ describe('World Info', () => {
         content: { content: "Eldoria's bridges are closed at night.", keys: ['Eldoria'] },
       },
     ]);
-    expect(parsed.skipped).toEqual([{ where: 'entry 3', reason: 'it has no content' }]);
+    expect(parsed.skipped).toEqual([{ where: 'entry 3', reason: 'left out (it has no content)' }]);
   });
 
   it('numbers names that collide, and keeps what is already there unwritten', () => {

@@ -76,7 +76,7 @@ function lorePlan(
       return;
     }
     if (typeof item.text !== 'string' || !item.text.trim()) {
-      skipped.push({ where: label(i), reason: 'it has no content' });
+      skipped.push({ where: label(i), reason: 'left out (it has no content)' });
       return;
     }
     const name = segmentOf(
@@ -170,7 +170,7 @@ export function parseWorldInfo(data: { entries: Json } & Json, fallbackName: str
   const labels: string[] = [];
   for (const [key, e] of raw) {
     if (!isObject(e)) {
-      skipped.push({ where: `entry ${key}`, reason: 'not an entry object' });
+      skipped.push({ where: `entry ${key}`, reason: 'left out (it is not an entry)' });
       continue;
     }
     labels.push(`entry ${key}`);

@@ -105,7 +105,7 @@ export function parseSillyTavernChat(text: string, fileName: string, now: Date):
       value = JSON.parse(line);
     } catch {
       if (firstLine) return notAChat(fileName, 'its first line is not JSON');
-      skipped.push({ where, reason: 'not JSON (the file may be cut short)' });
+      skipped.push({ where, reason: 'left out (it is not JSON; the file may be cut short)' });
       continue;
     }
     if (firstLine && isObject(value) && isHeader(value)) {
@@ -115,13 +115,13 @@ export function parseSillyTavernChat(text: string, fileName: string, now: Date):
     }
     if (!isObject(value) || typeof value.mes !== 'string') {
       if (firstLine) return notAChat(fileName, 'its first line is neither a header nor a message');
-      skipped.push({ where, reason: 'not a message (it has no "mes" text)' });
+      skipped.push({ where, reason: 'left out (it is not a message: it has no "mes" text)' });
       continue;
     }
     firstLine = false;
     const message = messageOf(value, lastTime);
     if (!message) {
-      skipped.push({ where, reason: 'an empty message' });
+      skipped.push({ where, reason: 'left out (the message is empty)' });
       continue;
     }
     lastTime = message.time;

@@ -55,7 +55,7 @@ export function chatRows(chat: ImportedChat): ChatRows {
     if (alts) {
       dropped.push({
         where: `message ${i + 1}`,
-        reason: `its ${alts.length - 1} other swipes were left out (alternatives are kept for a reply that directly answers a message of yours)`,
+        reason: `only the chosen swipe was kept, ${alts.length - 1} other${alts.length > 2 ? 's were' : ' was'} left out (a reply keeps its swipes as alternatives when it answers a message of yours)`,
       });
     }
     if (m.text.trim()) indexed.push(rows.length);
