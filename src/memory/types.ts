@@ -782,6 +782,11 @@ export interface MemoryApi {
    * any write; everything written in one transaction; a chat file imported before adds nothing.
    */
   importFile(file: { name: unknown; data: unknown }): Promise<FileImportResult | ToolError>;
+  /**
+   * All memory, or the entries at and below `rootPath`, as a SillyTavern World Info file (JSON
+   * text) that SillyTavern loads as is and `importFile` brings back to the same entries.
+   */
+  exportLorebook(rootPath?: unknown): Promise<string | ToolError>;
   /** Restores a JSON backup: `merge` keeps what is here, `replace` clears first. Validated before any write. */
   importJson(text: unknown, mode?: unknown): Promise<ImportResult | ToolError>;
   /** Re-embeds every row made by another model with the active one, in batches; resumable. */

@@ -13,7 +13,7 @@ import { emit } from './events';
 import { base, tokens } from './styles';
 import { dataMenuStyles } from './sm-data-menu.styles';
 
-type ExportKind = 'markdown' | 'subtree' | 'json';
+type ExportKind = 'markdown' | 'subtree' | 'json' | 'lorebook';
 
 declare module './events' {
   interface SmEvents {
@@ -38,14 +38,20 @@ export function isoDay(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
-/** The download name: structured-memory[-subtree]-YYYY-MM-DD.ext */
-export function exportFileName(ext: 'md' | 'json', date: Date, subtree?: string): string {
+/** The download name: structured-memory[-lorebook][-subtree]-YYYY-MM-DD.ext */
+export function exportFileName(
+  ext: 'md' | 'json',
+  date: Date,
+  subtree?: string,
+  lorebook = false,
+): string {
   const slug = subtree
     ?.normalize('NFKD')
     .replace(/[^\p{L}\p{N}]+/gu, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 60);
-  return `structured-memory-${slug ? `${slug}-` : ''}${isoDay(date)}.${ext}`;
+  const what = lorebook ? 'lorebook-' : '';
+  return `structured-memory-${what}${slug ? `${slug}-` : ''}${isoDay(date)}.${ext}`;
 }
 
 /** Whether a chosen file is a JSON backup (by name or type, else by its first character). */
@@ -115,11 +121,14 @@ function isError(r: unknown): r is ToolError {
 /**
  * `<sm-data-menu>`: the Export and Import buttons.
  *
- * Export discloses a short list of buttons (arrow keys move, Escape closes): "Markdown", "Markdown (selected
- * subtree)" when a path is selected, and "JSON" (the full backup); the file is downloaded through
- * a Blob URL. Import opens a file picker (.md, .markdown, .json); a JSON backup asks Merge or
- * Replace all (Replace all asks again), Markdown merges. A dialog shows progress and then the
- * result, or the engine's message when the file is refused (nothing is written then).
+ * Export discloses a short list of buttons (arrow keys move, Escape closes): "Markdown", "Markdown
+ * (selected subtree)" when a path is selected, "JSON" (the full backup) and "SillyTavern lorebook"
+ * (all memory or the selected subtree as World Info); the file is downloaded through a Blob URL.
+ * Import opens a file picker (several files: .md, .markdown, .json, .jsonl, .png), and files
+ * dropped anywhere on the app are imported the same way. A JSON backup alone asks Merge or Replace
+ * all (Replace all asks again), Markdown merges; other tools' files (docs/import-export.md) are
+ * imported one after the other and a report says what became of each. A dialog shows progress and
+ * then the result, or the engine's message when the file is refused (nothing is written then).
  *
  * The menu ends with "Backup settings…" (Settings → Data), described by when memory was last
  * backed up; an export of all memory counts as a backup.
@@ -213,6 +222,17 @@ export class SmDataMenu extends LitElement {
                   </button>
                   <span class="hint" id="hint-json"
                     >Full backup: memory, history, conversations</span
+                  >
+                </li>
+                <li>
+                  <button
+                    aria-describedby="hint-lorebook"
+                    @click=${() => this.handleExport('lorebook')}
+                  >
+                    SillyTavern lorebook
+                  </button>
+                  <span class="hint" id="hint-lorebook"
+                    >${subtree ? `${subtree}, as World Info` : 'All memory, as World Info'}</span
                   >
                 </li>
                 ${
@@ -412,23 +432,28 @@ export class SmDataMenu extends LitElement {
     this.setMenu(false);
     if (!memory) return;
     this.exporting = true;
-    const subtree = kind === 'subtree' ? this.selectedPath : undefined;
+    const subtree =
+      kind === 'subtree' || kind === 'lorebook' ? this.selectedPath || undefined : undefined;
     try {
       const text =
         kind === 'json'
           ? await memory.exportJson()
-          : subtree
-            ? await memory.exportMarkdown(subtree)
-            : await memory.exportMarkdown();
+          : kind === 'lorebook'
+            ? await memory.exportLorebook(subtree ?? '')
+            : subtree
+              ? await memory.exportMarkdown(subtree)
+              : await memory.exportMarkdown();
       if (isError(text)) {
         await this.showStep({ kind: 'failed', title: 'Export failed', message: text.message });
         return;
       }
-      const name = exportFileName(kind === 'json' ? 'json' : 'md', new Date(), subtree);
-      const type = kind === 'json' ? 'application/json' : 'text/markdown';
+      const json = kind === 'json' || kind === 'lorebook';
+      const name = exportFileName(json ? 'json' : 'md', new Date(), subtree, kind === 'lorebook');
+      const type = json ? 'application/json' : 'text/markdown';
       this.download(new Blob([text], { type: `${type};charset=utf-8` }), name);
-      // All of memory, in a file Import restores: a backup (a subtree is not).
-      if (!subtree) this.backups?.recordBackup();
+      // All of memory, in a file Import restores: a backup (a subtree is not, nor a lorebook,
+      // which carries no history or chats).
+      if (!subtree && kind !== 'lorebook') this.backups?.recordBackup();
       emit(this, 'sm-notice', { kind: 'info', message: `Exported memory to ${name}.` });
     } catch (e) {
       await this.showStep({

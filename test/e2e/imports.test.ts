@@ -154,6 +154,30 @@ describe('importing from other tools in Chromium', () => {
     expect(entry.content).toBe('gruff, honest');
   });
 
+  it('Export → SillyTavern lorebook downloads all memory as World Info', async () => {
+    await page.getByRole('button', { name: /^Export/ }).click();
+    await page
+      .locator('sm-data-menu')
+      .getByRole('button', { name: 'SillyTavern lorebook' })
+      .waitFor();
+    await page.screenshot({ path: `${SHOTS}/export-menu-desktop.png` });
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.locator('sm-data-menu').getByRole('button', { name: 'SillyTavern lorebook' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(
+      /^structured-memory-lorebook-\d{4}-\d{2}-\d{2}\.json$/,
+    );
+    const world = JSON.parse(await readFile(await download.path(), 'utf8')) as {
+      entries: Record<string, { comment: string; content: string }>;
+    };
+    const byPath = new Map(Object.values(world.entries).map((e) => [e.comment, e.content]));
+    expect(byPath.get('Characters/Bartholomew Quill/Personality')).toBe('gruff, honest');
+    expect(byPath.get('Lorebook/eldoria-world/Guild of Lamps')).toBe(
+      'The Guild of Lamps lights every street lamp at dusk.',
+    );
+  });
+
   it('a file that is not a chat gets a sentence, and nothing changes', async () => {
     const before = await callWorker<unknown>(page, 'stats');
     await page.locator('sm-data-menu input[type=file]').setInputFiles({

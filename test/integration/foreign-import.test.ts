@@ -184,3 +184,96 @@ describe('recordTurn with a time', () => {
     );
   });
 });
+
+describe('memory as a SillyTavern lorebook', () => {
+  it('has every field SillyTavern reads, and imports back to the same entries and contents', async () => {
+    const { mem } = openTestMemory();
+    ok(await mem.saveMemory('User/Preferences/Coffee', 'Oat milk flat white, no sugar.'));
+    ok(
+      await mem.saveMemory('Projects/Garden', {
+        beds: 3,
+        plants: ['tomato', 'basil'],
+        note: 'Water at dawn.',
+      }),
+    );
+    ok(await mem.importFile({ name: 'Eldoria.json', data: fixture('eldoria-world.json') }));
+    const text = await mem.exportLorebook();
+    if (typeof text !== 'string') throw new Error(text.message);
+    const world = JSON.parse(text) as { entries: Record<string, Record<string, unknown>> };
+    const entries = Object.values(world.entries);
+    expect(entries).toHaveLength(6);
+    const types = {
+      uid: 'number',
+      key: 'array',
+      keysecondary: 'array',
+      comment: 'string',
+      content: 'string',
+      constant: 'boolean',
+      vectorized: 'boolean',
+      selective: 'boolean',
+      selectiveLogic: 'number',
+      addMemo: 'boolean',
+      order: 'number',
+      position: 'number',
+      disable: 'boolean',
+      excludeRecursion: 'boolean',
+      preventRecursion: 'boolean',
+      delayUntilRecursion: 'number',
+      probability: 'number',
+      useProbability: 'boolean',
+      depth: 'number',
+      group: 'string',
+      groupOverride: 'boolean',
+      groupWeight: 'number',
+      scanDepth: 'null',
+      caseSensitive: 'null',
+      matchWholeWords: 'null',
+      useGroupScoring: 'null',
+      automationId: 'string',
+      role: 'number',
+      sticky: 'null',
+      cooldown: 'null',
+      delay: 'null',
+      displayIndex: 'number',
+    };
+    const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+    for (const e of entries) {
+      for (const [field, type] of Object.entries(types)) expect(typeOf(e[field]), field).toBe(type);
+      expect(world.entries[String(e.uid)]).toBe(e);
+    }
+    const coffee = entries.find((e) => e.comment === 'User/Preferences/Coffee')!;
+    expect(coffee.content).toBe('Oat milk flat white, no sugar.');
+    expect(coffee.key).toEqual(expect.arrayContaining(['User', 'Preferences', 'Coffee']));
+    const garden = entries.find((e) => e.comment === 'Projects/Garden')!;
+    expect(garden.content).toBe('beds: 3\nplants:\n  - tomato\n  - basil\nnote: Water at dawn.');
+    const guild = entries.find((e) => e.comment === 'Lorebook/Eldoria/Guild of Lamps')!;
+    expect(guild).toMatchObject({
+      key: ['Guild of Lamps'],
+      keysecondary: ['lamplighter'],
+      constant: true,
+    });
+    const war = entries.find((e) => e.comment === 'Lorebook/Eldoria/History-..-The old war')!;
+    expect(war.disable).toBe(true);
+
+    // Into an empty memory: the same entries, the same contents.
+    const before = await mem.memoryIndex();
+    const contents = async (m: MemoryApi, paths: string[]) =>
+      Promise.all(paths.map(async (p) => [p, ok(await m.queryMemory(p)).content]));
+    const paths = before.map((e) => e.path).sort();
+    const other = openTestMemory().mem;
+    const back = ok(
+      await other.importFile({ name: 'structured-memory-lorebook.json', data: text }),
+    );
+    expect([...back.entries].sort()).toEqual(paths);
+    expect(await contents(other, paths)).toEqual(await contents(mem, paths));
+    // Into the memory it came from: nothing new.
+    const again = ok(await mem.importFile({ name: 'structured-memory-lorebook.json', data: text }));
+    expect(again.entries).toEqual([]);
+    expect(again.unchanged).toBe(6);
+    // A subtree alone.
+    const sub = await mem.exportLorebook('Projects');
+    expect(
+      Object.values((JSON.parse(sub as string) as typeof world).entries).map((e) => e.comment),
+    ).toEqual(['Projects/Garden']);
+  });
+});

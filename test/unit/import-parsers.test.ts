@@ -119,7 +119,10 @@ describe('SillyTavern chats', () => {
     expect(shown).toHaveLength(chat.messages.length);
     // The greeting's swipes have no message of the user to hang on: the chosen one is kept.
     expect(dropped).toEqual([
-      { where: 'message 1', reason: expect.stringContaining('only the chosen swipe was kept, 1 other was left out') },
+      {
+        where: 'message 1',
+        reason: expect.stringContaining('only the chosen swipe was kept, 1 other was left out'),
+      },
     ]);
     // Only shown texts are indexed.
     expect(indexed.map((i) => rows[i].text)).toEqual(shown);

@@ -1,7 +1,12 @@
 // The import dialog's words for files of other tools (src/ui/sm-data-menu.ts): which files are
 // this app's own backup, and the report line of each file.
 import { describe, expect, it } from 'vitest';
-import { fileReport, isBackupText, isMarkdownFile } from '../../src/ui/sm-data-menu';
+import {
+  exportFileName,
+  fileReport,
+  isBackupText,
+  isMarkdownFile,
+} from '../../src/ui/sm-data-menu';
 
 describe('the import dialog', () => {
   it('knows this app’s backup by its first field, and sends other JSON to the importers', () => {
@@ -44,5 +49,15 @@ describe('the import dialog', () => {
     expect(
       fileReport('x.png', { status: 'ERROR', code: 'INVALID_CONTENT', message: 'No card.' }),
     ).toEqual({ file: 'x.png', ok: false, text: 'No card.', details: [] });
+  });
+
+  it('names a lorebook export so that SillyTavern calls the world after it', () => {
+    const day = new Date(2026, 0, 2);
+    expect(exportFileName('json', day, undefined, true)).toBe(
+      'structured-memory-lorebook-2026-01-02.json',
+    );
+    expect(exportFileName('json', day, 'Lorebook/Eldoria', true)).toBe(
+      'structured-memory-lorebook-Lorebook-Eldoria-2026-01-02.json',
+    );
   });
 });

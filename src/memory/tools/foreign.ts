@@ -4,10 +4,11 @@
 // content gets a number, never an overwrite.
 import type { StoreContext } from '../store';
 import { addToShards } from '../shards';
-import { headingOf, parentOf, parsePath } from '../paths';
+import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
 import { indexedPart, splitSentences } from '../text';
 import { isToolError, short, toolError } from '../validate';
 import { parseImportFile } from '../imports/detect';
+import { toWorldInfo } from '../imports/lorebook-export';
 import type { ImportedChat, PlannedEntry } from '../imports/types';
 import type { Chunk, FileImportResult, JsonValue, MemoryEntry, Message, ToolError } from '../types';
 import { materialise } from './portable';
@@ -239,5 +240,34 @@ export function foreignTools(ctx: StoreContext) {
     });
   }
 
-  return { importFile };
+  /** All memory, or the entries at and below `rootIn`, as a SillyTavern World Info file. */
+  async function exportLorebook(rootIn?: unknown): Promise<string | ToolError> {
+    return guard(async () => {
+      const root = ctx.pathArg(rootIn ?? '', true, 'rootPath');
+      if (isToolError(root)) return root;
+      const table = db.structured_memory;
+      const rows =
+        root === ''
+          ? await table.orderBy('path').toArray()
+          : [
+              ...(await table.where('path').equals(root).toArray()),
+              ...(await table
+                .where('path')
+                .between(...descendantRange(root), true, false)
+                .toArray()),
+            ];
+      if (!rows.length)
+        return toolError(
+          'NOT_FOUND',
+          root ? `Nothing is saved at or below "${root}"` : 'Memory is empty',
+        );
+      return JSON.stringify(
+        toWorldInfo(rows.map((r) => ({ path: r.path, content: r.content }))),
+        null,
+        2,
+      );
+    });
+  }
+
+  return { importFile, exportLorebook };
 }
