@@ -277,3 +277,28 @@ describe('memory as a SillyTavern lorebook', () => {
     ).toEqual(['Projects/Garden']);
   });
 });
+
+describe('a KoboldAI Lite save', () => {
+  it('becomes a chat found by search, and entries for memory, author’s note and world info', async () => {
+    const { mem } = openTestMemory();
+    const r = ok(await mem.importFile({ name: 'The inn.json', data: fixture('kobold-chat.json') }));
+    expect(r.kind).toBe('kobold');
+    expect(r.chats).toEqual([
+      {
+        id: expect.any(Number),
+        title: expect.stringMatching(/^KoboldAI · \d{4}-\d{2}-\d{2}$/),
+        messages: 5,
+      },
+    ]);
+    expect(r.entries).toHaveLength(4);
+    expect(ok(await mem.queryMemory('KoboldAI Lite/The inn/Memory')).content).toBe(
+      '[The user is a courier named Tamsin, carrying a sealed letter to the duke.]',
+    );
+    const found = ok(await mem.searchConversations('is the northern road flooded', 3));
+    expect(found.results[0].text).toContain('flooded past the old mill');
+    const again = ok(
+      await mem.importFile({ name: 'The inn.json', data: fixture('kobold-chat.json') }),
+    );
+    expect(again.duplicate).toBe(true);
+  });
+});

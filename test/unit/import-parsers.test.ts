@@ -297,3 +297,78 @@ describe('names as path segments', () => {
     expect(segmentOf('a/b', 'Entry')).toBe('a-b');
   });
 });
+
+describe('KoboldAI Lite saves', () => {
+  it('a chat-mode save: its turns by speaker, memory, author’s note and world info', () => {
+    const p = ok(parseImportFile('The inn.json', fixture('kobold-chat.json'), NOW));
+    expect(p.kind).toBe('kobold');
+    expect(p.chats).toHaveLength(1);
+    expect(p.chats[0].title).toBe('KoboldAI · 2026-01-01');
+    expect(p.chats[0].messages.map((m) => [m.role, m.speaker, m.text])).toEqual([
+      [
+        'assistant',
+        'KoboldAI',
+        'Hello! I am the innkeeper of the Gilded Goose. What brings you here?',
+      ],
+      ['user', 'Tamsin', 'I need a room for the night, and news of the northern road.'],
+      [
+        'assistant',
+        'KoboldAI',
+        'The northern road is flooded past the old mill; take the ridge path instead.',
+      ],
+      ['user', 'Tamsin', 'Thank you. <b>Is</b> the ridge path safe?'],
+      ['assistant', 'KoboldAI', 'Safe enough by day.'],
+    ]);
+    expect(placeEntries(p.entries, new Map()).map((e) => e?.path)).toEqual([
+      'KoboldAI Lite/The inn/Memory',
+      "KoboldAI Lite/The inn/Author's note",
+      'Lorebook/The inn/The inn',
+      'Lorebook/The inn/duke',
+    ]);
+    expect(p.entries[2].content).toEqual({
+      content: 'The Gilded Goose is an inn at the crossroads, famous for plum cake.',
+      keys: ['Gilded Goose', 'inn'],
+    });
+    expect(p.skipped).toEqual([
+      { where: 'world info entry 3', reason: 'left out (it has no content)' },
+    ]);
+  });
+
+  it('a story-mode save: the prompt, then each continuation', () => {
+    const p = ok(parseImportFile('cape.json', fixture('kobold-story.json'), NOW));
+    expect(p.chats[0].messages.map((m) => [m.role, m.text])).toEqual([
+      ['user', 'The lighthouse stood alone on the cape.'],
+      ['assistant', 'Its keeper, old Bartholomew, climbed the stairs.'],
+      ['assistant', 'The lamp flickered once, then held.'],
+    ]);
+    expect(p.entries).toEqual([]);
+  });
+
+  it('an instruct-mode save: turns at its tags', () => {
+    const save = {
+      gamestarted: true,
+      prompt: '',
+      actions: [
+        '{{[INPUT]}}Name a colour.',
+        '{{[OUTPUT]}}Teal.',
+        '{{[INPUT]}}Another.{{[OUTPUT]}}Ochre.',
+      ],
+      savedsettings: { opmode: 4 },
+    };
+    const p = ok(parseImportFile('i.json', JSON.stringify(save), NOW));
+    expect(p.chats[0].messages.map((m) => [m.role, m.text])).toEqual([
+      ['user', 'Name a colour.'],
+      ['assistant', 'Teal.'],
+      ['user', 'Another.'],
+      ['assistant', 'Ochre.'],
+    ]);
+  });
+
+  it('refuses an empty save', () => {
+    expect(
+      refused(parseImportFile('e.json', '{"gamestarted":false,"prompt":"","actions":[]}', NOW)),
+    ).toBe(
+      'The KoboldAI Lite save e.json has no story, memory or world info: there is nothing to import.',
+    );
+  });
+});
