@@ -302,3 +302,16 @@ describe('a KoboldAI Lite save', () => {
     expect(again.duplicate).toBe(true);
   });
 });
+
+describe('an imported chat in a backup', () => {
+  it('keeps its fingerprint: after a restore, importing the file again still adds nothing', async () => {
+    const { mem } = openTestMemory();
+    await importChat(mem);
+    const backup = await mem.exportJson();
+    if (typeof backup !== 'string') throw new Error(backup.message);
+    const other = openTestMemory().mem;
+    ok(await other.importJson(backup, 'replace'));
+    expect((await importChat(other)).duplicate).toBe(true);
+    expect(await other.listConversations()).toHaveLength(1);
+  });
+});
