@@ -27,7 +27,13 @@ type Step =
   | { kind: 'closed' }
   | { kind: 'choose'; file: string; text: string }
   | { kind: 'confirm-replace'; file: string; text: string }
-  | { kind: 'working'; title: string; file?: string }
+  | {
+      kind: 'working';
+      title: string;
+      file?: string;
+      /** Files done and in all, when several are imported: the count shows and Cancel stops. */
+      files?: { done: number; total: number };
+    }
   | { kind: 'done'; message: string }
   | { kind: 'report'; reports: FileReport[] }
   | { kind: 'failed'; title: string; message: string };
@@ -154,6 +160,8 @@ export class SmDataMenu extends LitElement {
   @state() private menuEnd = false;
   @state() private exporting = false;
   @state() private step: Step = { kind: 'closed' };
+  /** Cancel was pressed: the files after the one being imported are left alone. */
+  @state() private cancelling = false;
 
   @query('dialog') private dialog!: HTMLDialogElement;
   @query('input[type=file]') private fileInput!: HTMLInputElement;
@@ -312,7 +320,20 @@ export class SmDataMenu extends LitElement {
       case 'working':
         return html`<h2 id="data-title">${s.title}</h2>
           ${s.file ? html`<p class="file">${s.file}</p>` : nothing}
-          <progress aria-label=${s.title}></progress>`;
+          ${
+            s.files
+              ? html`<progress
+                    aria-label=${s.title}
+                    max=${s.files.total}
+                    value=${s.files.done}
+                  ></progress>
+                  <div class="actions">
+                    <button ?disabled=${this.cancelling} @click=${this.handleCancelImport}>
+                      ${this.cancelling ? 'Stopping after this file…' : 'Cancel'}
+                    </button>
+                  </div>`
+              : html`<progress aria-label=${s.title}></progress>`
+          }`;
       case 'report':
         return html`<h2 id="data-title">Import finished</h2>
           <div role="status">
@@ -525,14 +546,27 @@ export class SmDataMenu extends LitElement {
       if (isBackupText(text)) return this.showStep({ kind: 'choose', file: file.name, text });
     }
     const reports: FileReport[] = [];
+    this.cancelling = false;
     for (const [i, file] of files.entries()) {
+      // Each file is written in one transaction: a cancel leaves none half-written.
+      if (this.cancelling) {
+        reports.push({
+          file: file.name,
+          ok: false,
+          text: 'Not imported: the import was cancelled.',
+          details: [],
+        });
+        continue;
+      }
       await this.showStep({
         kind: 'working',
         title: files.length > 1 ? `Importing ${i + 1} of ${files.length}…` : 'Importing…',
         file: file.name,
+        ...(files.length > 1 ? { files: { done: i, total: files.length } } : {}),
       });
       reports.push(await this.importOne(file));
     }
+    this.cancelling = false;
     await this.showStep({ kind: 'report', reports });
   }
 
@@ -612,6 +646,10 @@ export class SmDataMenu extends LitElement {
         message: `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
       });
     }
+  }
+
+  private handleCancelImport(): void {
+    this.cancelling = true;
   }
 
   private handleClose(): void {

@@ -178,6 +178,56 @@ describe('importing from other tools in Chromium', () => {
     );
   });
 
+  it('Cancel during several files: the file being imported finishes, the rest are left alone', async () => {
+    // The worker's first answer waits until the test lets it go, so Cancel comes mid-import.
+    await page.locator('sm-data-menu').evaluate((el) => {
+      const menu = el as unknown as { memory: Record<string, unknown> };
+      const real = menu.memory;
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      (window as unknown as { releaseImport: () => void }).releaseImport = release;
+      menu.memory = new Proxy(
+        {},
+        {
+          get: (_t, key) => {
+            if (typeof key !== 'string' || key === 'then' || key.startsWith('_$')) return undefined;
+            const fn = real[key] as (...a: unknown[]) => Promise<unknown>;
+            if (key !== 'importFile') return fn;
+            return async (...args: unknown[]) => {
+              await gate;
+              return fn(...args);
+            };
+          },
+        },
+      );
+    });
+    const card = (name: string) => ({
+      name: `${name}.json`,
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify({ name, description: `${name} is a test character.` })),
+    });
+    await page
+      .locator('sm-data-menu input[type=file]')
+      .setInputFiles([card('Ada'), card('Brin'), card('Cato')]);
+    await dialog().getByRole('heading', { name: 'Importing 1 of 3…' }).waitFor(POLL);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: `${SHOTS}/progress-phone.png` });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await dialog().getByRole('button', { name: 'Cancel' }).click();
+    await dialog().getByRole('button', { name: 'Stopping after this file…' }).waitFor(POLL);
+    await page.evaluate(() => (window as unknown as { releaseImport: () => void }).releaseImport());
+    await expect.poll(() => report().count(), POLL).toBe(1);
+    expect(await report().locator('ul.report > li').allInnerTexts()).toEqual([
+      'Ada.json: Imported 1 entry.',
+      'Brin.json: Not imported: the import was cancelled.',
+      'Cato.json: Not imported: the import was cancelled.',
+    ]);
+    await dialog().getByRole('button', { name: 'Close' }).click();
+    const paths = (await callWorker<{ path: string }[]>(page, 'memoryIndex')).map((e) => e.path);
+    expect(paths).toContain('Characters/Ada/Description');
+    expect(paths.filter((p) => /Brin|Cato/.test(p))).toEqual([]);
+  });
+
   it('a file that is not a chat gets a sentence, and nothing changes', async () => {
     const before = await callWorker<unknown>(page, 'stats');
     await page.locator('sm-data-menu input[type=file]').setInputFiles({
