@@ -2,6 +2,7 @@
 // backup, downloaded as files; imports validated by the engine, which writes nothing on error.
 // Import also takes other tools' files (docs/import-export.md), several at once, from the file
 // picker or dropped anywhere on the app.
+import { transfer } from 'comlink';
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { Backups } from '../app/backups';
@@ -578,25 +579,29 @@ export class SmDataMenu extends LitElement {
       text,
       details: [],
     });
-    let data: string | Uint8Array;
+    let bytes: Uint8Array;
     try {
-      data = isPng(file) ? new Uint8Array(await file.arrayBuffer()) : await file.text();
+      bytes = new Uint8Array(await file.arrayBuffer());
     } catch (e) {
       return failed(`It could not be read: ${e instanceof Error ? e.message : String(e)}`);
     }
     try {
-      if (typeof data === 'string' && isMarkdownFile(file.name, file.type, data)) {
-        const r = await memory!.importMarkdown(data);
+      // The start tells this app's own files apart; the rest is not decoded here.
+      const head = new TextDecoder().decode(bytes.subarray(0, 256));
+      if (!isPng(file) && isMarkdownFile(file.name, file.type, head)) {
+        const r = await memory!.importMarkdown(new TextDecoder().decode(bytes));
         return r.status === 'SUCCESS'
           ? { file: file.name, ok: true, text: importSummary(r), details: [] }
           : failed(r.message);
       }
-      if (typeof data === 'string' && isBackupText(data)) {
+      if (isBackupText(head)) {
         return failed(
           'It is a backup of this app: import it on its own to choose Merge or Replace all.',
         );
       }
-      return fileReport(file.name, await memory!.importFile({ name: file.name, data }));
+      // The bytes move to the worker (not copied): a large file does not hold up the page.
+      const sent = transfer({ name: file.name, data: bytes }, [bytes.buffer]);
+      return fileReport(file.name, await memory!.importFile(sent));
     } catch (e) {
       return failed(
         `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
