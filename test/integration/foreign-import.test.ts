@@ -315,3 +315,20 @@ describe('an imported chat in a backup', () => {
     expect(await other.listConversations()).toHaveLength(1);
   });
 });
+
+describe('an entry too large to save', () => {
+  it('is left out with its reason; the rest of the book is imported', async () => {
+    const { mem } = openTestMemory();
+    const book = {
+      entries: {
+        0: { uid: 0, key: ['small'], comment: 'Small', content: 'A small entry.' },
+        1: { uid: 1, key: ['huge'], comment: 'Huge', content: 'word '.repeat(20_000) },
+      },
+    };
+    const r = ok(await mem.importFile({ name: 'Big.json', data: JSON.stringify(book) }));
+    expect(r.entries).toEqual(['Lorebook/Big/Small']);
+    expect(r.skipped).toEqual([
+      { where: 'Lorebook/Big/Huge', reason: expect.stringMatching(/^left out \(.*content/) },
+    ]);
+  });
+});

@@ -6,7 +6,7 @@ import type { StoreContext } from '../store';
 import { addToShards } from '../shards';
 import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
 import { indexedPart, splitSentences } from '../text';
-import { isToolError, short, toolError } from '../validate';
+import { isToolError, short, toolError, validateContent } from '../validate';
 import { parseImportFile } from '../imports/detect';
 import { toWorldInfo } from '../imports/lorebook-export';
 import type { ImportedChat, PlannedEntry } from '../imports/types';
@@ -151,16 +151,24 @@ export function foreignTools(ctx: StoreContext) {
       if (isToolError(vectors)) return vectors;
       const counts = await ctx.tokensOfSentences(flat);
 
-      // Entries: placed against what is stored now, embedded before the transaction.
+      // Entries: each checked as a save would (a text over the size limit is left out),
+      // placed against what is stored now, embedded before the transaction.
+      const planned = parsed.entries.filter((p) => {
+        const checked = validateContent(p.content);
+        if (!isToolError(checked)) return true;
+        const where = 'path' in p ? p.path : `${p.heading}/${p.name}`;
+        result.skipped.push({ where, reason: `left out (${checked.message})` });
+        return false;
+      });
       const headings = [
-        ...new Set(parsed.entries.map((p) => ('path' in p ? parentOf(p.path) : p.heading))),
+        ...new Set(planned.map((p) => ('path' in p ? parentOf(p.path) : p.heading))),
       ];
       const existing = new Map<string, JsonValue>();
       for (const h of headings) {
         for (const r of await db.structured_memory.where('parent_path').equals(h).toArray())
           existing.set(r.path, r.content);
       }
-      const placed = placeEntries(parsed.entries, existing);
+      const placed = placeEntries(planned, existing);
       const toWrite = placed.filter((p): p is { path: string; content: JsonValue } => p !== null);
       result.unchanged = placed.length - toWrite.length;
       const rows = await materialise(
