@@ -152,6 +152,12 @@ export const dataMenuStyles = css`
   ul.report > li.failed {
     color: var(--sm-danger);
   }
+  ul.report button.link {
+    display: block;
+    margin-top: 4px;
+    padding: 2px 8px;
+    font-size: 0.85rem;
+  }
   ul.details {
     margin: 4px 0 0;
     padding-left: 18px;

@@ -74,6 +74,8 @@ export interface FileReport {
   ok: boolean;
   text: string;
   details: string[];
+  /** The chats it made, which the report offers to open. */
+  chats?: { id: number; title: string }[];
 }
 
 /**
@@ -112,6 +114,7 @@ export function fileReport(file: string, r: FileImportResult | ToolError): FileR
     file,
     ok: true,
     text,
+    ...(r.chats.length ? { chats: r.chats.map((c) => ({ id: c.id, title: c.title })) } : {}),
     details: r.skipped.map((s) => `${s.where[0].toUpperCase()}${s.where.slice(1)}: ${s.reason}`),
   };
 }
@@ -343,6 +346,12 @@ export class SmDataMenu extends LitElement {
                 (r) =>
                   html`<li class=${r.ok ? 'ok' : 'failed'}>
                     <span class="file">${r.file}</span>: ${r.text}
+                    ${(r.chats ?? []).map(
+                      (c) =>
+                        html`<button class="link" @click=${() => this.handleOpenChat(c.id)}>
+                          Open “${c.title}”
+                        </button>`,
+                    )}
                     ${
                       r.details.length
                         ? html`<ul class="details">
@@ -651,6 +660,12 @@ export class SmDataMenu extends LitElement {
         message: `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
       });
     }
+  }
+
+  /** Shows an imported chat (the app switches to it) and closes the report. */
+  private handleOpenChat(id: number): void {
+    emit(this, 'sm-switch-conversation', { id });
+    void this.showStep({ kind: 'closed' });
   }
 
   private handleCancelImport(): void {

@@ -74,11 +74,14 @@ describe('importing from other tools in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: `${SHOTS}/report-phone.png` });
     await page.setViewportSize({ width: 1280, height: 800 });
-    await dialog().getByRole('button', { name: 'Close' }).click();
-
-    // The chat is listed and opens with its messages; hostile markup is text.
+    // The chat is listed, and the report opens it.
     const list = page.locator('sm-conversations');
-    await list.getByText('Seraphina · 2024-07-12').click();
+    await list.getByText('Seraphina · 2024-07-12').waitFor(POLL);
+    await dialog().getByRole('button', { name: 'Open “Seraphina · 2024-07-12”' }).click();
+    await expect.poll(() => dialog().isVisible()).toBe(false);
+    await expect
+      .poll(() => list.locator('li.active .title').innerText(), POLL)
+      .toBe('Seraphina · 2024-07-12');
     const chat = page.locator('sm-chat');
     await chat.locator('sm-message', { hasText: FACT }).waitFor(POLL);
     await chat

@@ -34,6 +34,7 @@ describe('the import dialog', () => {
       file: 'a.jsonl',
       ok: true,
       text: 'Imported the chat “Seraphina · 2024-07-12” (1 message).',
+      chats: [{ id: 3, title: 'Seraphina · 2024-07-12' }],
       details: ['Line 3: left out (it is not JSON; the file may be cut short)'],
     });
     const book = { status: 'SUCCESS' as const, kind: 'lorebook' as const, chats: [], skipped: [] };
