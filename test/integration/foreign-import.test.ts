@@ -189,6 +189,7 @@ describe('memory as a SillyTavern lorebook', () => {
   it('has every field SillyTavern reads, and imports back to the same entries and contents', async () => {
     const { mem } = openTestMemory();
     ok(await mem.saveMemory('User/Preferences/Coffee', 'Oat milk flat white, no sugar.'));
+    ok(await mem.saveMemory('Groceries', ['eggs', 'flour']));
     ok(
       await mem.saveMemory('Projects/Garden', {
         beds: 3,
@@ -201,7 +202,7 @@ describe('memory as a SillyTavern lorebook', () => {
     if (typeof text !== 'string') throw new Error(text.message);
     const world = JSON.parse(text) as { entries: Record<string, Record<string, unknown>> };
     const entries = Object.values(world.entries);
-    expect(entries).toHaveLength(6);
+    expect(entries).toHaveLength(7);
     const types = {
       uid: 'number',
       key: 'array',
@@ -269,7 +270,7 @@ describe('memory as a SillyTavern lorebook', () => {
     // Into the memory it came from: nothing new.
     const again = ok(await mem.importFile({ name: 'structured-memory-lorebook.json', data: text }));
     expect(again.entries).toEqual([]);
-    expect(again.unchanged).toBe(6);
+    expect(again.unchanged).toBe(7);
     // A subtree alone.
     const sub = await mem.exportLorebook('Projects');
     expect(
