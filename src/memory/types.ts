@@ -787,6 +787,8 @@ export interface MemoryApi {
    * text) that SillyTavern loads as is and `importFile` brings back to the same entries.
    */
   exportLorebook(rootPath?: unknown): Promise<string | ToolError>;
+  /** Checks a JSON backup as `importJson` would, writing nothing. */
+  checkBackup(text: unknown): Promise<{ status: 'SUCCESS' } | ToolError>;
   /** Restores a JSON backup: `merge` keeps what is here, `replace` clears first. Validated before any write. */
   importJson(text: unknown, mode?: unknown): Promise<ImportResult | ToolError>;
   /** Re-embeds every row made by another model with the active one, in batches; resumable. */

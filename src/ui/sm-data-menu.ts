@@ -553,7 +553,7 @@ export class SmDataMenu extends LitElement {
       if (text === undefined) return;
       if (isMarkdownFile(file.name, file.type, text))
         return this.runImport(file.name, text, 'markdown');
-      if (isBackupText(text)) return this.showStep({ kind: 'choose', file: file.name, text });
+      if (isBackupText(text)) return this.chooseBackup(file.name, text);
     }
     const reports: FileReport[] = [];
     this.cancelling = false;
@@ -578,6 +578,29 @@ export class SmDataMenu extends LitElement {
     }
     this.cancelling = false;
     await this.showStep({ kind: 'report', reports });
+  }
+
+  /** A backup that cannot be restored is refused before Merge or Replace all is asked. */
+  private async chooseBackup(file: string, text: string): Promise<void> {
+    await this.showStep({ kind: 'working', title: 'Checking the backup…', file });
+    try {
+      const checked = await this.memory!.checkBackup(text);
+      await this.showStep(
+        checked.status === 'SUCCESS'
+          ? { kind: 'choose', file, text }
+          : {
+              kind: 'failed',
+              title: 'Nothing was imported',
+              message: `${file}: ${checked.message}`,
+            },
+      );
+    } catch (e) {
+      await this.showStep({
+        kind: 'failed',
+        title: 'Import failed',
+        message: `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
+      });
+    }
   }
 
   private async importOne(file: File): Promise<FileReport> {

@@ -405,7 +405,18 @@ export function backupTools(ctx: StoreContext) {
     });
   }
 
-  return { exportJson, importJson };
+  /**
+   * Checks a backup as `importJson` would, writing nothing: the app says what is wrong before it
+   * asks Merge or Replace all.
+   */
+  async function checkBackup(textIn: unknown): Promise<{ status: 'SUCCESS' } | ToolError> {
+    return guard(async () => {
+      const parsed = parseBackup(textIn, 'merge', (validator ??= backupValidator()));
+      return isToolError(parsed) ? parsed : { status: 'SUCCESS' as const };
+    });
+  }
+
+  return { exportJson, importJson, checkBackup };
 }
 
 /**
