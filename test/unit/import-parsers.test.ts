@@ -2,6 +2,7 @@
 // dates and swipes, World Info, character cards as JSON and in PNGs, and the refusals of bad
 // files, on hand-written fixtures (test/fixtures/imports).
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseImportFile } from '../../src/memory/imports/detect';
 import { segmentOf } from '../../src/memory/imports/names';
@@ -369,6 +370,66 @@ describe('KoboldAI Lite saves', () => {
       refused(parseImportFile('e.json', '{"gamestarted":false,"prompt":"","actions":[]}', NOW)),
     ).toBe(
       'The KoboldAI Lite save e.json has no story, memory or world info: there is nothing to import.',
+    );
+  });
+});
+
+describe('any input', () => {
+  const line = fc.oneof(
+    fc.json(),
+    fc.string(),
+    fc
+      .record({
+        name: fc.string(),
+        is_user: fc.boolean(),
+        is_system: fc.boolean(),
+        send_date: fc.oneof(fc.string(), fc.integer(), fc.constant('July 12, 2024 1:31am')),
+        mes: fc.string(),
+        swipes: fc.array(fc.string(), { maxLength: 4 }),
+        swipe_id: fc.integer({ min: -2, max: 6 }),
+      })
+      .map((r) => JSON.stringify(r)),
+  );
+
+  it('is read or refused with a sentence, never thrown; what is read has valid paths', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('a.jsonl', 'a.json', 'a.png', 'a'),
+        fc.oneof(
+          fc.array(line, { maxLength: 8 }).map((ls) => ls.join('\n')),
+          fc.json(),
+          fc
+            .record({
+              entries: fc.dictionary(
+                fc.string(),
+                fc.record({
+                  comment: fc.string(),
+                  content: fc.string(),
+                  key: fc.array(fc.string()),
+                }),
+              ),
+            })
+            .map((v) => JSON.stringify(v)),
+          fc.uint8Array({ maxLength: 64 }),
+        ),
+        (name, data) => {
+          const p = parseImportFile(name, data, NOW);
+          if (!p.ok) {
+            expect(p.message).toMatch(/\.$/);
+            return;
+          }
+          for (const chat of p.chats) {
+            expect(chat.messages.length).toBeGreaterThan(0);
+            for (const m of chat.messages) expect(Number.isFinite(m.time.getTime())).toBe(true);
+            chatRows(chat);
+          }
+          for (const placed of placeEntries(p.entries, new Map())) {
+            if (placed)
+              expect(parsePath(placed.path)).toMatchObject({ ok: true, path: placed.path });
+          }
+        },
+      ),
+      { numRuns: 300, seed: 24 },
     );
   });
 });
