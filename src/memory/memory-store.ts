@@ -8,6 +8,7 @@ import { changeTools } from './tools/changes';
 import { conversationTools } from './tools/conversations';
 import { detailTools } from './tools/detail';
 import { entryTools } from './tools/entry';
+import { foreignTools } from './tools/foreign';
 import { historyTools } from './tools/history';
 import { portableTools } from './tools/portable';
 import { turnStartTools } from './tools/prepare-turn';
@@ -41,6 +42,7 @@ export function createMemoryStore(options: OpenMemoryOptions): MemoryApi {
     ...turnStartTools({ ...read, ...recall, ...turns, ...conversations }),
     ...adminTools(ctx),
     ...backupTools(ctx),
+    ...foreignTools(ctx),
     ...changeTools(ctx),
     ...suggestTools(ctx),
     setTokenCounter: (fn) => {

@@ -48,6 +48,11 @@ export interface Conversation {
   modified: Date;
   /** Renamed by the user: the first message no longer names it (docs/chat.md). */
   named?: boolean;
+  /**
+   * Imported from another tool's chat file: the file's SHA-256 (hex), so that importing it again
+   * adds nothing (docs/import-export.md).
+   */
+  source?: string;
 }
 
 export interface ToolCallRecord {
@@ -379,6 +384,23 @@ export interface ImportResult {
   updated: number;
 }
 
+/** `importFile`'s report (docs/import-export.md). */
+export interface FileImportResult {
+  status: 'SUCCESS';
+  /** What the file was. */
+  kind: 'sillytavern-chat' | 'lorebook' | 'character' | 'kobold';
+  /** The chat file was imported before: nothing was added. */
+  duplicate?: boolean;
+  /** The chats written: their id, title and how many messages they hold. */
+  chats: { id: number; title: string; messages: number }[];
+  /** Paths of the entries written. */
+  entries: string[];
+  /** Entries that were stored already with the same content, so not written again. */
+  unchanged: number;
+  /** Lines or items left out, each with why. */
+  skipped: { where: string; reason: string }[];
+}
+
 export interface RecordTurnResult {
   status: 'SUCCESS';
   turnId: number;
@@ -642,12 +664,16 @@ export interface MemoryApi {
   emptyTrash(): Promise<EmptyTrashResult | ToolError>;
   /** Follows a path's moves to where its entry is now. */
   resolvePath(path: unknown): Promise<ResolveResult | ToolError>;
-  /** Splits, counts, embeds and stores one turn; resolves when its chunks are searchable. */
+  /**
+   * Splits, counts, embeds and stores one turn; resolves when its chunks are searchable. `time`
+   * is when it was said (default now): its sentences, and the message when one is stored, carry it.
+   */
   recordTurn(turn: {
     conversationId: number;
     role: Role;
     text: string;
     turnId?: number;
+    time?: Date | number;
   }): Promise<RecordTurnResult | ToolError>;
   /**
    * Top-k chunks of a conversation (of every conversation with `null`) by fused relevance to
@@ -750,6 +776,19 @@ export interface MemoryApi {
   setSetting(key: string, value: unknown): Promise<void>;
   /** JSON backup of entries (with context chunks, no vectors), history, conversations and messages. */
   exportJson(): Promise<string | ToolError>;
+  /**
+   * Imports another tool's file (docs/import-export.md): a SillyTavern chat (.jsonl), lorebook or
+   * character card (.json, or a card's .png as bytes), or a KoboldAI Lite save. Validated before
+   * any write; everything written in one transaction; a chat file imported before adds nothing.
+   */
+  importFile(file: { name: unknown; data: unknown }): Promise<FileImportResult | ToolError>;
+  /**
+   * All memory, or the entries at and below `rootPath`, as a SillyTavern World Info file (JSON
+   * text) that SillyTavern loads as is and `importFile` brings back to the same entries.
+   */
+  exportLorebook(rootPath?: unknown): Promise<string | ToolError>;
+  /** Checks a JSON backup as `importJson` would, writing nothing. */
+  checkBackup(text: unknown): Promise<{ status: 'SUCCESS' } | ToolError>;
   /** Restores a JSON backup: `merge` keeps what is here, `replace` clears first. Validated before any write. */
   importJson(text: unknown, mode?: unknown): Promise<ImportResult | ToolError>;
   /** Re-embeds every row made by another model with the active one, in batches; resumable. */

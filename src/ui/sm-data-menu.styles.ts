@@ -138,6 +138,32 @@ export const dataMenuStyles = css`
     overflow-wrap: anywhere;
     white-space: pre-wrap;
   }
+  /* The report of an import of several files: one item per file, what it left out below it. */
+  ul.report {
+    display: grid;
+    gap: 8px;
+    max-height: min(50vh, 360px);
+    overflow-y: auto;
+    margin: 0;
+    padding: 0;
+    list-style: none;
+    overflow-wrap: anywhere;
+  }
+  ul.report > li.failed {
+    color: var(--sm-danger);
+  }
+  ul.report button.link {
+    display: block;
+    margin-top: 4px;
+    padding: 2px 8px;
+    font-size: 0.85rem;
+  }
+  ul.details {
+    margin: 4px 0 0;
+    padding-left: 18px;
+    font-size: 0.85rem;
+    color: var(--sm-muted);
+  }
   .actions {
     display: flex;
     justify-content: flex-end;

@@ -1,17 +1,20 @@
 // Export and Import of the whole memory: Markdown (all or the selected subtree) and the JSON
 // backup, downloaded as files; imports validated by the engine, which writes nothing on error.
+// Import also takes other tools' files (docs/import-export.md), several at once, from the file
+// picker or dropped anywhere on the app.
+import { transfer } from 'comlink';
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { Backups } from '../app/backups';
 import { daysAgo } from '../app/backup-plan';
-import type { ImportResult, ToolError } from '../memory/types';
+import type { FileImportResult, ImportResult, ToolError } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { BackupsController } from './backups-controller';
 import { emit } from './events';
 import { base, tokens } from './styles';
 import { dataMenuStyles } from './sm-data-menu.styles';
 
-type ExportKind = 'markdown' | 'subtree' | 'json';
+type ExportKind = 'markdown' | 'subtree' | 'json' | 'lorebook';
 
 declare module './events' {
   interface SmEvents {
@@ -25,8 +28,15 @@ type Step =
   | { kind: 'closed' }
   | { kind: 'choose'; file: string; text: string }
   | { kind: 'confirm-replace'; file: string; text: string }
-  | { kind: 'working'; title: string; file?: string }
+  | {
+      kind: 'working';
+      title: string;
+      file?: string;
+      /** Files done and in all, when several are imported: the count shows and Cancel stops. */
+      files?: { done: number; total: number };
+    }
   | { kind: 'done'; message: string }
+  | { kind: 'report'; reports: FileReport[] }
   | { kind: 'failed'; title: string; message: string };
 
 /** Local date as YYYY-MM-DD, for file names. */
@@ -35,14 +45,20 @@ export function isoDay(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
-/** The download name: structured-memory[-subtree]-YYYY-MM-DD.ext */
-export function exportFileName(ext: 'md' | 'json', date: Date, subtree?: string): string {
+/** The download name: structured-memory[-lorebook][-subtree]-YYYY-MM-DD.ext */
+export function exportFileName(
+  ext: 'md' | 'json',
+  date: Date,
+  subtree?: string,
+  lorebook = false,
+): string {
   const slug = subtree
     ?.normalize('NFKD')
     .replace(/[^\p{L}\p{N}]+/gu, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 60);
-  return `structured-memory-${slug ? `${slug}-` : ''}${isoDay(date)}.${ext}`;
+  const what = lorebook ? 'lorebook-' : '';
+  return `structured-memory-${what}${slug ? `${slug}-` : ''}${isoDay(date)}.${ext}`;
 }
 
 /** Whether a chosen file is a JSON backup (by name or type, else by its first character). */
@@ -50,6 +66,57 @@ export function looksLikeJson(name: string, type: string, text: string): boolean
   if (/\.json$/i.test(name) || type === 'application/json') return true;
   if (/\.(md|markdown)$/i.test(name) || type === 'text/markdown') return false;
   return text.trimStart().startsWith('{');
+}
+
+/** What became of one imported file: a sentence, and the lines or items it left out. */
+export interface FileReport {
+  file: string;
+  ok: boolean;
+  text: string;
+  details: string[];
+  /** The chats it made, which the report offers to open. */
+  chats?: { id: number; title: string }[];
+}
+
+/**
+ * Whether a file's text is this app's own JSON backup (it asks Merge or Replace all): a backup
+ * names its format first. Other JSON goes to the importers of other tools' files.
+ */
+export function isBackupText(text: string): boolean {
+  return /^\uFEFF?\s*\{\s*"format"\s*:\s*"structured-memory-backup"/.test(text.slice(0, 200));
+}
+
+/** A Markdown export: by name or type, else text that is not JSON or JSON lines. */
+export function isMarkdownFile(name: string, type: string, text: string): boolean {
+  return !/\.jsonl$/i.test(name) && !looksLikeJson(name, type, text);
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** The report of a file that another tool wrote (`importFile`'s answer). */
+export function fileReport(file: string, r: FileImportResult | ToolError): FileReport {
+  if (r.status !== 'SUCCESS') return { file, ok: false, text: r.message, details: [] };
+  if (r.duplicate)
+    return { file, ok: true, text: 'Imported before: nothing was added.', details: [] };
+  const parts: string[] = [];
+  for (const c of r.chats)
+    parts.push(`the chat “${c.title}” (${plural(c.messages, 'message', 'messages')})`);
+  if (r.entries.length) parts.push(plural(r.entries.length, 'entry', 'entries'));
+  const there = r.unchanged
+    ? `${plural(r.unchanged, 'entry was', 'entries were')} there already`
+    : '';
+  const text = parts.length
+    ? `Imported ${parts.join(', ')}${there ? `; ${there}` : ''}.`
+    : there
+      ? `Nothing new: ${there}.`
+      : 'Nothing to import.';
+  return {
+    file,
+    ok: true,
+    text,
+    ...(r.chats.length ? { chats: r.chats.map((c) => ({ id: c.id, title: c.title })) } : {}),
+    details: r.skipped.map((s) => `${s.where[0].toUpperCase()}${s.where.slice(1)}: ${s.reason}`),
+  };
 }
 
 function importSummary(r: ImportResult): string {
@@ -64,11 +131,14 @@ function isError(r: unknown): r is ToolError {
 /**
  * `<sm-data-menu>`: the Export and Import buttons.
  *
- * Export discloses a short list of buttons (arrow keys move, Escape closes): "Markdown", "Markdown (selected
- * subtree)" when a path is selected, and "JSON" (the full backup); the file is downloaded through
- * a Blob URL. Import opens a file picker (.md, .markdown, .json); a JSON backup asks Merge or
- * Replace all (Replace all asks again), Markdown merges. A dialog shows progress and then the
- * result, or the engine's message when the file is refused (nothing is written then).
+ * Export discloses a short list of buttons (arrow keys move, Escape closes): "Markdown", "Markdown
+ * (selected subtree)" when a path is selected, "JSON" (the full backup) and "SillyTavern lorebook"
+ * (all memory or the selected subtree as World Info); the file is downloaded through a Blob URL.
+ * Import opens a file picker (several files: .md, .markdown, .json, .jsonl, .png), and files
+ * dropped anywhere on the app are imported the same way. A JSON backup alone asks Merge or Replace
+ * all (Replace all asks again), Markdown merges; other tools' files (docs/import-export.md) are
+ * imported one after the other and a report says what became of each. A dialog shows progress and
+ * then the result, or the engine's message when the file is refused (nothing is written then).
  *
  * The menu ends with "Backup settings…" (Settings → Data), described by when memory was last
  * backed up; an export of all memory counts as a backup.
@@ -94,6 +164,8 @@ export class SmDataMenu extends LitElement {
   @state() private menuEnd = false;
   @state() private exporting = false;
   @state() private step: Step = { kind: 'closed' };
+  /** Cancel was pressed: the files after the one being imported are left alone. */
+  @state() private cancelling = false;
 
   @query('dialog') private dialog!: HTMLDialogElement;
   @query('input[type=file]') private fileInput!: HTMLInputElement;
@@ -104,9 +176,17 @@ export class SmDataMenu extends LitElement {
     new BackupsController(this, () => this.backups);
   }
 
+  override connectedCallback(): void {
+    super.connectedCallback();
+    window.addEventListener('dragover', this.handleDragOver);
+    window.addEventListener('drop', this.handleDrop);
+  }
+
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     document.removeEventListener('pointerdown', this.handleOutside, true);
+    window.removeEventListener('dragover', this.handleDragOver);
+    window.removeEventListener('drop', this.handleDrop);
   }
 
   override render() {
@@ -156,6 +236,17 @@ export class SmDataMenu extends LitElement {
                     >Full backup: memory, history, conversations</span
                   >
                 </li>
+                <li>
+                  <button
+                    aria-describedby="hint-lorebook"
+                    @click=${() => this.handleExport('lorebook')}
+                  >
+                    SillyTavern lorebook
+                  </button>
+                  <span class="hint" id="hint-lorebook"
+                    >${subtree ? `${subtree}, as World Info` : 'All memory, as World Info'}</span
+                  >
+                </li>
                 ${
                   this.backups
                     ? html`<li class="backups">
@@ -176,7 +267,8 @@ export class SmDataMenu extends LitElement {
       <button ?disabled=${!this.memory} @click=${this.handleImportClick}>Import</button>
       <input
         type="file"
-        accept=".md,.markdown,.json,application/json,text/markdown"
+        accept=".md,.markdown,.json,.jsonl,.png,application/json,text/markdown,image/png"
+        multiple
         tabindex="-1"
         aria-hidden="true"
         @change=${this.handleFile}
@@ -232,7 +324,53 @@ export class SmDataMenu extends LitElement {
       case 'working':
         return html`<h2 id="data-title">${s.title}</h2>
           ${s.file ? html`<p class="file">${s.file}</p>` : nothing}
-          <progress aria-label=${s.title}></progress>`;
+          ${
+            s.files
+              ? html`<progress
+                    aria-label=${s.title}
+                    max=${s.files.total}
+                    value=${s.files.done}
+                  ></progress>
+                  <div class="actions">
+                    <button ?disabled=${this.cancelling} @click=${this.handleCancelImport}>
+                      ${this.cancelling ? 'Stopping after this file…' : 'Cancel'}
+                    </button>
+                  </div>`
+              : html`<progress aria-label=${s.title}></progress>`
+          }`;
+      case 'report':
+        return html`<h2 id="data-title">Import finished</h2>
+          <div role="status">
+            <ul class="report">
+              ${s.reports.map(
+                (r) =>
+                  html`<li class=${r.ok ? 'ok' : 'failed'}>
+                    <span class="file">${r.file}</span>: ${r.text}
+                    ${(r.chats ?? []).map(
+                      (c) =>
+                        html`<button class="link" @click=${() => this.handleOpenChat(c.id)}>
+                          Open “${c.title}”
+                        </button>`,
+                    )}
+                    ${
+                      r.details.length
+                        ? html`<ul class="details">
+                            ${r.details.slice(0, 20).map((d) => html`<li>${d}</li>`)}
+                            ${
+                              r.details.length > 20
+                                ? html`<li>…and ${r.details.length - 20} more</li>`
+                                : nothing
+                            }
+                          </ul>`
+                        : nothing
+                    }
+                  </li>`,
+              )}
+            </ul>
+          </div>
+          <div class="actions">
+            <button class="primary" @click=${this.handleClose}>Close</button>
+          </div>`;
       case 'done':
         return html`<h2 id="data-title">Import finished</h2>
           <p role="status">${s.message}</p>
@@ -325,23 +463,28 @@ export class SmDataMenu extends LitElement {
     this.setMenu(false);
     if (!memory) return;
     this.exporting = true;
-    const subtree = kind === 'subtree' ? this.selectedPath : undefined;
+    const subtree =
+      kind === 'subtree' || kind === 'lorebook' ? this.selectedPath || undefined : undefined;
     try {
       const text =
         kind === 'json'
           ? await memory.exportJson()
-          : subtree
-            ? await memory.exportMarkdown(subtree)
-            : await memory.exportMarkdown();
+          : kind === 'lorebook'
+            ? await memory.exportLorebook(subtree ?? '')
+            : subtree
+              ? await memory.exportMarkdown(subtree)
+              : await memory.exportMarkdown();
       if (isError(text)) {
         await this.showStep({ kind: 'failed', title: 'Export failed', message: text.message });
         return;
       }
-      const name = exportFileName(kind === 'json' ? 'json' : 'md', new Date(), subtree);
-      const type = kind === 'json' ? 'application/json' : 'text/markdown';
+      const json = kind === 'json' || kind === 'lorebook';
+      const name = exportFileName(json ? 'json' : 'md', new Date(), subtree, kind === 'lorebook');
+      const type = json ? 'application/json' : 'text/markdown';
       this.download(new Blob([text], { type: `${type};charset=utf-8` }), name);
-      // All of memory, in a file Import restores: a backup (a subtree is not).
-      if (!subtree) this.backups?.recordBackup();
+      // All of memory, in a file Import restores: a backup (a subtree is not, nor a lorebook,
+      // which carries no history or chats).
+      if (!subtree && kind !== 'lorebook') this.backups?.recordBackup();
       emit(this, 'sm-notice', { kind: 'info', message: `Exported memory to ${name}.` });
     } catch (e) {
       await this.showStep({
@@ -378,23 +521,136 @@ export class SmDataMenu extends LitElement {
   }
 
   private async handleFile(): Promise<void> {
-    const file = this.fileInput.files?.[0];
-    if (!file) return;
-    let text: string;
+    await this.importFiles([...(this.fileInput.files ?? [])]);
+  }
+
+  /** Files dragged over the app can be dropped anywhere on it. */
+  private readonly handleDragOver = (e: DragEvent) => {
+    if (!this.memory || !e.dataTransfer?.types.includes('Files')) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+  };
+
+  private readonly handleDrop = (e: DragEvent) => {
+    const files = [...(e.dataTransfer?.files ?? [])];
+    if (!this.memory || !files.length) return;
+    e.preventDefault();
+    // One import at a time: a drop during one is left alone.
+    if (this.step.kind === 'working') return;
+    void this.importFiles(files);
+  };
+
+  /**
+   * Imports files: one Markdown export or JSON backup of this app as before (a backup asks Merge
+   * or Replace all); any other files, or several, one after the other, each in its own
+   * transaction, then a report of each.
+   */
+  async importFiles(files: File[]): Promise<void> {
+    if (!files.length || !this.memory) return;
+    if (files.length === 1 && !isPng(files[0])) {
+      const file = files[0];
+      const text = await this.readText(file);
+      if (text === undefined) return;
+      if (isMarkdownFile(file.name, file.type, text))
+        return this.runImport(file.name, text, 'markdown');
+      if (isBackupText(text)) return this.chooseBackup(file.name, text);
+    }
+    const reports: FileReport[] = [];
+    this.cancelling = false;
+    for (const [i, file] of files.entries()) {
+      // Each file is written in one transaction: a cancel leaves none half-written.
+      if (this.cancelling) {
+        reports.push({
+          file: file.name,
+          ok: false,
+          text: 'Not imported: the import was cancelled.',
+          details: [],
+        });
+        continue;
+      }
+      await this.showStep({
+        kind: 'working',
+        title: files.length > 1 ? `Importing ${i + 1} of ${files.length}…` : 'Importing…',
+        file: file.name,
+        ...(files.length > 1 ? { files: { done: i, total: files.length } } : {}),
+      });
+      reports.push(await this.importOne(file));
+    }
+    this.cancelling = false;
+    await this.showStep({ kind: 'report', reports });
+  }
+
+  /** A backup that cannot be restored is refused before Merge or Replace all is asked. */
+  private async chooseBackup(file: string, text: string): Promise<void> {
+    await this.showStep({ kind: 'working', title: 'Checking the backup…', file });
     try {
-      text = await file.text();
+      const checked = await this.memory!.checkBackup(text);
+      await this.showStep(
+        checked.status === 'SUCCESS'
+          ? { kind: 'choose', file, text }
+          : {
+              kind: 'failed',
+              title: 'Nothing was imported',
+              message: `${file}: ${checked.message}`,
+            },
+      );
+    } catch (e) {
+      await this.showStep({
+        kind: 'failed',
+        title: 'Import failed',
+        message: `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
+      });
+    }
+  }
+
+  private async importOne(file: File): Promise<FileReport> {
+    const { memory } = this;
+    const failed = (text: string): FileReport => ({
+      file: file.name,
+      ok: false,
+      text,
+      details: [],
+    });
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(await file.arrayBuffer());
+    } catch (e) {
+      return failed(`It could not be read: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    try {
+      // The start tells this app's own files apart; the rest is not decoded here.
+      const head = new TextDecoder().decode(bytes.subarray(0, 256));
+      if (!isPng(file) && isMarkdownFile(file.name, file.type, head)) {
+        const r = await memory!.importMarkdown(new TextDecoder().decode(bytes));
+        return r.status === 'SUCCESS'
+          ? { file: file.name, ok: true, text: importSummary(r), details: [] }
+          : failed(r.message);
+      }
+      if (isBackupText(head)) {
+        return failed(
+          'It is a backup of this app: import it on its own to choose Merge or Replace all.',
+        );
+      }
+      // The bytes move to the worker (not copied): a large file does not hold up the page.
+      const sent = transfer({ name: file.name, data: bytes }, [bytes.buffer]);
+      return fileReport(file.name, await memory!.importFile(sent));
+    } catch (e) {
+      return failed(
+        `The memory worker did not answer: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+  }
+
+  private async readText(file: File): Promise<string | undefined> {
+    try {
+      return await file.text();
     } catch (e) {
       await this.showStep({
         kind: 'failed',
         title: 'Import failed',
         message: `Could not read ${file.name}: ${e instanceof Error ? e.message : String(e)}`,
       });
-      return;
-    }
-    if (looksLikeJson(file.name, file.type, text)) {
-      await this.showStep({ kind: 'choose', file: file.name, text });
-    } else {
-      await this.runImport(file.name, text, 'markdown');
+      return undefined;
     }
   }
 
@@ -429,6 +685,16 @@ export class SmDataMenu extends LitElement {
     }
   }
 
+  /** Shows an imported chat (the app switches to it) and closes the report. */
+  private handleOpenChat(id: number): void {
+    emit(this, 'sm-switch-conversation', { id });
+    void this.showStep({ kind: 'closed' });
+  }
+
+  private handleCancelImport(): void {
+    this.cancelling = true;
+  }
+
   private handleClose(): void {
     void this.showStep({ kind: 'closed' });
   }
@@ -441,6 +707,11 @@ export class SmDataMenu extends LitElement {
   private handleDialogClosed(): void {
     if (this.step.kind !== 'working') this.step = { kind: 'closed' };
   }
+}
+
+/** A PNG image (a character card), read as bytes. */
+function isPng(file: File): boolean {
+  return /\.png$/i.test(file.name) || file.type === 'image/png';
 }
 
 declare global {

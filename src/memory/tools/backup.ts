@@ -102,6 +102,7 @@ const BACKUP_SCHEMA: Schema = {
           created: date,
           modified: date,
           named: { type: 'boolean' },
+          source: { type: 'string' },
         },
       },
     },
@@ -160,6 +161,8 @@ export interface Backup {
     created: string;
     modified: string;
     named?: boolean;
+    /** An imported chat's file fingerprint (docs/import-export.md). */
+    source?: string;
   }[];
   messages?: BackupMessage[];
 }
@@ -366,6 +369,7 @@ export function backupTools(ctx: StoreContext) {
               created: new Date(c.created),
               modified: new Date(c.modified),
               ...(c.named ? { named: true } : {}),
+              ...(c.source !== undefined ? { source: c.source } : {}),
             };
             convMap.set(c.id, await db.conversations.add(replace ? { ...row, id: c.id } : row));
           }
@@ -401,7 +405,18 @@ export function backupTools(ctx: StoreContext) {
     });
   }
 
-  return { exportJson, importJson };
+  /**
+   * Checks a backup as `importJson` would, writing nothing: the app says what is wrong before it
+   * asks Merge or Replace all.
+   */
+  async function checkBackup(textIn: unknown): Promise<{ status: 'SUCCESS' } | ToolError> {
+    return guard(async () => {
+      const parsed = parseBackup(textIn, 'merge', (validator ??= backupValidator()));
+      return isToolError(parsed) ? parsed : { status: 'SUCCESS' as const };
+    });
+  }
+
+  return { exportJson, importJson, checkBackup };
 }
 
 /**
@@ -434,6 +449,7 @@ export function backupOf(
       created: c.created.toISOString(),
       modified: c.modified.toISOString(),
       ...(c.named ? { named: true } : {}),
+      ...(c.source !== undefined ? { source: c.source } : {}),
     })),
     messages: messages.map((m) => ({ ...m, id: m.id!, time: m.time.toISOString() })),
   };

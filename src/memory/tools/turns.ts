@@ -29,6 +29,7 @@ export function turnsTools(ctx: StoreContext) {
     role: Role;
     text: string;
     turnId?: number;
+    time?: Date | number;
   }): Promise<RecordTurnResult | ToolError> {
     return guard(async () => {
       const args = turnArgs(turn);
@@ -46,6 +47,8 @@ export function turnsTools(ctx: StoreContext) {
         vectors = emb.vectors;
         modelId = emb.info.id;
       }
+      const said = turnTime(turn.time);
+      if (isToolError(said)) return said;
       const at = new Date(now());
       const { turnId, rows } = await db.transaction(
         'rw',
@@ -70,10 +73,10 @@ export function turnsTools(ctx: StoreContext) {
                   conversationId,
                   role: turn.role,
                   text: turn.text,
-                  time: at,
+                  time: said ?? at,
                 });
           const rows = turnChunks(
-            { conversationId, turnId, role: turn.role, at },
+            { conversationId, turnId, role: turn.role, at: said ?? at },
             sentences,
             counts,
             vectors,
@@ -180,6 +183,19 @@ export function turnArgs(turn: {
   const givenTurn = intArg(turn.turnId, 'turnId', -1, 1, Number.MAX_SAFE_INTEGER);
   if (isToolError(givenTurn)) return givenTurn;
   return { conversationId, givenTurn };
+}
+
+/** recordTurn's `time`: when the turn was said (undefined: now), or why it cannot be used. */
+export function turnTime(time: unknown): Date | undefined | ToolError {
+  if (time === undefined) return undefined;
+  const date =
+    time instanceof Date ? time : typeof time === 'number' ? new Date(time) : new Date(NaN);
+  if (!Number.isFinite(date.getTime()))
+    return toolError(
+      'INVALID_ARGUMENT',
+      `time must be a date or ms since 1970, got ${short(time)}`,
+    );
+  return date;
 }
 
 /** The index rows of a turn's sentences: one per sentence, numbered in order, with its vector. */

@@ -1,0 +1,281 @@
+// Imports of other tools' files (docs/import-export.md): the file is parsed by a pure importer
+// (src/memory/imports), then its chats (messages indexed with their own dates) and entries are
+// written in one transaction. A chat file imported before adds nothing; a path taken by other
+// content gets a number, never an overwrite.
+import type { StoreContext } from '../store';
+import { addToShards } from '../shards';
+import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
+import { indexedPart, splitSentences } from '../text';
+import { isToolError, short, toolError, validateContent } from '../validate';
+import { parseImportFile } from '../imports/detect';
+import { toWorldInfo } from '../imports/lorebook-export';
+import type { ImportedChat, PlannedEntry } from '../imports/types';
+import type { Chunk, FileImportResult, JsonValue, MemoryEntry, Message, ToolError } from '../types';
+import { materialise } from './portable';
+import { turnChunks } from './turns';
+
+/** Numbers tried (`name 2`, `name 3`…) before an entry's name is given up. */
+const MAX_NUMBER = 10_000;
+
+/** A chat's messages as rows, and which of them (by index) are indexed for search and recall. */
+export interface ChatRows {
+  rows: Omit<Message, 'conversationId'>[];
+  indexed: number[];
+  /** Swipes that could not be kept as alternatives, by message. */
+  dropped: { where: string; reason: string }[];
+}
+
+/**
+ * An imported chat as message rows (docs/chat.md, "Alternatives"): a reply with several
+ * alternatives (swipes) right after a user message keeps them all, the chosen one first as
+ * alternative 0 (shown, with the messages after it in its group, such as a system note) and the
+ * others after it; elsewhere (a greeting, a second reply in a row) only the chosen one is kept.
+ * The shown text of every message is indexed.
+ */
+export function chatRows(chat: ImportedChat): ChatRows {
+  const rows: Omit<Message, 'conversationId'>[] = [];
+  const indexed: number[] = [];
+  const dropped: ChatRows['dropped'] = [];
+  const ms = chat.messages;
+  ms.forEach((m, i) => {
+    const meta: Record<string, unknown> = m.speaker ? { speaker: m.speaker } : {};
+    const row = (text: string, time: Date, extra: Record<string, unknown> = {}) => {
+      const all = { ...meta, ...extra };
+      rows.push({ role: m.role, text, time, ...(Object.keys(all).length ? { meta: all } : {}) });
+    };
+    const alts = m.alternatives;
+    if (alts && m.shown !== undefined && i > 0 && ms[i - 1].role === 'user') {
+      indexed.push(rows.length);
+      row(m.text, m.time);
+      let alt = 0;
+      alts.forEach((a, k) => {
+        if (k !== m.shown) row(a.text, a.time, { alt: ++alt });
+      });
+      return;
+    }
+    if (alts) {
+      dropped.push({
+        where: `message ${i + 1}`,
+        reason: `only the chosen swipe was kept, ${alts.length - 1} other${alts.length > 2 ? 's were' : ' was'} left out (a reply keeps its swipes as alternatives when it answers a message of yours)`,
+      });
+    }
+    if (m.text.trim()) indexed.push(rows.length);
+    row(m.text, m.time);
+  });
+  return { rows, indexed, dropped };
+}
+
+/** Same content, as stored JSON. */
+const sameContent = (a: JsonValue, b: JsonValue) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Where each planned entry goes: its path, or the first numbered one (`name 2`, `name 3`…) that is
+ * free; `null` when the path holds the same content already (nothing to write). `existing` maps
+ * the paths that hold entries now to their content.
+ */
+export function placeEntries(
+  planned: readonly PlannedEntry[],
+  existing: ReadonlyMap<string, JsonValue>,
+): ({ path: string; content: JsonValue } | null)[] {
+  const used = new Set<string>();
+  return planned.map((p) => {
+    const heading = 'path' in p ? parentOf(p.path) : p.heading;
+    const name = 'path' in p ? headingOf(p.path) : p.name;
+    for (let n = 1; n <= MAX_NUMBER; n++) {
+      const parsed = parsePath(`${heading}/${n === 1 ? name : `${name} ${n}`}`);
+      if (!parsed.ok) break;
+      const there = existing.get(parsed.path);
+      if (there !== undefined && sameContent(there, p.content) && !used.has(parsed.path)) {
+        used.add(parsed.path);
+        return null;
+      }
+      if (there !== undefined || used.has(parsed.path)) continue;
+      used.add(parsed.path);
+      return { path: parsed.path, content: p.content };
+    }
+    return null;
+  });
+}
+
+/** SHA-256 of the text, hex: an imported chat file's fingerprint. */
+async function fingerprint(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+export function foreignTools(ctx: StoreContext) {
+  const { db, now, embed, guard, noteWrite, noteChunkWrite } = ctx;
+
+  /** Whether a chat imported from the file with this fingerprint is stored. */
+  const importedBefore = async (source: string) =>
+    (await db.conversations.filter((c) => c.source === source).count()) > 0;
+
+  async function importFile(file: {
+    name: unknown;
+    data: unknown;
+  }): Promise<FileImportResult | ToolError> {
+    return guard(async () => {
+      const name = typeof file?.name === 'string' && file.name.trim() ? file.name : 'The file';
+      const data = file?.data;
+      if (typeof data !== 'string' && !(data instanceof Uint8Array))
+        return toolError('INVALID_ARGUMENT', `the file must be text or bytes, got ${short(data)}`);
+      const when = new Date(now());
+      const parsed = parseImportFile(name, data, when);
+      if (!parsed.ok)
+        return toolError(
+          'INVALID_CONTENT',
+          `Nothing was imported; nothing changed. ${parsed.message}`,
+        );
+      const result: FileImportResult = {
+        status: 'SUCCESS',
+        kind: parsed.kind,
+        chats: [],
+        entries: [],
+        unchanged: 0,
+        skipped: [...parsed.skipped],
+      };
+
+      // Chats: one fingerprint per file; imported before, the file adds nothing at all.
+      const source = parsed.chats.length
+        ? await fingerprint(typeof data === 'string' ? data : new TextDecoder().decode(data))
+        : undefined;
+      if (source !== undefined && (await importedBefore(source)))
+        return { ...result, duplicate: true, skipped: [] };
+      const chats = parsed.chats.map((chat) => ({ chat, ...chatRows(chat) }));
+      for (const c of chats) result.skipped.push(...c.dropped);
+      const sentences = chats.map((c) =>
+        c.indexed.map((i) => splitSentences(indexedPart(c.rows[i].text))),
+      );
+      const flat = sentences.flat(2);
+      const vectors = flat.length ? await embed(flat) : undefined;
+      if (isToolError(vectors)) return vectors;
+      const counts = await ctx.tokensOfSentences(flat);
+
+      // Entries: each checked as a save would (a text over the size limit is left out),
+      // placed against what is stored now, embedded before the transaction.
+      const planned = parsed.entries.filter((p) => {
+        const checked = validateContent(p.content);
+        if (!isToolError(checked)) return true;
+        const where = 'path' in p ? p.path : `${p.heading}/${p.name}`;
+        result.skipped.push({ where, reason: `left out (${checked.message})` });
+        return false;
+      });
+      const headings = [
+        ...new Set(planned.map((p) => ('path' in p ? parentOf(p.path) : p.heading))),
+      ];
+      const existing = new Map<string, JsonValue>();
+      for (const h of headings) {
+        for (const r of await db.structured_memory.where('parent_path').equals(h).toArray())
+          existing.set(r.path, r.content);
+      }
+      const placed = placeEntries(planned, existing);
+      const toWrite = placed.filter((p): p is { path: string; content: JsonValue } => p !== null);
+      result.unchanged = placed.length - toWrite.length;
+      const rows = await materialise(
+        ctx,
+        toWrite.map((p) => ({
+          path: p.path,
+          content: p.content,
+          contextChunks: [],
+          version: 1,
+          created: when,
+          modified: when,
+          accessed: when,
+        })),
+      );
+      if (isToolError(rows)) return rows;
+
+      const written = await db.transaction(
+        'rw',
+        [db.structured_memory, db.conversations, db.messages, db.chunks, db.shards],
+        async () => {
+          if (source !== undefined && (await importedBefore(source))) return 'duplicate' as const;
+          if (rows.length) {
+            const taken = await db.structured_memory
+              .where('path')
+              .anyOf(rows.map((r) => r.path))
+              .count();
+            if (taken)
+              return toolError(
+                'INVALID_ARGUMENT',
+                'Memory changed while the file was being imported; nothing was imported. Import it again.',
+              );
+            noteWrite(await db.structured_memory.bulkAdd(rows as MemoryEntry[], { allKeys: true }));
+          }
+          let at = 0;
+          const chunks: Chunk[] = [];
+          const out: FileImportResult['chats'] = [];
+          for (const [ci, c] of chats.entries()) {
+            const last = c.rows.reduce((t, r) => (r.time > t ? r.time : t), c.chat.created);
+            const conversationId = await db.conversations.add({
+              title: c.chat.title,
+              created: c.chat.created,
+              modified: last,
+              source,
+            });
+            const ids = await db.messages.bulkAdd(
+              c.rows.map((r) => ({ ...r, conversationId })),
+              { allKeys: true },
+            );
+            c.indexed.forEach((rowIndex, k) => {
+              const texts = sentences[ci][k];
+              const row = c.rows[rowIndex];
+              chunks.push(
+                ...turnChunks(
+                  { conversationId, turnId: ids[rowIndex], role: row.role, at: row.time },
+                  texts,
+                  counts.slice(at, at + texts.length),
+                  vectors!.vectors.slice(at, at + texts.length),
+                  vectors!.info.id,
+                ),
+              );
+              at += texts.length;
+            });
+            out.push({ id: conversationId, title: c.chat.title, messages: c.chat.messages.length });
+          }
+          if (chunks.length) {
+            const ids = await db.chunks.bulkAdd(chunks, { allKeys: true });
+            chunks.forEach((c, i) => (c.id = ids[i]));
+            await addToShards(db.shards, chunks);
+            noteChunkWrite(ids);
+          }
+          return out;
+        },
+      );
+      if (written === 'duplicate') return { ...result, duplicate: true, skipped: [] };
+      if (isToolError(written)) return written;
+      return { ...result, chats: written, entries: rows.map((r) => r.path) };
+    });
+  }
+
+  /** All memory, or the entries at and below `rootIn`, as a SillyTavern World Info file. */
+  async function exportLorebook(rootIn?: unknown): Promise<string | ToolError> {
+    return guard(async () => {
+      const root = ctx.pathArg(rootIn ?? '', true, 'rootPath');
+      if (isToolError(root)) return root;
+      const table = db.structured_memory;
+      const rows =
+        root === ''
+          ? await table.orderBy('path').toArray()
+          : [
+              ...(await table.where('path').equals(root).toArray()),
+              ...(await table
+                .where('path')
+                .between(...descendantRange(root), true, false)
+                .toArray()),
+            ];
+      if (!rows.length)
+        return toolError(
+          'NOT_FOUND',
+          root ? `Nothing is saved at or below "${root}"` : 'Memory is empty',
+        );
+      return JSON.stringify(
+        toWorldInfo(rows.map((r) => ({ path: r.path, content: r.content }))),
+        null,
+        2,
+      );
+    });
+  }
+
+  return { importFile, exportLorebook };
+}
