@@ -7,6 +7,7 @@ import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { Backups } from '../app/backups';
 import { daysAgo } from '../app/backup-plan';
+import { downloadFile } from '../app/backup-files';
 import type { FileImportResult, ImportResult, ToolError } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
 import { BackupsController } from './backups-controller';
@@ -481,7 +482,7 @@ export class SmDataMenu extends LitElement {
       const json = kind === 'json' || kind === 'lorebook';
       const name = exportFileName(json ? 'json' : 'md', new Date(), subtree, kind === 'lorebook');
       const type = json ? 'application/json' : 'text/markdown';
-      this.download(new Blob([text], { type: `${type};charset=utf-8` }), name);
+      downloadFile(text, name, type);
       // All of memory, in a file Import restores: a backup (a subtree is not, nor a lorebook,
       // which carries no history or chats).
       if (!subtree && kind !== 'lorebook') this.backups?.recordBackup();
@@ -500,19 +501,6 @@ export class SmDataMenu extends LitElement {
   private handleOpenBackups(): void {
     this.setMenu(false);
     emit(this, 'sm-open-backups', {});
-  }
-
-  private download(blob: Blob, name: string): void {
-    const url = URL.createObjectURL(blob);
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = name;
-    a.hidden = true;
-    this.renderRoot.appendChild(a);
-    a.click();
-    a.remove();
-    // The download has started from the URL by now; give slow browsers a moment anyway.
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
   private handleImportClick(): void {
