@@ -91,6 +91,28 @@ describe('a SillyTavern chat', () => {
     expect(r.skipped.map((s) => s.where)).toEqual(['line 3', 'line 4']);
   });
 
+  it('refuses 100 MB of messages in a sentence before reading it, and writes nothing', async () => {
+    const { mem, name } = openTestMemory();
+    await importChat(mem);
+    const before = await contentSnapshot(name);
+    const header = JSON.stringify({ user_name: 'You', character_name: 'Ana', chat_metadata: {} });
+    const line = JSON.stringify({
+      name: 'You',
+      is_user: true,
+      send_date: '2024-05-01T10:00:00.000Z',
+      mes: 'x'.repeat(1000),
+    });
+    const huge = new TextEncoder().encode(
+      `${header}\n${`${line}\n`.repeat(Math.ceil((100 * 1024 * 1024) / line.length))}`,
+    );
+    const r = await mem.importFile({ name: 'long-chat.jsonl', data: huge });
+    expectError(r, 'INVALID_CONTENT');
+    expect((r as { message: string }).message).toMatch(
+      /^Nothing was imported; nothing changed\. long-chat\.jsonl is 100 MB: a file from another tool is imported up to 32 MB at a time\./,
+    );
+    expect(await contentSnapshot(name)).toEqual(before);
+  });
+
   it('refuses a bad file in a sentence and writes nothing', async () => {
     const { mem, name } = openTestMemory();
     await importChat(mem);

@@ -14,6 +14,14 @@ import type { Chunk, FileImportResult, JsonValue, MemoryEntry, Message, ToolErro
 import { materialise } from './portable';
 import { turnChunks } from './turns';
 
+/**
+ * The largest file of another tool imported at once (bytes). Each file is parsed, embedded and
+ * written in one step, so one this large already takes a couple of minutes here (10,000
+ * messages, about 5 MB, take 16 s: bench/imports.ts); a larger one is refused before anything is
+ * read, in a sentence.
+ */
+export const MAX_FOREIGN_FILE_BYTES = 32 * 1024 * 1024;
+
 /** Numbers tried (`name 2`, `name 3`…) before an entry's name is given up. */
 const MAX_NUMBER = 10_000;
 
@@ -119,6 +127,14 @@ export function foreignTools(ctx: StoreContext) {
       const data = file?.data;
       if (typeof data !== 'string' && !(data instanceof Uint8Array))
         return toolError('INVALID_ARGUMENT', `the file must be text or bytes, got ${short(data)}`);
+      const size = typeof data === 'string' ? data.length : data.byteLength;
+      if (size > MAX_FOREIGN_FILE_BYTES)
+        return toolError(
+          'INVALID_CONTENT',
+          `Nothing was imported; nothing changed. ${name} is ${megabytes(size)}: a file from ` +
+            `another tool is imported up to ${megabytes(MAX_FOREIGN_FILE_BYTES)} at a time. ` +
+            'Export a shorter chat (or split the file into several) and import those.',
+        );
       const when = new Date(now());
       const parsed = parseImportFile(name, data, when);
       if (!parsed.ok)
@@ -278,4 +294,9 @@ export function foreignTools(ctx: StoreContext) {
   }
 
   return { importFile, exportLorebook };
+}
+
+/** A size in whole megabytes (at least 1), as a person reads it. */
+function megabytes(bytes: number): string {
+  return `${Math.max(1, Math.round(bytes / (1024 * 1024)))} MB`;
 }
