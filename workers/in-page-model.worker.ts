@@ -68,6 +68,16 @@ const api = {
         temperature: request.temperature,
         seed: request.seed,
         ...(request.grammar ? { grammar: request.grammar } : {}),
+        ...(request.jsonSchema
+          ? {
+              response_format: {
+                type: 'json_schema' as const,
+                json_schema: { name: 'answer', schema: request.jsonSchema, strict: true },
+              },
+            }
+          : {}),
+        // llama.cpp's server takes `stop` as OpenAI does; wllama's types do not list it.
+        ...(request.stop?.length ? ({ stop: request.stop } as object) : {}),
         stream: true,
         abortSignal: controller.signal,
         onData: (chunk) => {

@@ -32,4 +32,8 @@ export interface InPageChatRequest {
   seed?: number;
   /** A llama.cpp GBNF grammar the reply must follow. */
   grammar?: string;
+  /** A JSON schema the reply must match (llama.cpp turns it into a grammar). */
+  jsonSchema?: Record<string, unknown>;
+  /** Generation ends before any of these strings. */
+  stop?: string[];
 }

@@ -6,6 +6,8 @@
 // ?scenario=live&endpoint=<model server URL> is the real chat session and connector against a
 // model server (chat.server.ts in the streaming tests), over an in-page memory that stores
 // messages and indexes nothing; &maxTokens sets "Max output tokens" (default 512).
+// ?scenario=live&model=<GGUF URL> is the same with the model in this browser (the in-page
+// connector, tools in the prompt) instead of a server.
 import {
   createChatSession,
   type ChatSession,
@@ -13,6 +15,7 @@ import {
   type TurnResult,
 } from '../../../src/chat/chat-session';
 import { createConnector } from '../../../src/llm/connector';
+import { createInPageConnector } from '../../../src/llm/in-page/connector';
 import { LlmError } from '../../../src/llm/types';
 import type {
   Conversation,
@@ -430,13 +433,23 @@ const liveMemory = {
 const turns: (TurnResult & { endedAt: number })[] = [];
 
 function liveSession(): ChatSession {
+  const model = params.get('model');
   const session = createChatSession({
     memory: liveMemory,
-    connector: createConnector({
-      endpoint: params.get('endpoint') ?? 'http://127.0.0.1:8080',
-      retry: { attempts: 1, baseDelayMs: 0 },
-    }),
-    settings: { toolMode: 'native', maxOutputTokens: Number(params.get('maxTokens') ?? 512) },
+    connector: model
+      ? createInPageConnector({
+          name: model.split('/').at(-1) ?? model,
+          files: async () => [await (await fetch(model)).blob()],
+          contextSize: 2048,
+        })
+      : createConnector({
+          endpoint: params.get('endpoint') ?? 'http://127.0.0.1:8080',
+          retry: { attempts: 1, baseDelayMs: 0 },
+        }),
+    settings: {
+      toolMode: model ? 'prompted' : 'native',
+      maxOutputTokens: Number(params.get('maxTokens') ?? 512),
+    },
   });
   return {
     ...session,
