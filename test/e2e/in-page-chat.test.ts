@@ -17,7 +17,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HARNESS = 'test/e2e/harness/chat.html';
 const POLL = { timeout: 60_000, interval: 50 };
 
-type Harness = { turns: { status: string; text: string }[] };
+type Harness = { turns: { status: string; text: string }[]; generations: string[] };
 
 describe('chat with the model in this browser (no server)', () => {
   let outDir = '';
@@ -88,6 +88,15 @@ describe('chat with the model in this browser (no server)', () => {
     // Stopped, not ended by the token limit (this model never ends a reply by itself).
     expect(turn.status).toBe('aborted');
     expect(turn.text.length).toBeGreaterThan(20);
+    // …and the engine itself stopped generating (it did not run on to the token limit).
+    await page.waitForFunction(
+      () => (window as unknown as { harness: Harness }).harness.generations.length >= 1,
+      undefined,
+      POLL,
+    );
+    expect(
+      await page.evaluate(() => (window as unknown as { harness: Harness }).harness.generations),
+    ).toEqual(['aborted']);
     await expect.poll(async () => (await lastReply()).state, POLL).toBe('stopped');
     // The composer works again, and the next message gets a reply from the same model.
     await expect.poll(() => stopButton().isDisabled(), POLL).toBe(true);

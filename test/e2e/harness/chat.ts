@@ -14,7 +14,7 @@ import {
   type SessionEvent,
   type TurnResult,
 } from '../../../src/chat/chat-session';
-import { createConnector } from '../../../src/llm/connector';
+import { createConnector, type Connector } from '../../../src/llm/connector';
 import { createInPageConnector } from '../../../src/llm/in-page/connector';
 import { LlmError } from '../../../src/llm/types';
 import type {
@@ -429,6 +429,26 @@ const liveMemory = {
   setTokenCounter() {},
 } as unknown as MemoryApi;
 
+/** How each in-page generation ended, as the engine said (`aborted` when Stop reached it). */
+const generations: string[] = [];
+
+/** The in-page connector for the GGUF at `url`, recording how each chat generation ended. */
+function inPageConnector(url: string): Connector {
+  const connector = createInPageConnector({
+    name: url.split('/').at(-1) ?? url,
+    files: async () => [await (await fetch(url)).blob()],
+    contextSize: 2048,
+  });
+  return {
+    ...connector,
+    async chat(request) {
+      const result = await connector.chat(request);
+      generations.push(result.aborted ? 'aborted' : (result.finishReason ?? ''));
+      return result;
+    },
+  };
+}
+
 /** Each finished turn's result and when it ended (performance.now()), for scripted checks. */
 const turns: (TurnResult & { endedAt: number })[] = [];
 
@@ -437,11 +457,7 @@ function liveSession(): ChatSession {
   const session = createChatSession({
     memory: liveMemory,
     connector: model
-      ? createInPageConnector({
-          name: model.split('/').at(-1) ?? model,
-          files: async () => [await (await fetch(model)).blob()],
-          contextSize: 2048,
-        })
+      ? inPageConnector(model)
       : createConnector({
           endpoint: params.get('endpoint') ?? 'http://127.0.0.1:8080',
           retry: { attempts: 1, baseDelayMs: 0 },
@@ -533,6 +549,7 @@ document.addEventListener('sm-delete-conversation', (e) => {
   events: () => (events.textContent ?? '').split('\n').filter(Boolean),
   renderMarkdown,
   turns,
+  generations,
   /**
    * The text of the last block shown in the last assistant bubble, whitespace collapsed: cheap
    * at any length (blocks go in in order, so once the reply's end shows, all of it does).
