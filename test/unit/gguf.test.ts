@@ -16,7 +16,7 @@ describe('the tiny GGUF and the header reader', () => {
     expect(meta.get('llama.embedding_length')).toBe(64);
     expect(meta.get('llama.block_count')).toBe(2);
     expect(meta.get('llama.attention.head_count')).toBe(2);
-    expect(meta.get('llama.context_length')).toBe(2048);
+    expect(meta.get('llama.context_length')).toBe(8192);
     expect(meta.get('tokenizer.ggml.model')).toBe('llama');
     expect(meta.get('tokenizer.chat_template')).toBe(CHATML_TEMPLATE);
     expect(meta.get('tokenizer.ggml.add_space_prefix')).toBe(false);

@@ -6,6 +6,7 @@
 import { proxy, releaseProxy, wrap, type Remote } from 'comlink';
 import type { InPageModelApi } from '../../../workers/in-page-model.worker';
 import { estimateTokens } from '../../memory/text';
+import { readGgufHeader } from '../gguf';
 import type {
   ChatRequest,
   Connector,
@@ -58,10 +59,12 @@ function toTemplateMessages(messages: ChatMessage[]): InPageChatMessage[] {
   }));
 }
 
-export function createInPageConnector(options: InPageConnectorOptions): Connector & {
+export type InPageConnector = Connector & {
   /** Ends the worker (and frees the model's memory). */
   close(): void;
-} {
+};
+
+export function createInPageConnector(options: InPageConnectorOptions): InPageConnector {
   const baseUrl = `in-page:${options.name}`;
   let worker: ReturnType<typeof startWorker> | undefined;
   let loaded: Promise<ServerInfo> | undefined;
@@ -71,8 +74,10 @@ export function createInPageConnector(options: InPageConnectorOptions): Connecto
       worker ??= startWorker();
       const wanted = options.contextSize && options.contextSize > 0 ? options.contextSize : 0;
       const files = await options.files();
+      // Never more than the model was trained for, nor than a tab's CPU and memory suit.
+      const trained = await trainedContext(files[0]);
       const info = await worker.model.load(files, {
-        context: Math.min(wanted || MAX_CONTEXT, MAX_CONTEXT),
+        context: Math.min(wanted || MAX_CONTEXT, trained || MAX_CONTEXT, MAX_CONTEXT),
       });
       options.onLoaded?.(info);
       return {
@@ -109,6 +114,16 @@ export function createInPageConnector(options: InPageConnectorOptions): Connecto
       const aborted = done.finish === 'aborted';
       return { text, toolCalls: [], finishReason: aborted ? null : done.finish, aborted };
     } catch (e) {
+      // The engine may be broken now (its file deleted while loaded, out of memory): the next
+      // request starts it again, and says so if the file is gone.
+      worker?.stop();
+      worker = undefined;
+      loaded = undefined;
+      const gone = await options.files().then(
+        () => undefined,
+        (why: unknown) => why,
+      );
+      if (gone instanceof LlmError) throw gone;
       throw new LlmError('SERVER_ERROR', `The model in this browser failed: ${errorText(e)}`, {
         kind: 'inpage',
         partial: text,
@@ -175,6 +190,22 @@ export function createInPageConnector(options: InPageConnectorOptions): Connecto
       loaded = undefined;
     },
   };
+}
+
+/** The GGUF's `<architecture>.context_length` (0 when the header does not say). */
+async function trainedContext(file: Blob | undefined): Promise<number> {
+  if (!file) return 0;
+  try {
+    const header = readGgufHeader(
+      new Uint8Array(await file.slice(0, Math.min(file.size, 16 * 1024 * 1024)).arrayBuffer()),
+    );
+    const value = header.metadata.get(
+      `${String(header.metadata.get('general.architecture'))}.context_length`,
+    );
+    return typeof value === 'number' ? value : 0;
+  } catch {
+    return 0; // the engine reads the file itself and says what is wrong
+  }
 }
 
 function errorText(e: unknown): string {
