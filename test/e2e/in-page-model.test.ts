@@ -135,6 +135,40 @@ describe('in-page model (wllama) in Chromium', () => {
     }
   });
 
+  it('follows a JSON schema (as structured answers ask): the answer always parses and fits', async () => {
+    const { page, server } = await open();
+    const h = await harness(page);
+    await h.evaluate((x, url) => x.load(url, 512), `${server.url}tiny.gguf`);
+    const schema = {
+      type: 'object',
+      properties: {
+        path: { type: 'string', pattern: '^[a-z]{1,8}$' },
+        content: { type: 'string', maxLength: 20 },
+      },
+      required: ['path', 'content'],
+      additionalProperties: false,
+    };
+    for (const seed of [1, 2]) {
+      await h.evaluate(
+        (x, [sc, s]) =>
+          x.chat({
+            messages: [{ role: 'user', content: 'what should be remembered?' }],
+            maxTokens: 120,
+            seed: s as number,
+            temperature: 1,
+            jsonSchema: sc as Record<string, unknown>,
+          }),
+        [schema, seed] as const,
+      );
+      const answer = JSON.parse((await h.evaluate((x) => x.pieces)).join('')) as {
+        path: string;
+        content: string;
+      };
+      expect(Object.keys(answer).sort()).toEqual(['content', 'path']);
+      expect(answer.path).toMatch(/^[a-z]{1,8}$/);
+    }
+  });
+
   it('Stop ends a generation that would not end, and the next one runs', async () => {
     const { page, server } = await open();
     const h = await harness(page);
