@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
-import { buildAndServe } from './explorer-fixture';
+import { axeScan, buildAndServe } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 import { makeTinyGguf } from '../fixtures/tiny-gguf';
 
@@ -102,6 +102,8 @@ describe('Settings → In this browser, in the app', () => {
         .count(),
     ).toBe(1);
     await page.screenshot({ path: '/tmp/sm-inpage-settings-desktop.png' });
+    // The panel passes axe like the rest of Settings (labels, contrast, names).
+    expect(await axeScan(page, server)).toEqual([]);
     await dialog().getByRole('button', { name: 'Save' }).click();
     await dialog().waitFor({ state: 'hidden' });
     // From here on nothing leaves the page (before, the app probed the default server).
