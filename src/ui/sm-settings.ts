@@ -18,6 +18,7 @@ import type { Backups } from '../app/backups';
 import { KEEP_CHOICES } from '../app/backup-plan';
 import './sm-backup-panel';
 import './sm-in-page-model';
+import { IN_PAGE_AVAILABLE } from '../llm/in-page/connector';
 
 export interface SaveSettingsDetail {
   settings: AppSettings;
@@ -286,9 +287,13 @@ export class SmSettings extends LitElement {
                       <option value="server" ?selected=${d.modelSource === 'server'}>
                         A model server
                       </option>
-                      <option value="inpage" ?selected=${d.modelSource === 'inpage'}>
-                        In this browser
-                      </option>
+                      ${
+                        IN_PAGE_AVAILABLE
+                          ? html`<option value="inpage" ?selected=${d.modelSource === 'inpage'}>
+                              In this browser
+                            </option>`
+                          : nothing
+                      }
                     </select>`,
                     'A model server (KoboldCPP, llama.cpp, Ollama…) runs on your computer or network; In this browser runs a GGUF model inside this page, with no server at all (slower, small models only).',
                   )}

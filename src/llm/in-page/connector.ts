@@ -29,6 +29,9 @@ export interface InPageConnectorOptions {
   onLoaded?: (info: InPageModelInfo) => void;
 }
 
+/** This build carries the engine (the portable file does not: vite.portable.config.ts). */
+export const IN_PAGE_AVAILABLE = true;
+
 /** A CPU in a browser tab: a longer context costs memory and slows every reply. */
 export const MAX_CONTEXT = 8192;
 
