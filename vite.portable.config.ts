@@ -12,11 +12,27 @@ const PWA_STUB = '\0portable:pwa-register';
 const TRANSFORMERS_STUB = '\0portable:transformers';
 
 /**
+ * The model in this browser (src/llm/in-page/connector.ts) needs its worker and WebAssembly
+ * files, which the portable file does not carry yet: Settings does not offer it, and a setting
+ * stored by the served app gets a sentence instead of a crash.
+ */
+const IN_PAGE_STUB = `import { LlmError } from '../types';
+export const IN_PAGE_AVAILABLE = false;
+export const MAX_CONTEXT = 8192;
+const refuse = async () => {
+  throw new LlmError('NOT_FOUND', 'The portable file does not carry the model that runs in this browser: choose A model server in Settings, or open the app from a web server.', { kind: 'inpage' });
+};
+export function createInPageConnector(options) {
+  return { baseUrl: 'in-page:' + options.name, detect: refuse, chat: refuse, generate: refuse, structured: refuse, countTokens: async (t) => Math.ceil(t.length / 4), probeTools: refuse, close() {} };
+}`;
+
+/**
  * What a file opened from disk cannot have, replaced by small modules that say so:
  * - `virtual:pwa-register`: browsers run no service worker for file:// pages, and the file needs
  *   none (it holds the whole app); registration reports "no service worker" and the app starts.
  * - `@huggingface/transformers`: the ONNX runtime (27 MB) is not carried; choosing a transformer
  *   model fails with a sentence and the embedder falls back to the bundled model.
+ * - `src/llm/in-page/connector.ts`: IN_PAGE_STUB above.
  * - the worker's URL: `new URL('../workers/memory.worker.ts', import.meta.url)` becomes the
  *   blob: URL the page made from the worker's inline copy, started as a classic script.
  */
@@ -30,6 +46,7 @@ export function portableStubs(): Plugin {
       return null;
     },
     load(id) {
+      if (id.endsWith('/src/llm/in-page/connector.ts')) return IN_PAGE_STUB;
       if (id === PWA_STUB) {
         return `export function registerSW(options) {
   queueMicrotask(() => options.onRegisteredSW?.(undefined, undefined));

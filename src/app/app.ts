@@ -21,6 +21,9 @@ import {
   type ToolProbe,
 } from '../llm/connector';
 import { isAbortError } from '../llm/errors';
+import { createInPageConnector, type InPageConnector } from '../llm/in-page/connector';
+import { openModelFile } from '../llm/in-page/model-files';
+import { LlmError } from '../llm/types';
 import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import type { MemoryClient } from '../worker-client';
 import { MemoryKeeper, type KeeperHandover, type KeeperTarget } from './memory-keeper';
@@ -137,6 +140,8 @@ export class App {
   private current: AppState = IDLE_STATE;
   private readonly listeners = new Set<() => void>();
   private readonly createConnector: (options: ConnectorOptions) => Connector;
+  /** The in-page model's connector while that kind is chosen (closed to free its memory). */
+  private inPage: InPageConnector | undefined;
   private readonly createChatSession: (options: ChatSessionOptions) => ChatSession;
   private readonly wrap: <F extends (...args: never[]) => unknown>(fn: F) => F;
   private readonly noticeStorage: NoticeStorage | undefined;
@@ -367,17 +372,30 @@ export class App {
   /** A connector and chat session for the current settings; detects the server right away. */
   private connect(): void {
     const s = this.current.settings;
-    const connector = this.createConnector({
-      endpoint: s.endpoint,
-      apiKey: s.apiKey || undefined,
-      contextSize: s.contextSize,
-    });
+    this.inPage?.close();
+    this.inPage = undefined;
+    let connector: Connector;
+    if (s.modelSource === 'inpage') {
+      this.inPage = createInPageConnector({
+        name: s.inPageModel,
+        files: () => inPageFiles(s.inPageModel),
+        contextSize: s.contextSize,
+      });
+      connector = this.inPage;
+    } else {
+      connector = this.createConnector({
+        endpoint: s.endpoint,
+        apiKey: s.apiKey || undefined,
+        contextSize: s.contextSize,
+      });
+    }
     // The memory keeper hears every turn of the session (it wraps it) and asks the same server.
     const session: ChatSession = this.keeper.wrap(
       this.createChatSession({
         memory: this.memory,
         connector,
-        settings: s,
+        // The in-page engine takes tools in the prompt only.
+        settings: s.modelSource === 'inpage' ? { ...s, toolMode: 'prompted' } : s,
         toolModes: this.toolModes(),
         wrapCallback: this.wrap,
         onEvent: (e) => {
@@ -440,4 +458,19 @@ export class App {
     }
     this.set(patch);
   }
+}
+
+/** The chosen GGUF from this browser's storage, or a sentence that says to choose one. */
+async function inPageFiles(name: string): Promise<Blob[]> {
+  const file = name ? await openModelFile(name) : undefined;
+  if (!file) {
+    throw new LlmError(
+      'NOT_FOUND',
+      name
+        ? `The model file ${name} is no longer in this browser: choose it again in Settings → Model.`
+        : 'Choose a GGUF model file in Settings → Model (In this browser).',
+      { kind: 'inpage' },
+    );
+  }
+  return [file];
 }

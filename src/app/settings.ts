@@ -7,6 +7,10 @@ import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import { KEEP_CHOICES, type AutoBackup } from './backup-plan';
 
 export interface AppSettings extends ChatSettings {
+  /** Where the model runs: a server at `endpoint`, or in this page (docs/in-page-model.md). */
+  modelSource: 'server' | 'inpage';
+  /** The GGUF kept in this browser for the in-page model (its file name; '' for none). */
+  inPageModel: string;
   endpoint: string;
   apiKey: string;
   /** Context size override in tokens; 0 = what the server reports. */
@@ -30,6 +34,8 @@ export interface AppSettings extends ChatSettings {
 
 export const DEFAULT_SETTINGS: AppSettings = {
   ...DEFAULT_CHAT_SETTINGS,
+  modelSource: 'server',
+  inPageModel: '',
   endpoint: DEFAULT_ENDPOINT,
   apiKey: '',
   contextSize: 0,
@@ -53,6 +59,7 @@ export function normaliseSettings(stored: unknown): AppSettings {
       (out as unknown as Record<string, unknown>)[key] = value;
   }
   if (!['auto', 'native', 'prompted'].includes(out.toolMode)) out.toolMode = 'auto';
+  if (!['server', 'inpage'].includes(out.modelSource)) out.modelSource = 'server';
   if (!['default', 'bundled'].includes(out.embeddingModel)) out.embeddingModel = 'default';
   if (!['off', 'daily', 'weekly'].includes(out.autoBackup)) out.autoBackup = 'off';
   if (!(KEEP_CHOICES as readonly number[]).includes(out.backupKeep)) out.backupKeep = 7;

@@ -35,6 +35,7 @@ export const SERVER_LABELS: Readonly<Record<ServerKind, string>> = {
   ollama: 'Ollama',
   lmstudio: 'LM Studio',
   openai: 'OpenAI-compatible server',
+  inpage: 'In this browser',
 };
 
 /** The model name KoboldCPP reports instead of the real one to a client without its password. */

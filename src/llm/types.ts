@@ -1,7 +1,7 @@
 // Wire-neutral types of the LLM connector: server facts, chat messages, tool calls, stream events
 // and typed errors (PROTOCOLS.md).
 
-export type ServerKind = 'koboldcpp' | 'llamacpp' | 'ollama' | 'lmstudio' | 'openai';
+export type ServerKind = 'koboldcpp' | 'llamacpp' | 'ollama' | 'lmstudio' | 'openai' | 'inpage';
 
 /** What detection learned about the server behind the endpoint. */
 export interface ServerInfo {

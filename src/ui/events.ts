@@ -27,6 +27,8 @@ export function emit<K extends keyof SmEvents>(
 export interface SmEvents {
   /** Select a node in the memory tree (from a tool card link, the map, search, the tree). */
   'sm-select-path': SelectPathDetail;
+  /** The in-page model's kept GGUF changed (Settings); `name` is '' after Delete. */
+  'sm-in-page-model': { name: string };
   /** Show a message of a conversation (from a context chunk's source link). */
   'sm-open-message': OpenMessageDetail;
   /** Tell the user something (status line / toast). */

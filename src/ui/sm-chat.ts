@@ -139,6 +139,7 @@ const KIND_LABELS: Record<string, string> = {
   ollama: 'Ollama',
   lmstudio: 'LM Studio',
   openai: 'OpenAI-compatible server',
+  inpage: 'In this browser',
 };
 
 const NOTICES: Record<string, string> = {

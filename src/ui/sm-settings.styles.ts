@@ -36,6 +36,8 @@ export const settingsStyles = css`
     padding: 4px 20px 12px;
   }
   fieldset {
+    /* A fieldset is as wide as its widest content by default: a file input would overflow. */
+    min-width: 0;
     margin: 12px 0 0;
     padding: 0;
     border: none;

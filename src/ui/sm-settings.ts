@@ -17,6 +17,8 @@ import { settingsStyles } from './sm-settings.styles';
 import type { Backups } from '../app/backups';
 import { KEEP_CHOICES } from '../app/backup-plan';
 import './sm-backup-panel';
+import './sm-in-page-model';
+import { IN_PAGE_AVAILABLE } from '../llm/in-page/connector';
 
 export interface SaveSettingsDetail {
   settings: AppSettings;
@@ -137,8 +139,11 @@ export function validateSettings(
 ): { ok: true; settings: AppSettings } | { ok: false; errors: Errors } {
   const errors: Errors = {};
   const endpoint = draft.endpoint.trim();
-  const problem = endpointProblem(endpoint);
+  const problem = draft.modelSource === 'server' ? endpointProblem(endpoint) : undefined;
   if (problem) errors.endpoint = problem;
+  if (draft.modelSource === 'inpage' && !draft.inPageModel) {
+    errors.inPageModel = 'Choose a GGUF model file, or choose A model server.';
+  }
   const numbers = {} as Record<NumberField, number>;
   for (const field of Object.keys(RULES) as NumberField[]) {
     const rule = RULES[field];
@@ -271,56 +276,28 @@ export class SmSettings extends LitElement {
                 <fieldset>
                   <legend>Server</legend>
                   ${this.field(
-                    'endpoint',
-                    'Endpoint URL',
-                    html`<input
-                      id="endpoint"
-                      type="url"
-                      inputmode="url"
-                      autocomplete="url"
-                      spellcheck="false"
-                      .value=${d.endpoint}
-                      @input=${this.text('endpoint')}
-                      aria-invalid=${this.errors.endpoint ? 'true' : 'false'}
-                      aria-describedby="endpoint-hint endpoint-error"
-                    />`,
-                    'The address of your model server: KoboldCPP, llama.cpp, Ollama, LM Studio or any OpenAI-compatible one.',
-                  )}
-                  ${this.field(
-                    'apiKey',
-                    'API key / password',
-                    html`<input
-                      id="apiKey"
-                      type="password"
-                      autocomplete="off"
-                      .value=${d.apiKey}
-                      @input=${this.text('apiKey')}
-                      aria-describedby="apiKey-hint"
-                    />`,
-                    'Only if the server asks for one (a KoboldCPP password, an API key). Kept in this browser.',
-                  )}
-                  ${this.renderTest()}
-                  ${this.field(
-                    'toolMode',
-                    'Tool mode',
+                    'modelSource',
+                    'Where the model runs',
                     html`<select
-                      id="toolMode"
-                      .value=${d.toolMode}
-                      @change=${this.handleToolMode}
-                      aria-describedby="toolMode-hint"
+                      id="modelSource"
+                      .value=${d.modelSource}
+                      @change=${this.handleModelSource}
+                      aria-describedby="modelSource-hint"
                     >
-                      <option value="auto" ?selected=${d.toolMode === 'auto'}>
-                        Auto (recommended)
+                      <option value="server" ?selected=${d.modelSource === 'server'}>
+                        A model server
                       </option>
-                      <option value="native" ?selected=${d.toolMode === 'native'}>
-                        Native tool calls
-                      </option>
-                      <option value="prompted" ?selected=${d.toolMode === 'prompted'}>
-                        Prompted tools
-                      </option>
+                      ${
+                        IN_PAGE_AVAILABLE
+                          ? html`<option value="inpage" ?selected=${d.modelSource === 'inpage'}>
+                              In this browser
+                            </option>`
+                          : nothing
+                      }
                     </select>`,
-                    'How the model looks things up in its memory and saves to it. Auto works it out for you. Native lets the model server pass those requests itself (best with models made for it); Prompted explains them to the model in plain text instead, which works with any model but takes more room in the prompt.',
+                    'A model server (KoboldCPP, llama.cpp, Ollama…) runs on your computer or network; In this browser runs a GGUF model inside this page, with no server at all (slower, small models only).',
                   )}
+                  ${d.modelSource === 'inpage' ? this.renderInPage(d) : this.renderServer(d)}
                 </fieldset>
                 <fieldset>
                   <legend>Generation</legend>
@@ -564,6 +541,84 @@ export class SmSettings extends LitElement {
       if (!this.draft) return;
       this.draft = { ...this.draft, [key]: (e.target as HTMLInputElement).checked };
     };
+  }
+
+  /** Server choices: the endpoint, its key, Test connection and the tool mode. */
+  private renderServer(d: Draft): TemplateResult {
+    return html`
+      ${this.field(
+        'endpoint',
+        'Endpoint URL',
+        html`<input
+          id="endpoint"
+          type="url"
+          inputmode="url"
+          autocomplete="url"
+          spellcheck="false"
+          .value=${d.endpoint}
+          @input=${this.text('endpoint')}
+          aria-invalid=${this.errors.endpoint ? 'true' : 'false'}
+          aria-describedby="endpoint-hint endpoint-error"
+        />`,
+        'The address of your model server: KoboldCPP, llama.cpp, Ollama, LM Studio or any OpenAI-compatible one.',
+      )}
+      ${this.field(
+        'apiKey',
+        'API key / password',
+        html`<input
+          id="apiKey"
+          type="password"
+          autocomplete="off"
+          .value=${d.apiKey}
+          @input=${this.text('apiKey')}
+          aria-describedby="apiKey-hint"
+        />`,
+        'Only if the server asks for one (a KoboldCPP password, an API key). Kept in this browser.',
+      )}
+      ${this.renderTest()}
+      ${this.field(
+        'toolMode',
+        'Tool mode',
+        html`<select
+          id="toolMode"
+          .value=${d.toolMode}
+          @change=${this.handleToolMode}
+          aria-describedby="toolMode-hint"
+        >
+          <option value="auto" ?selected=${d.toolMode === 'auto'}>Auto (recommended)</option>
+          <option value="native" ?selected=${d.toolMode === 'native'}>Native tool calls</option>
+          <option value="prompted" ?selected=${d.toolMode === 'prompted'}>Prompted tools</option>
+        </select>`,
+        'How the model looks things up in its memory and saves to it. Auto works it out for you. Native lets the model server pass those requests itself (best with models made for it); Prompted explains them to the model in plain text instead, which works with any model but takes more room in the prompt.',
+      )}
+    `;
+  }
+
+  /** In this browser: the model file kept here (its own element) and what is wrong with it. */
+  private renderInPage(d: Draft): TemplateResult {
+    return html`<sm-in-page-model
+        .name=${d.inPageModel}
+        @sm-in-page-model=${this.handleInPageModel}
+      ></sm-in-page-model>
+      <span class="field-error" id="inPageModel-error" role="alert"
+        >${this.errors.inPageModel ?? ''}</span
+      >`;
+  }
+
+  private handleModelSource(e: Event): void {
+    const value = (e.target as HTMLSelectElement).value;
+    if (this.draft && (value === 'server' || value === 'inpage')) {
+      this.draft = { ...this.draft, modelSource: value };
+      this.errors = { ...this.errors, inPageModel: undefined, endpoint: undefined };
+      this.stopTest();
+    }
+  }
+
+  private handleInPageModel(e: CustomEvent<{ name: string }>): void {
+    e.stopPropagation();
+    if (!this.draft) return;
+    this.draft = { ...this.draft, inPageModel: e.detail.name };
+    if (e.detail.name) this.errors = { ...this.errors, inPageModel: undefined };
   }
 
   private handleToolMode(e: Event): void {

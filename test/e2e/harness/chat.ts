@@ -6,13 +6,16 @@
 // ?scenario=live&endpoint=<model server URL> is the real chat session and connector against a
 // model server (chat.server.ts in the streaming tests), over an in-page memory that stores
 // messages and indexes nothing; &maxTokens sets "Max output tokens" (default 512).
+// ?scenario=live&model=<GGUF URL> is the same with the model in this browser (the in-page
+// connector, tools in the prompt) instead of a server.
 import {
   createChatSession,
   type ChatSession,
   type SessionEvent,
   type TurnResult,
 } from '../../../src/chat/chat-session';
-import { createConnector } from '../../../src/llm/connector';
+import { createConnector, type Connector } from '../../../src/llm/connector';
+import { createInPageConnector } from '../../../src/llm/in-page/connector';
 import { LlmError } from '../../../src/llm/types';
 import type {
   Conversation,
@@ -426,17 +429,43 @@ const liveMemory = {
   setTokenCounter() {},
 } as unknown as MemoryApi;
 
+/** How each in-page generation ended, as the engine said (`aborted` when Stop reached it). */
+const generations: string[] = [];
+
+/** The in-page connector for the GGUF at `url`, recording how each chat generation ended. */
+function inPageConnector(url: string): Connector {
+  const connector = createInPageConnector({
+    name: url.split('/').at(-1) ?? url,
+    files: async () => [await (await fetch(url)).blob()],
+    contextSize: 2048,
+  });
+  return {
+    ...connector,
+    async chat(request) {
+      const result = await connector.chat(request);
+      generations.push(result.aborted ? 'aborted' : (result.finishReason ?? ''));
+      return result;
+    },
+  };
+}
+
 /** Each finished turn's result and when it ended (performance.now()), for scripted checks. */
 const turns: (TurnResult & { endedAt: number })[] = [];
 
 function liveSession(): ChatSession {
+  const model = params.get('model');
   const session = createChatSession({
     memory: liveMemory,
-    connector: createConnector({
-      endpoint: params.get('endpoint') ?? 'http://127.0.0.1:8080',
-      retry: { attempts: 1, baseDelayMs: 0 },
-    }),
-    settings: { toolMode: 'native', maxOutputTokens: Number(params.get('maxTokens') ?? 512) },
+    connector: model
+      ? inPageConnector(model)
+      : createConnector({
+          endpoint: params.get('endpoint') ?? 'http://127.0.0.1:8080',
+          retry: { attempts: 1, baseDelayMs: 0 },
+        }),
+    settings: {
+      toolMode: model ? 'prompted' : 'native',
+      maxOutputTokens: Number(params.get('maxTokens') ?? 512),
+    },
   });
   return {
     ...session,
@@ -520,6 +549,7 @@ document.addEventListener('sm-delete-conversation', (e) => {
   events: () => (events.textContent ?? '').split('\n').filter(Boolean),
   renderMarkdown,
   turns,
+  generations,
   /**
    * The text of the last block shown in the last assistant bubble, whitespace collapsed: cheap
    * at any length (blocks go in in order, so once the reply's end shows, all of it does).

@@ -1,0 +1,216 @@
+// The "In this browser" kind behind the same Connector interface as the servers: llama.cpp in
+// WebAssembly in its own worker (workers/in-page-model.worker.ts), started only when this kind is
+// used, so the first visit loads none of it. Tools go in the prompt (prompted mode): the engine
+// takes no native tools. Structured answers (the memory keeper) are constrained by llama.cpp's
+// grammar from the JSON schema. docs/in-page-model.md.
+import { proxy, releaseProxy, wrap, type Remote } from 'comlink';
+import type { InPageModelApi } from '../../../workers/in-page-model.worker';
+import { estimateTokens } from '../../memory/text';
+import { readGgufHeader } from '../gguf';
+import type {
+  ChatRequest,
+  Connector,
+  GenerateRequest,
+  StructuredRequest,
+  StructuredResult,
+  ToolProbe,
+} from '../connector';
+import { LlmError, type ChatMessage, type GenerationResult, type ServerInfo } from '../types';
+import type { InPageChatMessage, InPageChatRequest, InPageModelInfo } from './types';
+
+export interface InPageConnectorOptions {
+  /** The model's name as shown (its file name). */
+  name: string;
+  /** The GGUF file, or its parts in order for a split model; read when the model first loads. */
+  files: () => Promise<Blob[]>;
+  /** Context size wanted (0: the model's own, up to MAX_CONTEXT). */
+  contextSize?: number;
+  /** Told what was loaded (threads, context, time). */
+  onLoaded?: (info: InPageModelInfo) => void;
+}
+
+/** This build carries the engine (the portable file does not: vite.portable.config.ts). */
+export const IN_PAGE_AVAILABLE = true;
+
+/** A CPU in a browser tab: a longer context costs memory and slows every reply. */
+export const MAX_CONTEXT = 8192;
+
+/** The worker, started on first use; one per connector. */
+function startWorker(): { model: Remote<InPageModelApi>; stop(): void } {
+  const worker = new Worker(new URL('../../../workers/in-page-model.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'in-page-model',
+  });
+  const model = wrap<InPageModelApi>(worker);
+  return {
+    model,
+    stop() {
+      model[releaseProxy]();
+      worker.terminate();
+    },
+  };
+}
+
+/** Chat messages as the model's template takes them: tool results become user turns. */
+function toTemplateMessages(messages: ChatMessage[]): InPageChatMessage[] {
+  return messages.map((m) => ({
+    role: m.role === 'tool' ? 'user' : m.role,
+    content:
+      m.role === 'tool'
+        ? `Tool result (${m.name ?? 'tool'}): ${m.content ?? ''}`
+        : (m.content ?? ''),
+  }));
+}
+
+export type InPageConnector = Connector & {
+  /** Ends the worker (and frees the model's memory). */
+  close(): void;
+};
+
+export function createInPageConnector(options: InPageConnectorOptions): InPageConnector {
+  const baseUrl = `in-page:${options.name}`;
+  let worker: ReturnType<typeof startWorker> | undefined;
+  let loaded: Promise<ServerInfo> | undefined;
+
+  function load(): Promise<ServerInfo> {
+    loaded ??= (async () => {
+      worker ??= startWorker();
+      const wanted = options.contextSize && options.contextSize > 0 ? options.contextSize : 0;
+      const files = await options.files();
+      // Never more than the model was trained for, nor than a tab's CPU and memory suit.
+      const trained = await trainedContext(files[0]);
+      const info = await worker.model.load(files, {
+        context: Math.min(wanted || MAX_CONTEXT, trained || MAX_CONTEXT, MAX_CONTEXT),
+      });
+      options.onLoaded?.(info);
+      return {
+        kind: 'inpage' as const,
+        baseUrl,
+        model: options.name,
+        contextSize: info.context,
+        tokenizer: false,
+      };
+    })();
+    loaded.catch(() => (loaded = undefined));
+    return loaded;
+  }
+
+  async function run(
+    request: InPageChatRequest,
+    signal: AbortSignal | undefined,
+    onToken?: (text: string) => void,
+  ): Promise<GenerationResult> {
+    await load();
+    const model = worker!.model;
+    if (signal?.aborted) return { text: '', toolCalls: [], finishReason: null, aborted: true };
+    let text = '';
+    const onAbort = () => void model.stop();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const done = await model.chat(
+        request,
+        proxy((piece: string) => {
+          text += piece;
+          onToken?.(piece);
+        }),
+      );
+      const aborted = done.finish === 'aborted';
+      return { text, toolCalls: [], finishReason: aborted ? null : done.finish, aborted };
+    } catch (e) {
+      // The engine may be broken now (its file deleted while loaded, out of memory): the next
+      // request starts it again, and says so if the file is gone.
+      worker?.stop();
+      worker = undefined;
+      loaded = undefined;
+      const gone = await options.files().then(
+        () => undefined,
+        (why: unknown) => why,
+      );
+      if (gone instanceof LlmError) throw gone;
+      throw new LlmError('SERVER_ERROR', `The model in this browser failed: ${errorText(e)}`, {
+        kind: 'inpage',
+        partial: text,
+      });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  return {
+    baseUrl,
+    detect: () => load(),
+    async chat(req: ChatRequest): Promise<GenerationResult> {
+      if (req.tools?.length) {
+        throw new LlmError(
+          'TOOLS_UNSUPPORTED',
+          'The model in this browser takes tools in the prompt: set Tool calls to Prompted.',
+          { kind: 'inpage' },
+        );
+      }
+      return run(
+        {
+          messages: toTemplateMessages(req.messages),
+          maxTokens: req.maxTokens,
+          temperature: req.temperature,
+          stop: req.stop,
+        },
+        req.signal,
+        req.onToken,
+      );
+    },
+    async generate(_req: GenerateRequest): Promise<GenerationResult> {
+      throw new LlmError('BAD_REQUEST', 'Only KoboldCPP takes a native generation.', {
+        kind: 'inpage',
+      });
+    },
+    async structured(req: StructuredRequest): Promise<StructuredResult> {
+      const constrained = (req.mode ?? 'constrained') === 'constrained';
+      const result = await run(
+        {
+          messages: toTemplateMessages(req.messages),
+          maxTokens: req.maxTokens,
+          temperature: req.temperature,
+          ...(constrained ? { jsonSchema: req.schema } : {}),
+        },
+        req.signal,
+      );
+      return {
+        text: result.aborted ? '' : result.text,
+        constrained,
+        finishReason: result.finishReason,
+        aborted: result.aborted,
+      };
+    },
+    async countTokens(text: string): Promise<number> {
+      return estimateTokens(text);
+    },
+    async probeTools(): Promise<ToolProbe> {
+      return { native: false, message: 'The model in this browser takes tools in the prompt.' };
+    },
+    close() {
+      worker?.stop();
+      worker = undefined;
+      loaded = undefined;
+    },
+  };
+}
+
+/** The GGUF's `<architecture>.context_length` (0 when the header does not say). */
+async function trainedContext(file: Blob | undefined): Promise<number> {
+  if (!file) return 0;
+  try {
+    const header = readGgufHeader(
+      new Uint8Array(await file.slice(0, Math.min(file.size, 16 * 1024 * 1024)).arrayBuffer()),
+    );
+    const value = header.metadata.get(
+      `${String(header.metadata.get('general.architecture'))}.context_length`,
+    );
+    return typeof value === 'number' ? value : 0;
+  } catch {
+    return 0; // the engine reads the file itself and says what is wrong
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,115 @@
+// End to end: the chat panel with the real chat session and the "In this browser" connector
+// (src/llm/in-page/connector.ts): llama.cpp in WebAssembly runs the repo's tiny GGUF in a worker,
+// with no model server anywhere. A message gets a streamed reply, and Stop ends a reply that
+// would never end by itself; the composer works again after.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium';
+import { serveStatic, type StaticServer } from './static-server';
+import { makeTinyGguf } from '../fixtures/tiny-gguf';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const HARNESS = 'test/e2e/harness/chat.html';
+const POLL = { timeout: 60_000, interval: 50 };
+
+type Harness = { turns: { status: string; text: string }[]; generations: string[] };
+
+describe('chat with the model in this browser (no server)', () => {
+  let outDir = '';
+  let server: StaticServer | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  /** Requests to anywhere but the app's own server (there must be none). */
+  const outside: string[] = [];
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'sm-inpage-chat-'));
+    await build({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'warn',
+      build: { outDir, emptyOutDir: true, rollupOptions: { input: join(ROOT, HARNESS) } },
+    });
+    await writeFile(join(outDir, 'endless.gguf'), makeTinyGguf({ endless: true }));
+    server = await serveStatic(outDir);
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    page.on('request', (r) => {
+      if (!r.url().startsWith(server!.url) && !r.url().startsWith('blob:')) outside.push(r.url());
+    });
+    await page.goto(
+      `${server.url}${HARNESS}?scenario=live&maxTokens=1500&model=${encodeURIComponent(`${server.url}endless.gguf`)}`,
+    );
+    await page.waitForFunction(() => 'harness' in window);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (outDir) await rm(outDir, { recursive: true, force: true });
+  });
+
+  const box = () => page.locator('sm-chat textarea');
+  const stopButton = () => page.getByRole('button', { name: 'Stop' });
+
+  /** The last assistant bubble's state and text. */
+  const lastReply = () =>
+    page.evaluate(() => {
+      const bubbles = document
+        .querySelector('sm-chat')!
+        .shadowRoot!.querySelectorAll('sm-message[kind="assistant"]');
+      const last = bubbles[bubbles.length - 1];
+      return {
+        state: last?.getAttribute('state') ?? '',
+        text: last?.shadowRoot?.querySelector('.md')?.textContent ?? '',
+      };
+    });
+
+  it('streams a reply into the chat, and Stop ends it at once', async () => {
+    await box().fill('Hello there, tell me a long story.');
+    await box().press('Enter');
+    // Tokens arrive: the bubble grows while the turn runs.
+    await expect.poll(async () => (await lastReply()).text.length, POLL).toBeGreaterThan(20);
+    expect(await stopButton().isEnabled()).toBe(true);
+    await stopButton().click();
+    await page.waitForFunction(
+      () => (window as unknown as { harness: Harness }).harness.turns.length >= 1,
+      undefined,
+      POLL,
+    );
+    const turn = await page.evaluate(
+      () => (window as unknown as { harness: Harness }).harness.turns[0],
+    );
+    // Stopped, not ended by the token limit (this model never ends a reply by itself).
+    expect(turn.status).toBe('aborted');
+    expect(turn.text.length).toBeGreaterThan(20);
+    // …and the engine itself stopped generating (it did not run on to the token limit).
+    await page.waitForFunction(
+      () => (window as unknown as { harness: Harness }).harness.generations.length >= 1,
+      undefined,
+      POLL,
+    );
+    expect(
+      await page.evaluate(() => (window as unknown as { harness: Harness }).harness.generations),
+    ).toEqual(['aborted']);
+    await expect.poll(async () => (await lastReply()).state, POLL).toBe('stopped');
+    // The composer works again, and the next message gets a reply from the same model.
+    await expect.poll(() => stopButton().isDisabled(), POLL).toBe(true);
+    await box().fill('And a short one?');
+    await box().press('Enter');
+    await expect.poll(async () => (await lastReply()).text.length, POLL).toBeGreaterThan(5);
+    await stopButton().click();
+    await page.waitForFunction(
+      () => (window as unknown as { harness: Harness }).harness.turns.length >= 2,
+      undefined,
+      POLL,
+    );
+    expect(outside).toEqual([]);
+    await page.screenshot({ path: '/tmp/sm-inpage-chat.png' });
+  });
+});
