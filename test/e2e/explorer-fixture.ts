@@ -376,3 +376,37 @@ export async function showBanner(page: Page, banner: Locator): Promise<void> {
     )
     .toBe(true);
 }
+
+/** Opens `path` from the memory tree, heading by heading, until its detail shows. */
+export async function openInTree(p: Page, path: string): Promise<void> {
+  const parts = path.split('/');
+  for (let i = 0; i < parts.length; i++) {
+    const item = p.getByRole('treeitem', { name: parts[i], exact: true });
+    if (i < parts.length - 1 && (await item.getAttribute('aria-expanded')) === 'true') continue;
+    await item.click();
+  }
+  const detail = p.locator('sm-entry-detail');
+  await expect
+    .poll(() => detail.evaluate((el) => (el as unknown as { path?: string }).path))
+    .toBe(path);
+  await detail.getByRole('heading', { level: 2 }).waitFor();
+}
+
+/** Runs a memory search and waits for its result line. */
+export async function runSearch(p: Page, query: string): Promise<void> {
+  const search = p.locator('sm-memory-search');
+  await search.getByRole('searchbox').fill(query);
+  await search.getByRole('button', { name: 'Search', exact: true }).click();
+  await expect
+    .poll(
+      () =>
+        search
+          .getByRole('status')
+          .filter({ hasText: `“${query}”` })
+          .count(),
+      {
+        timeout: 30_000,
+      },
+    )
+    .toBe(1);
+}

@@ -13,7 +13,14 @@ import { MIN_RELEVANCE } from '../../src/memory/ranking';
 import type { HeadingChild, HeadingResult } from '../../src/memory/types';
 import { DEFAULT_SPLIT, SPLIT_KEY } from '../../src/ui/split-layout';
 import { launchChromium } from './chromium';
-import { buildAndServe, callWorker, focused, seed } from './explorer-fixture';
+import {
+  buildAndServe,
+  callWorker,
+  focused,
+  openInTree,
+  runSearch,
+  seed,
+} from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = process.env.EXPLORER_SHOTS ?? '/tmp/shots-explorer';
@@ -33,35 +40,6 @@ async function box(l: Locator): Promise<{ x: number; y: number; width: number; h
   const b = await l.boundingBox();
   if (!b) throw new Error('not laid out');
   return b;
-}
-
-/** Opens `path` from the tree, heading by heading. */
-async function openInTree(p: Page, path: string): Promise<void> {
-  const parts = path.split('/');
-  for (let i = 0; i < parts.length; i++) {
-    const item = p.getByRole('treeitem', { name: parts[i], exact: true });
-    if (i < parts.length - 1 && (await item.getAttribute('aria-expanded')) === 'true') continue;
-    await item.click();
-  }
-  await expect.poll(() => detailPath(p)).toBe(path);
-  await detail(p).getByRole('heading', { level: 2 }).waitFor();
-}
-
-async function runSearch(p: Page, query: string): Promise<void> {
-  await search(p).getByRole('searchbox').fill(query);
-  await search(p).getByRole('button', { name: 'Search', exact: true }).click();
-  await expect
-    .poll(
-      () =>
-        search(p)
-          .getByRole('status')
-          .filter({ hasText: `“${query}”` })
-          .count(),
-      {
-        timeout: 30_000,
-      },
-    )
-    .toBe(1);
 }
 
 async function listed(p: Page): Promise<{ path: string; weak: boolean; strength: string }[]> {

@@ -11,7 +11,16 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TITLE_MAX } from '../../src/memory/replies';
 import { launchChromium } from './chromium';
-import { SEED, axeScan, backup, buildAndServe, callWorker, seed } from './explorer-fixture';
+import {
+  SEED,
+  axeScan,
+  backup,
+  buildAndServe,
+  callWorker,
+  openInTree,
+  runSearch,
+  seed,
+} from './explorer-fixture';
 import type { StaticServer } from './static-server';
 
 const SHOTS = process.env.LAYOUT_SHOTS ?? '/tmp/shots-layout';
@@ -36,37 +45,6 @@ const overlaps = (a: Box, b: Box) =>
 
 const detail = (p: Page) => p.locator('sm-entry-detail');
 const search = (p: Page) => p.locator('sm-memory-search');
-
-/** Opens `path` from the tree, heading by heading. */
-async function openInTree(p: Page, path: string): Promise<void> {
-  const parts = path.split('/');
-  for (let i = 0; i < parts.length; i++) {
-    const item = p.getByRole('treeitem', { name: parts[i], exact: true });
-    if (i < parts.length - 1 && (await item.getAttribute('aria-expanded')) === 'true') continue;
-    await item.click();
-  }
-  await expect
-    .poll(() => detail(p).evaluate((el) => (el as unknown as { path?: string }).path))
-    .toBe(path);
-  await detail(p).getByRole('heading', { level: 2 }).waitFor();
-}
-
-async function runSearch(p: Page, query: string): Promise<void> {
-  await search(p).getByRole('searchbox').fill(query);
-  await search(p).getByRole('button', { name: 'Search', exact: true }).click();
-  await expect
-    .poll(
-      () =>
-        search(p)
-          .getByRole('status')
-          .filter({ hasText: `“${query}”` })
-          .count(),
-      {
-        timeout: 30_000,
-      },
-    )
-    .toBe(1);
-}
 
 /**
  * The search results wholly in view: inside the explorer's scrolled search area, below the
