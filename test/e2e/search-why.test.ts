@@ -14,6 +14,7 @@ import { tokenize } from '../../src/memory/lexical/tokenize';
 import { MIN_RELEVANCE } from '../../src/memory/ranking';
 import type { HeadingChild, HeadingResult } from '../../src/memory/types';
 import { launchChromium } from './chromium';
+import { runSearch } from './explorer-fixture';
 import { serveStatic, type StaticServer } from './static-server';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -158,23 +159,6 @@ async function listedPaths(search: Locator): Promise<string[]> {
 
 const noSpace = (p: string) => p.replace(/\s+/g, '');
 
-async function runSearch(search: Locator, query: string): Promise<void> {
-  await search.getByRole('searchbox').fill(query);
-  await search.getByRole('button', { name: 'Search', exact: true }).click();
-  await expect
-    .poll(
-      () =>
-        search
-          .getByRole('status')
-          .filter({ hasText: `“${query}”` })
-          .count(),
-      {
-        timeout: 30_000,
-      },
-    )
-    .toBe(1);
-}
-
 describe('search shows why an entry matched (Chromium)', () => {
   let browser: Browser;
   let context: BrowserContext;
@@ -219,7 +203,7 @@ describe('search shows why an entry matched (Chromium)', () => {
     const search = page.locator('sm-memory-search');
     // Nothing selected: the whole memory, and it says so.
     await expect.poll(() => search.getByText('all memory').count()).toBeGreaterThan(0);
-    await runSearch(search, 'oat milk');
+    await runSearch(page, 'oat milk');
     const engine = await engineSearch(page, '', 'oat milk');
     const relevant = engine.filter((c) => (c.relevance ?? 1) >= MIN_RELEVANCE);
     const weaker = engine.length - relevant.length;
@@ -309,7 +293,7 @@ describe('search shows why an entry matched (Chromium)', () => {
 
   it('notes a match carried by the conversation saved with the entry', async () => {
     const search = page.locator('sm-memory-search');
-    await runSearch(search, 'dairy');
+    await runSearch(page, 'dairy');
     const engine = await engineSearch(page, '', 'dairy');
     const allergies = engine.find((c) => c.path === 'User/Health/Allergies');
     expect(allergies?.why?.fromSnapshot).toBe(true);
@@ -338,7 +322,7 @@ describe('search shows why an entry matched (Chromium)', () => {
     await expect.poll(() => heading.getAttribute('aria-pressed')).toBe('true');
     expect(await all.getAttribute('aria-pressed')).toBe('false');
 
-    await runSearch(search, 'offline');
+    await runSearch(page, 'offline');
     await expect
       .poll(() => search.getByRole('status').first().textContent())
       .toContain('in Projects/HaloWeave for “offline”');
@@ -384,7 +368,7 @@ describe('search shows why an entry matched (Chromium)', () => {
         .poll(() => p.getByRole('treeitem', { name: 'Recipes' }).count(), { timeout: 30_000 })
         .toBe(1);
       const search = p.locator('sm-memory-search');
-      await runSearch(search, 'oat milk');
+      await runSearch(p, 'oat milk');
       await search.locator('li.hit').first().scrollIntoViewIfNeeded();
       // Nothing spills sideways.
       const overflow = await search.evaluate((el) => el.scrollWidth - el.clientWidth);
