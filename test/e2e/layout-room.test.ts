@@ -141,8 +141,11 @@ describe('room for what a person looks at (Chromium)', () => {
       // the embedding model still loading): more than one thing to say.
       const more = page.getByRole('button', { name: /^\d+ more$/ });
       await more.waitFor({ timeout: 30_000 });
+      // The most urgent line first, once the connection to the (absent) server has failed.
+      await expect
+        .poll(() => banners.first().textContent(), { timeout: 30_000 })
+        .toContain('No model server yet.');
       await expect.poll(() => banners.count(), { timeout: 30_000 }).toBe(1);
-      expect(await banners.textContent()).toContain('No model server yet.');
       // One line: the header and the tabs (phone) leave the rest to the panes.
       const b = await box(banners);
       expect(b.height).toBeLessThan(40);
