@@ -4,7 +4,7 @@
 import type { Table } from 'dexie';
 import type { ModelInfo } from '../embeddings/types';
 import type { EntryIndex, EntryRef } from './entry-index';
-import type { LexicalMatch, LexicalQuery } from './lexical/bm25-index';
+import { inParent, type LexicalMatch, type LexicalQuery } from './lexical/bm25-index';
 import type { SemanticIndex } from './semantic-index';
 import { tokenize } from './lexical/tokenize';
 import { parentOf } from './paths';
@@ -194,8 +194,9 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 const CHUNK_CANDIDATES_PER_RESULT = 4;
 const MIN_CHUNK_CANDIDATES = 64;
 /**
- * A sentence's context (docs/search.md): its turn's words count in full; words that only the
- * turns just before and after hold count at NEIGHBOUR_WEIGHT.
+ * A sentence's context (docs/search.md): its turn is the unit (the turn's words, counted once,
+ * are the sentence's); words that only the turns just before and after hold count at
+ * NEIGHBOUR_WEIGHT.
  */
 const TURN_CONTEXT = { parent: 1, neighbours: NEIGHBOUR_WEIGHT, after: true };
 
@@ -260,7 +261,7 @@ export async function rankChunks(
   if (signals !== 'semantic') {
     for (const w of idx.words.searchTop(query, conversationId, m, weights, cos.keys(), chatWords)) {
       words.set(w.key, w);
-      lexical.set(w.key, withContext(w.relevance, w.context ?? 0, TURN_CONTEXT.parent));
+      lexical.set(w.key, inParent(w.relevance, w.context ?? 0, TURN_CONTEXT.parent));
     }
   }
   let baseline: number | undefined;

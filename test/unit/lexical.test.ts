@@ -2,9 +2,8 @@
 // and BM25 scoring kept exact through adds, replacements and removals (against a brute force).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Bm25Index, BM25_B, BM25_K1 } from '../../src/memory/lexical/bm25-index';
+import { Bm25Index, BM25_B, BM25_K1, inParent } from '../../src/memory/lexical/bm25-index';
 import { queryTerms, tokenize } from '../../src/memory/lexical/tokenize';
-import { withContext } from '../../src/memory/ranking';
 import { packWords } from '../../src/memory/shards';
 
 describe('tokenize', () => {
@@ -169,14 +168,14 @@ describe('Bm25Index', () => {
           const all = idx.search(query, group);
           const turns = idx.parentRelevance(query, all);
           const full = all
-            .map((w) => withContext(w.relevance, turns.get(w.parent) ?? 0, 1))
+            .map((w) => inParent(w.relevance, turns.get(w.parent) ?? 0, 1))
             .sort((a, b) => b - a)
             .slice(0, m);
           const top = idx.searchTop(query, group, m, { parent: 1, neighbours: 0 });
           expect(top.length).toBe(full.length);
           top.forEach((w, i) => {
             expect(w.context).toBeCloseTo(turns.get(w.parent) ?? 0, 5);
-            expect(withContext(w.relevance, w.context!, 1)).toBeCloseTo(full[i], 5);
+            expect(inParent(w.relevance, w.context!, 1)).toBeCloseTo(full[i], 5);
           });
           // A candidate of the other signal that matches gets its words' relevance too.
           const last = all[all.length - 1];
@@ -188,6 +187,35 @@ describe('Bm25Index', () => {
       ),
       { numRuns: 200, seed: 11 },
     );
+  });
+
+  it('counts a turn’s words once, however its sentences split them', () => {
+    const idx = new Bm25Index();
+    const w = { parent: 1, neighbours: 0.5, after: true };
+    // Turn 10 holds "lake" and "sunset" in two sentences; turn 20 holds both in one sentence.
+    // Around turn 30 (which holds "lake"), the turn after holds "sunset".
+    idx.add(1, 'we walked to the lake', 1, 10);
+    idx.add(2, 'the sunset was red', 1, 10);
+    idx.add(3, 'the lake at sunset', 2, 20);
+    idx.add(4, 'we walked to the lake', 3, 30);
+    idx.add(5, 'the sunset was red', 3, 31);
+    // Turn 40 holds "lake" alone.
+    idx.add(6, 'we walked to the lake', 4, 40);
+    const q = idx.prepare('lake sunset');
+    const share = (term: string) => q.idf[q.terms.indexOf(term)] / q.total;
+    const top = idx.searchTop(q, null, 10, w);
+    const full = (key: number) => {
+      const m = top.find((x) => x.key === key)!;
+      return inParent(m.relevance, m.context!, w.parent);
+    };
+    // A turn that holds every word is a full match, split across sentences or not.
+    expect(full(1)).toBeCloseTo(1, 6);
+    expect(full(1)).toBeCloseTo(full(3), 6);
+    // A turn holding one of the words matches by that word's share, not more: its sentence's
+    // words are not counted a second time as its turn's.
+    expect(full(6)).toBeCloseTo(share('lake'), 6);
+    // A word only the turn after holds counts at the neighbours' weight, not as the turn's own.
+    expect(full(4)).toBeCloseTo(share('lake') + w.neighbours * share('sunset'), 6);
   });
 
   it('counts the words of the turns around a sentence below its own, within its conversation', () => {
@@ -206,7 +234,7 @@ describe('Bm25Index', () => {
     const rank = (key: number) => top.findIndex((m) => m.key === key);
     const full = (key: number) => {
       const m = top.find((x) => x.key === key)!;
-      return withContext(m.relevance, m.context!, 1);
+      return inParent(m.relevance, m.context!, 1);
     };
     expect(rank(3)).toBe(0); // its own words first
     expect(full(1)).toBeGreaterThan(full(4)); // the reply's word helps, below its own
@@ -215,8 +243,8 @@ describe('Bm25Index', () => {
     const plain = idx.searchTop(q, null, 5, { parent: 1, neighbours: 0 });
     const p1 = plain.find((m) => m.key === 1)!;
     const p4 = plain.find((m) => m.key === 4)!;
-    expect(withContext(p1.relevance, p1.context!, 1)).toBeCloseTo(
-      withContext(p4.relevance, p4.context!, 1),
+    expect(inParent(p1.relevance, p1.context!, 1)).toBeCloseTo(
+      inParent(p4.relevance, p4.context!, 1),
       6,
     );
   });

@@ -10,7 +10,11 @@ import { queryTerms, tokenize } from './tokenize';
 
 /** How much a document's parent, and the parents next to it, add to its relevance. */
 export interface ContextWeights {
-  /** The parent's share (1: its words count as the document's own). */
+  /**
+   * The parent's share: a document's relevance is the better of its own and this share of its
+   * parent's (`inParent`). 1: the parent (a turn) is the unit, its words counted once however
+   * its sentences split them.
+   */
   parent: number;
   /** The share of words only the parents next to it hold. */
   neighbours: number;
@@ -355,7 +359,7 @@ export class Bm25Index {
       const own = Math.min(1, rel[slot] / q.total);
       const ctx = this.contextOf(q, parentSlots[slot], weights);
       context[i] = ctx;
-      const inTurn = 1 - (1 - own) * (1 - weights.parent * ctx);
+      const inTurn = inParent(own, ctx, weights.parent);
       combined[i] = byGroup ? 1 - (1 - inTurn) * (1 - weights.group! * groupOf(slot)) : inTurn;
     }
     const out: LexicalMatch[] = [];
@@ -596,6 +600,15 @@ export class Bm25Index {
     this.rel = new Float32Array(cap);
     this.masks = new Uint32Array(cap);
   }
+}
+
+/**
+ * A document's relevance with its parent's (`ContextWeights.parent`): the better of the two, not
+ * their union, since the parent's words include the document's own; adding both would count a
+ * sentence's words twice and weigh its turn above the turns around it and its chat.
+ */
+export function inParent(own: number, parent: number, weight: number): number {
+  return Math.max(own, weight * parent);
 }
 
 /** The idf-weighted share of the query's terms set in `mask`. */
