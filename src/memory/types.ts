@@ -468,7 +468,10 @@ export interface TurnRecallHit {
 
 /** What `recallMemory` is asked besides the query and limit. */
 export interface RecallOptions {
-  /** The floor (default MIN_RELEVANCE, src/memory/ranking.ts). */
+  /**
+   * The floor of entries and turns (default MIN_RELEVANCE for an entry, TURN_MIN_RELEVANCE for a
+   * turn: src/memory/ranking.ts).
+   */
   minRelevance?: number;
   /** Past turns too (default true), or saved entries alone. */
   turns?: boolean;
@@ -691,8 +694,8 @@ export interface MemoryApi {
   memoryOutline(depth?: number): Promise<OutlineNode[]>;
   /**
    * Entries and past turns (of every chat) most relevant to `query` (auto-recall), in one
-   * ranking: relevance alone, no recency, at or above `minRelevance` (default MIN_RELEVANCE,
-   * src/memory/ranking.ts), at most `limit` (default 3, up to 100); one hit per turn, and no
+   * ranking: relevance alone, no recency, at or above `minRelevance` (default MIN_RELEVANCE for
+   * an entry, TURN_MIN_RELEVANCE for a turn: src/memory/ranking.ts), at most `limit` (default 3, up to 100); one hit per turn, and no
    * turn that a hit entry's snapshot carries.
    */
   recallMemory(

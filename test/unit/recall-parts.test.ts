@@ -174,8 +174,12 @@ describe('savedFrom', () => {
 
 describe('recallOptions', () => {
   it('takes the floor, turns and exclude, and refuses what is not them', () => {
-    expect(recallOptions(undefined)).toEqual({ min: 0.3, turns: true });
-    expect(recallOptions({ turns: false, minRelevance: 0.5 })).toEqual({ min: 0.5, turns: false });
+    expect(recallOptions(undefined)).toEqual({ min: 0.3, turnMin: 0.25, turns: true });
+    expect(recallOptions({ turns: false, minRelevance: 0.5 })).toEqual({
+      min: 0.5,
+      turnMin: 0.5,
+      turns: false,
+    });
     expect(recallOptions({ exclude: { conversationId: 2, fromTurnId: 9 } })).toMatchObject({
       exclude: { conversationId: 2, fromTurnId: 9 },
     });

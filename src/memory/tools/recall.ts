@@ -3,7 +3,7 @@
 // the model's `searchConversations`.
 import type { StoreContext } from '../store';
 import { intArg, isToolError, numberArg, toolError } from '../validate';
-import { MIN_RELEVANCE } from '../ranking';
+import { MIN_RELEVANCE, TURN_MIN_RELEVANCE } from '../ranking';
 import { SNAPSHOT_RECENT_TURNS } from '../snapshot';
 import { rankChunks, searchEntries, type ChunkMatch, type EntryQuery } from '../search';
 import { altOf, replyGroups } from '../replies';
@@ -67,7 +67,7 @@ export function recallTools(ctx: StoreContext) {
           },
         ];
       });
-      const turns = opts.turns ? await turnHits(q, limit, opts.min, opts.exclude) : [];
+      const turns = opts.turns ? await turnHits(q, limit, opts.turnMin, opts.exclude) : [];
       return mergeRecall(found, turns, limit);
     });
   }
@@ -93,7 +93,7 @@ export function recallTools(ctx: StoreContext) {
       const emb = await embed([query]);
       if (isToolError(emb)) return emb;
       const q = { text: query, vector: emb.vectors[0], info: emb.info };
-      const turns = await turnHits(q, limit, MIN_RELEVANCE, opts.exclude);
+      const turns = await turnHits(q, limit, TURN_MIN_RELEVANCE, opts.exclude);
       return {
         status: 'SUCCESS' as const,
         query,
@@ -225,27 +225,32 @@ export function excerpt(t: Pick<TurnRecallHit, 'text' | 'best'>): string {
   return `…${t.best.slice(0, SEARCH_TEXT_CHARS)}…`;
 }
 
-/** recallMemory's options checked: the floor, whether turns come too, the turns left out. */
+/**
+ * recallMemory's options checked: the floor (an entry's and a turn's: each its own by default,
+ * the one given for both), whether turns come too, the turns left out.
+ */
 export function recallOptions(
   optionsIn: unknown,
-): { min: number; turns: boolean; exclude?: RecallOptions['exclude'] } | ToolError {
+):
+  { min: number; turnMin: number; turns: boolean; exclude?: RecallOptions['exclude'] } | ToolError {
   const o = (optionsIn && typeof optionsIn === 'object' ? optionsIn : {}) as Record<
     string,
     unknown
   >;
   const min = numberArg(o.minRelevance, 'minRelevance', MIN_RELEVANCE, 0, 1);
   if (isToolError(min)) return min;
+  const turnMin = o.minRelevance === undefined ? TURN_MIN_RELEVANCE : min;
   if (o.turns !== undefined && typeof o.turns !== 'boolean')
     return toolError('INVALID_ARGUMENT', 'turns must be true or false');
   const ex = o.exclude as { conversationId?: unknown; fromTurnId?: unknown } | undefined | null;
-  if (ex === undefined || ex === null) return { min, turns: o.turns !== false };
+  if (ex === undefined || ex === null) return { min, turnMin, turns: o.turns !== false };
   const conversationId = intArg(ex.conversationId, 'exclude.conversationId', -1, 0, 2 ** 53 - 1);
   if (isToolError(conversationId)) return conversationId;
   const fromTurnId = intArg(ex.fromTurnId, 'exclude.fromTurnId', -1, 0, 2 ** 53 - 1);
   if (isToolError(fromTurnId)) return fromTurnId;
   if (conversationId < 0 || fromTurnId < 0)
     return toolError('INVALID_ARGUMENT', 'exclude needs { conversationId, fromTurnId }');
-  return { min, turns: o.turns !== false, exclude: { conversationId, fromTurnId } };
+  return { min, turnMin, turns: o.turns !== false, exclude: { conversationId, fromTurnId } };
 }
 
 /**
