@@ -261,7 +261,9 @@ export class SmInPageModel extends LitElement {
             aria-label=${`Download of ${p.name}`}
           ></progress>
           <span role="status">${progressLine(p)}</span>
-          <button type="button" @click=${this.handleCancel}>Cancel</button>
+          <button type="button" aria-label="Cancel the download" @click=${this.handleCancel}>
+            Cancel
+          </button>
         </div>`;
     }
     if (this.pending) {
@@ -271,7 +273,14 @@ export class SmInPageModel extends LitElement {
           >The download of <span class="name">${p.name}</span> stopped at ${progressLine(p)}.</span
         >
         <button type="button" @click=${this.handleResume} ?disabled=${!!this.busy}>Resume</button>
-        <button type="button" @click=${this.handleCancel} ?disabled=${!!this.busy}>Cancel</button>
+        <button
+          type="button"
+          aria-label="Cancel the download"
+          @click=${this.handleCancel}
+          ?disabled=${!!this.busy}
+        >
+          Cancel
+        </button>
       </div>`;
     }
     return nothing;

@@ -356,6 +356,21 @@ describe('Settings → In this browser → download a model from a link', () => 
     await dialog().getByRole('button', { name: 'Resume' }).click();
     await expect.poll(() => dialog().getByText('cut.gguf', { exact: true }).count(), POLL).toBe(1);
     expect(await keptHash('cut.gguf')).toBe(sha(TINY));
+
+    // Cancel stops a download and drops what it kept.
+    host.state.trickle = true;
+    await download(`${models}/ok/dropped.gguf`);
+    await expect.poll(async () => (await kept())['dropped.gguf'] ?? 0, POLL).toBeGreaterThan(0);
+    await dialog().getByRole('button', { name: 'Cancel the download' }).click();
+    host.state.trickle = false;
+    await expect
+      .poll(
+        async () => Object.keys(await kept()).filter((k) => !/^(tiny|other|cut)\./.test(k)),
+        POLL,
+      )
+      .toEqual([]);
+    expect(Object.keys(await kept())).toEqual(expect.arrayContaining(['other.gguf', 'cut.gguf']));
+    expect(await dialog().getByRole('button', { name: 'Resume' }).count()).toBe(0);
   });
 
   it('downloads every part of a split model given the first, and chats with it', async () => {
