@@ -1,10 +1,11 @@
 // The in-page model's file check (src/llm/in-page/model-files.ts): before anything is copied
 // into the browser's storage, what cannot run here is refused in a sentence that says what to do.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { modelLink, rangeStart, rangeTotal } from '../../src/llm/in-page/download';
 import {
   checkModelFile,
   MAX_FILE_BYTES,
+  modelsFolder,
   orderParts,
   parseSplitName,
   partNames,
@@ -136,5 +137,20 @@ describe('a model link', () => {
     expect(rangeTotal('bytes 0-99/1234')).toBe(1234);
     expect(rangeTotal('bytes 0-99/*')).toBeUndefined();
     expect(rangeStart('bytes 500-1233/1234')).toBe(500);
+  });
+});
+
+describe('a page with no private file storage', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('says so in a sentence (Chromium refuses it to a file:// page)', async () => {
+    vi.stubGlobal('navigator', {
+      storage: {
+        getDirectory: () => Promise.reject(new DOMException('unsafe', 'SecurityError')),
+      },
+    });
+    await expect(modelsFolder()).rejects.toThrow(
+      /^This browser cannot keep a model file for this page \(no private file storage/,
+    );
   });
 });

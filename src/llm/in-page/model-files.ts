@@ -66,13 +66,20 @@ export class ModelFileError extends Error {
 
 /** The models folder of this site's private file storage. */
 export async function modelsFolder(): Promise<FileSystemDirectoryHandle> {
-  if (!navigator.storage?.getDirectory) {
-    throw new ModelFileError(
+  const refuse = () =>
+    new ModelFileError(
       'no-storage',
-      'This browser cannot keep a model file for this site (no private file storage); use a model server instead.',
+      'This browser cannot keep a model file for this page (no private file storage: a private window, or a file opened from disk); use a model server instead, or open the app from a web server.',
     );
+  if (!navigator.storage?.getDirectory) throw refuse();
+  let root: FileSystemDirectoryHandle;
+  try {
+    root = await navigator.storage.getDirectory();
+  } catch (e) {
+    // Chromium refuses it to a file:// page with a SecurityError.
+    if (e instanceof DOMException && e.name === 'SecurityError') throw refuse();
+    throw e;
   }
-  const root = await navigator.storage.getDirectory();
   return root.getDirectoryHandle(FOLDER, { create: true });
 }
 
