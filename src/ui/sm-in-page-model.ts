@@ -13,6 +13,7 @@ import {
   type PendingDownload,
 } from '../llm/in-page/download';
 import {
+  canKeepModelFiles,
   deleteModelFile,
   describeModelFile,
   saveModelFiles,
@@ -27,7 +28,11 @@ const progressLine = (p: DownloadProgress) =>
   `${formatBytes(p.done)} of ${formatBytes(p.total)} (${percent(p)}%)`;
 
 const keptLine = (f: ModelFile) =>
-  `${formatBytes(f.bytes)}${f.parts > 1 ? ` in ${f.parts} parts` : ''}, kept in this browser`;
+  `${formatBytes(f.bytes)}${f.parts > 1 ? ` in ${f.parts} parts` : ''}, ${
+    f.session
+      ? 'held until this page closes (a file opened from disk cannot keep it: choose it again next time)'
+      : 'kept in this browser'
+  }`;
 
 /**
  * The in-page model's file: a file picker (`.gguf`, or every part of a split model), a link to
@@ -119,11 +124,16 @@ export class SmInPageModel extends LitElement {
   @state() private link = '';
   @state() private progress: DownloadProgress | undefined;
   @state() private pending: PendingDownload | undefined;
+  /** False on a page that cannot keep files (the portable file): no downloads there. */
+  @state() private canDownload = true;
   private download: AbortController | undefined;
 
   override connectedCallback(): void {
     super.connectedCallback();
-    void this.refreshPending();
+    void canKeepModelFiles().then((yes) => {
+      this.canDownload = yes;
+      if (yes) void this.refreshPending();
+    });
   }
 
   override disconnectedCallback(): void {
@@ -169,7 +179,28 @@ export class SmInPageModel extends LitElement {
         uploaded; for a split model, choose all its parts. Small instruct models (0.5–2 GB) suit a
         browser. ${threads}</span
       >
-      <label class="link" for="gguf-link">Or download one from a link</label>
+      ${this.canDownload ? this.renderLink(working) : nothing} ${this.renderDownload()}
+      ${this.busy ? html`<span class="hint" role="status">${this.busy}</span>` : nothing}
+      <span class="hint error" id="gguf-error" role="alert">${this.error}</span>
+      ${
+        this.file
+          ? html`<div class="row">
+              <span class="name">${this.file.name}</span>
+              <span>${keptLine(this.file)}</span>
+              <button type="button" @click=${this.handleDelete} ?disabled=${working}>Delete</button>
+            </div>`
+          : this.name
+            ? html`<span class="hint"
+                >${this.name} is no longer in this browser: choose it again.</span
+              >`
+            : nothing
+      }
+      ${this.canDownload ? this.renderSuggested(working) : nothing}
+    `;
+  }
+
+  private renderLink(working: boolean) {
+    return html` <label class="link" for="gguf-link">Or download one from a link</label>
       <div class="row">
         <input
           id="gguf-link"
@@ -196,25 +227,7 @@ export class SmInPageModel extends LitElement {
         >The link of a .gguf file (on Hugging Face, the file’s download link); for a split model,
         its first part. It is checked before downloading, kept as it arrives, and resumes after a
         reload.</span
-      >
-      ${this.renderDownload()}
-      ${this.busy ? html`<span class="hint" role="status">${this.busy}</span>` : nothing}
-      <span class="hint error" id="gguf-error" role="alert">${this.error}</span>
-      ${
-        this.file
-          ? html`<div class="row">
-              <span class="name">${this.file.name}</span>
-              <span>${keptLine(this.file)}</span>
-              <button type="button" @click=${this.handleDelete} ?disabled=${working}>Delete</button>
-            </div>`
-          : this.name
-            ? html`<span class="hint"
-                >${this.name} is no longer in this browser: choose it again.</span
-              >`
-            : nothing
-      }
-      ${this.renderSuggested(working)}
-    `;
+      >`;
   }
 
   private renderSuggested(working: boolean) {

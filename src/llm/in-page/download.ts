@@ -392,6 +392,8 @@ export async function downloadModel(
 ): Promise<ModelFile> {
   const { signal, onProgress } = options;
   const { url, name } = modelLink(link);
+  // A page that cannot keep files (a private window, a file opened from disk) fetches nothing.
+  const models = await modelsFolder();
   const split = parseSplitName(name);
   if (split && split.no !== 1) {
     throw new ModelFileError(
@@ -417,7 +419,6 @@ export async function downloadModel(
   const mixed = splitSetRefusal(headers, name);
   if (mixed) throw mixed;
 
-  const models = await modelsFolder();
   const total = parts.reduce((s, p) => s + p.bytes, 0);
   const previous = await readPending(models);
   if (previous && previous.link !== link) await discardDownload();

@@ -41,6 +41,29 @@ export interface ModelFile {
   bytes: number;
   /** 1, or how many files a split model has. */
   parts: number;
+  /** Held for this page's life only: the page has no private file storage (file://). */
+  session?: boolean;
+}
+
+/**
+ * Models chosen from disk on a page that cannot keep files (the portable file, opened from
+ * disk): held until the page closes, the files themselves (nothing is copied).
+ */
+const sessionModels = new Map<string, File[]>();
+
+/** Whether this page can keep model files (it cannot on a file:// page: the portable file). */
+export async function canKeepModelFiles(): Promise<boolean> {
+  return (await storedFolder()) !== undefined;
+}
+
+/** The models folder, or undefined when this page has no private file storage. */
+async function storedFolder(): Promise<FileSystemDirectoryHandle | undefined> {
+  try {
+    return await modelsFolder();
+  } catch (e) {
+    if (e instanceof ModelFileError && e.code === 'no-storage') return undefined;
+    throw e;
+  }
 }
 
 export type ModelFileErrorCode =
@@ -291,7 +314,11 @@ export async function saveModelFiles(picked: File[]): Promise<ModelFile> {
   const mixed = splitSetRefusal(headers, files[0].name);
   if (mixed) throw mixed;
   const total = files.reduce((sum, f) => sum + f.size, 0);
-  const dir = await modelsFolder();
+  const dir = await storedFolder();
+  if (!dir) {
+    sessionModels.set(files[0].name, files);
+    return { name: files[0].name, bytes: total, parts: files.length, session: true };
+  }
   let kept = 0;
   for (const f of files) kept += (await entrySize(dir, f.name)) ?? 0;
   const refusal = quotaRefusal(files[0].name, total - kept, await storageEstimate());
@@ -384,7 +411,8 @@ async function entrySize(
 
 /** The stored model's files in part order, or undefined when any is not there. */
 export async function openModelFiles(name: string): Promise<File[] | undefined> {
-  const dir = await modelsFolder();
+  const dir = await storedFolder();
+  if (!dir) return sessionModels.get(name);
   const files: File[] = [];
   for (const part of partNames(name)) {
     const file = await openPart(dir, part);
@@ -401,12 +429,21 @@ export async function openModelFile(name: string): Promise<File | undefined> {
 
 export async function describeModelFile(name: string): Promise<ModelFile | undefined> {
   const files = await openModelFiles(name);
-  return files && { name, bytes: files.reduce((s, f) => s + f.size, 0), parts: files.length };
+  return (
+    files && {
+      name,
+      bytes: files.reduce((s, f) => s + f.size, 0),
+      parts: files.length,
+      session: sessionModels.get(name) === files,
+    }
+  );
 }
 
 /** Deletes a model's files (every part), kept from disk or downloaded. */
 export async function deleteModelFile(name: string): Promise<void> {
-  const dir = await modelsFolder();
+  sessionModels.delete(name);
+  const dir = await storedFolder();
+  if (!dir) return;
   for (const part of partNames(name)) {
     await dir.removeEntry(part, { recursive: true }).catch(ignoreMissing);
   }
