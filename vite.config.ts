@@ -206,8 +206,14 @@ function pwa() {
     injectManifest: {
       // Globbed in the build output once it is written: that includes the public/ files and the
       // ONNX runtime, which onnxRuntimeFiles() emits in generateBundle. workers/sw.ts precaches
-      // all but `ort/` and `models/`, whose entries it uses as the revisions of its file cache.
-      globPatterns: ['**/*.{html,js,css,svg,png}', 'ort/*.{mjs,wasm}', 'models/**/*'],
+      // all but `ort/`, `models/`, the in-page model's worker and wasm (`assets/*.wasm`) and the
+      // transformers.js chunk, whose entries it uses as the revisions of its file cache.
+      globPatterns: [
+        '**/*.{html,js,css,svg,png}',
+        'ort/*.{mjs,wasm}',
+        'models/**/*',
+        'assets/*.wasm',
+      ],
       globIgnores: ['**/*.md', '_headers'],
       // The threaded ONNX runtime binary is about 27 MB.
       maximumFileSizeToCacheInBytes: 40 * 1024 * 1024,

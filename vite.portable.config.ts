@@ -11,20 +11,14 @@ export const WORKER_URL_GLOBAL = 'SM_PORTABLE_WORKER_URL';
 const PWA_STUB = '\0portable:pwa-register';
 const TRANSFORMERS_STUB = '\0portable:transformers';
 
+/** The global through which the page gives the app the in-page model worker's blob: URL. */
+export const IN_PAGE_WORKER_URL_GLOBAL = 'SM_PORTABLE_IN_PAGE_WORKER_URL';
 /**
- * The model in this browser (src/llm/in-page/connector.ts) needs its worker and WebAssembly
- * files, which the portable file does not carry yet: Settings does not offer it, and a setting
- * stored by the served app gets a sentence instead of a crash.
+ * The global through which that worker gets its WebAssembly file: a promise of a data: URL its
+ * prelude makes from the file's compressed copy (scripts/build-portable.ts).
  */
-const IN_PAGE_STUB = `import { LlmError } from '../types';
-export const IN_PAGE_AVAILABLE = false;
-export const MAX_CONTEXT = 8192;
-const refuse = async () => {
-  throw new LlmError('NOT_FOUND', 'The portable file does not carry the model that runs in this browser: choose A model server in Settings, or open the app from a web server.', { kind: 'inpage' });
-};
-export function createInPageConnector(options) {
-  return { baseUrl: 'in-page:' + options.name, detect: refuse, chat: refuse, generate: refuse, structured: refuse, countTokens: async (t) => Math.ceil(t.length / 4), probeTools: refuse, close() {} };
-}`;
+export const WASM_URL_GLOBAL = 'SM_PORTABLE_WASM_URL';
+const WASM_STUB = '\0portable:wllama-wasm';
 
 /**
  * What a file opened from disk cannot have, replaced by small modules that say so:
@@ -32,7 +26,10 @@ export function createInPageConnector(options) {
  *   none (it holds the whole app); registration reports "no service worker" and the app starts.
  * - `@huggingface/transformers`: the ONNX runtime (27 MB) is not carried; choosing a transformer
  *   model fails with a sentence and the embedder falls back to the bundled model.
- * - `src/llm/in-page/connector.ts`: IN_PAGE_STUB above.
+ * - the model in this browser (src/llm/in-page/connector.ts): its worker starts from the blob:
+ *   URL the page made from its inline copy, as a classic script; in that worker the WebAssembly
+ *   file is the data: URL its prelude makes, and wllama's own worker starts as a classic script
+ *   (its code is one: Chromium refuses a module worker from a blob: URL on a file:// page).
  * - the worker's URL: `new URL('../workers/memory.worker.ts', import.meta.url)` becomes the
  *   blob: URL the page made from the worker's inline copy, started as a classic script.
  */
@@ -43,10 +40,11 @@ export function portableStubs(): Plugin {
     resolveId(id) {
       if (id === 'virtual:pwa-register') return PWA_STUB;
       if (id === '@huggingface/transformers') return TRANSFORMERS_STUB;
+      if (id.endsWith('wllama.wasm?url')) return WASM_STUB;
       return null;
     },
     load(id) {
-      if (id.endsWith('/src/llm/in-page/connector.ts')) return IN_PAGE_STUB;
+      if (id === WASM_STUB) return `export default '';`;
       if (id === PWA_STUB) {
         return `export function registerSW(options) {
   queueMicrotask(() => options.onRegisteredSW?.(undefined, undefined));
@@ -62,6 +60,31 @@ export async function pipeline() {
       return null;
     },
     transform(code, id) {
+      const replace = (what: RegExp, by: string, where: string) => {
+        if (!what.test(code)) throw new Error(`portable build: ${where} changed; update ${what}`);
+        code = code.replace(what, by);
+      };
+      if (id.endsWith('/src/llm/in-page/connector.ts')) {
+        replace(
+          /new URL\(\s*'\.\.\/\.\.\/\.\.\/workers\/in-page-model\.worker\.ts',\s*import\.meta\.url\s*\)/,
+          `globalThis.${IN_PAGE_WORKER_URL_GLOBAL}`,
+          'connector.ts',
+        );
+        replace(/type: 'module',/, "type: 'classic',", 'connector.ts');
+        return { code, map: null };
+      }
+      if (id.endsWith('/workers/in-page-model.worker.ts')) {
+        replace(
+          /new Wllama\(\{ default: wasmUrl \}/,
+          `new Wllama({ default: await self.${WASM_URL_GLOBAL} }`,
+          'in-page-model.worker.ts',
+        );
+        return { code, map: null };
+      }
+      if (/\/@wllama\/wllama\/esm\/index\.js$/.test(id)) {
+        replace(/new Worker\(workerURL, \{ type: "module" \}\)/, 'new Worker(workerURL)', 'wllama');
+        return { code, map: null };
+      }
       if (!id.endsWith('/src/worker-client.ts')) return null;
       const url = /new URL\(\s*'\.\.\/workers\/memory\.worker\.ts',\s*import\.meta\.url\s*\)/;
       const type = /type: 'module',/;

@@ -16,7 +16,12 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'vite';
 import { BUNDLED_MODEL } from '../src/embeddings/models';
 import { STATIC_MODEL_FILES } from '../src/embeddings/static-model';
-import { WORKER_URL_GLOBAL, portableConfig } from '../vite.portable.config';
+import {
+  IN_PAGE_WORKER_URL_GLOBAL,
+  WASM_URL_GLOBAL,
+  WORKER_URL_GLOBAL,
+  portableConfig,
+} from '../vite.portable.config';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const PORTABLE_FILE = 'structured-memory.html';
@@ -49,6 +54,23 @@ const WORKER_PRELUDE = `(function () {
   }
   self.SM_BUNDLED_FILES = urls;
   delete self.SM_PORTABLE_FILES;
+})();
+`;
+
+/**
+ * Runs in the in-page model's worker before its own code: makes the WebAssembly file (its
+ * gzip-compressed base64 copy, put in front by the loader) into a data: URL, which wllama's own
+ * worker may fetch (a blob: URL made here it may not, on file://). A promise: the worker awaits
+ * it when it first loads a model, so opening the page inflates nothing.
+ */
+const IN_PAGE_PRELUDE = `(function () {
+  var b64 = self.SM_PORTABLE_WASM_GZ;
+  delete self.SM_PORTABLE_WASM_GZ;
+  self.${WASM_URL_GLOBAL} = (async function () {
+    var bytes = Uint8Array.fromBase64 ? Uint8Array.fromBase64(b64) : Uint8Array.from(atob(b64), function (c) { return c.charCodeAt(0); });
+    var wasm = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).blob();
+    return new FileReaderSync().readAsDataURL(new Blob([wasm], { type: 'application/wasm' }));
+  })();
 })();
 `;
 
@@ -123,7 +145,15 @@ function notice(message, { alert = false, dismissable = true } = {}) {
 }
 
 try {
-  const [app, worker] = await Promise.all([inflate('sm-app-js'), inflate('sm-worker-js')]);
+  const [app, worker, inPage] = await Promise.all([
+    inflate('sm-app-js'),
+    inflate('sm-worker-js'),
+    inflate('sm-in-page-js'),
+  ]);
+  // The model in this browser: its worker, with the WebAssembly file still compressed.
+  globalThis.${IN_PAGE_WORKER_URL_GLOBAL} = URL.createObjectURL(
+    new Blob(['self.SM_PORTABLE_WASM_GZ = "' + text('sm-wllama-wasm') + '";\\n', ${JSON.stringify(IN_PAGE_PRELUDE)}, inPage], { type: 'text/javascript' }),
+  );
   const files = {};
   for (const [name, id] of Object.entries(${JSON.stringify(modelFiles)})) files[name] = text(id);
   const workerSource = 'self.SM_PORTABLE_FILES = ' + JSON.stringify(files) + ';\\n' + ${JSON.stringify(WORKER_PRELUDE)} + worker;
@@ -185,9 +215,31 @@ export async function buildPortable(outDir: string): Promise<{ path: string; byt
       },
     });
 
+    const inPageDir = join(work, 'in-page');
+    const inPageConfig = portableConfig(ROOT, inPageDir);
+    await build({
+      ...inPageConfig,
+      define: {
+        ...inPageConfig.define,
+        'process.env.NODE_ENV': JSON.stringify('production'),
+        'import.meta.url': 'self.location.href',
+      },
+      build: {
+        ...inPageConfig.build,
+        lib: {
+          entry: join(ROOT, 'workers/in-page-model.worker.ts'),
+          formats: ['iife'],
+          name: 'StructuredMemoryInPageModel',
+          fileName: () => 'in-page-model.worker.js',
+        },
+      },
+    });
+
     let html = await readFile(join(appDir, 'index.html'), 'utf8');
     const appJs = await readFile(await only(join(appDir, 'assets'), /\.js$/));
     const workerJs = await readFile(join(workerDir, 'memory.worker.js'));
+    const inPageJs = await readFile(join(inPageDir, 'in-page-model.worker.js'));
+    const wasm = await readFile(join(ROOT, 'node_modules/@wllama/wllama/esm/wasm/wllama.wasm'));
     if (appJs.includes('import.meta.url')) {
       throw new Error(
         'portable build: the app still resolves a file next to itself (import.meta.url)',
@@ -211,6 +263,8 @@ export async function buildPortable(outDir: string): Promise<{ path: string; byt
     const blocks: string[] = [
       block('sm-app-js', pack(appJs)),
       block('sm-worker-js', pack(workerJs)),
+      block('sm-in-page-js', pack(inPageJs)),
+      block('sm-wllama-wasm', pack(wasm)),
     ];
     for (const [i, file] of STATIC_MODEL_FILES.entries()) {
       modelIds[file] = `sm-model-${i}`;

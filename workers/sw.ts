@@ -1,7 +1,7 @@
 // The app's service worker, built by vite-plugin-pwa (injectManifest) with its precache list:
 // - the app shell is precached, so the app starts offline;
-// - the ONNX runtime (`ort/`), the models (`models/`) and the transformers.js chunk are cached the
-//   first time the app itself fetches them (the page starts its worker only once this service worker controls it),
+// - the ONNX runtime (`ort/`), the models (`models/`), the transformers.js chunk and the in-page
+//   model's worker and WebAssembly file are cached the first time the app itself fetches them (the page starts its worker only once this service worker controls it),
 //   so a first visit downloads each file once, and a build that never needs the runtime never
 //   downloads it; each is kept under its build revision, so a new version refetches what changed;
 // - every response it serves carries the cross-origin isolation headers, so the app gets threads
@@ -23,10 +23,18 @@ import { ISOLATION_HEADERS } from '../src/isolation';
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: (string | PrecacheEntry)[] };
 
 /**
- * Files cached on first use instead of precached: the ONNX runtime, the models, and the
- * transformers.js chunk, which only a transformer model (not the bundled one) loads.
+ * Files cached on first use instead of precached: the ONNX runtime, the models, the
+ * transformers.js chunk, which only a transformer model (not the bundled one) loads, and the
+ * model in this browser's worker and WebAssembly file (docs/in-page-model.md), which only that
+ * kind of model server loads: after its first use it works offline.
  */
-const ON_DEMAND = [/^ort\//, /^models\//, /^assets\/transformers\.web-[\w-]+\.js$/];
+const ON_DEMAND = [
+  /^ort\//,
+  /^models\//,
+  /^assets\/transformers\.web-[\w-]+\.js$/,
+  /^assets\/in-page-model\.worker-[\w-]+\.js$/,
+  /^assets\/wllama-[\w-]+\.wasm$/,
+];
 /** The cache of those files, keyed by URL and build revision. */
 const FILES_CACHE = 'structured-memory-files';
 

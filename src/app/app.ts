@@ -22,7 +22,7 @@ import {
 } from '../llm/connector';
 import { isAbortError } from '../llm/errors';
 import { createInPageConnector, type InPageConnector } from '../llm/in-page/connector';
-import { openModelFile } from '../llm/in-page/model-files';
+import { openModelFiles } from '../llm/in-page/model-files';
 import { LlmError } from '../llm/types';
 import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import type { MemoryClient } from '../worker-client';
@@ -460,10 +460,10 @@ export class App {
   }
 }
 
-/** The chosen GGUF from this browser's storage, or a sentence that says to choose one. */
+/** The chosen GGUF (every part of a split one) from this browser's storage, or a sentence that says to choose one. */
 async function inPageFiles(name: string): Promise<Blob[]> {
-  const file = name ? await openModelFile(name) : undefined;
-  if (!file) {
+  const files = name ? await openModelFiles(name) : undefined;
+  if (!files) {
     throw new LlmError(
       'NOT_FOUND',
       name
@@ -472,5 +472,5 @@ async function inPageFiles(name: string): Promise<Blob[]> {
       { kind: 'inpage' },
     );
   }
-  return [file];
+  return files;
 }

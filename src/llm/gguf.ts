@@ -21,6 +21,8 @@ export interface GgufHeader {
   tensors: GgufTensorInfo[];
   /** Where the tensor data starts in the file. */
   dataOffset: number;
+  /** Where the metadata ends and the list of tensors starts (a splitter copies what is before). */
+  tensorInfoOffset: number;
 }
 
 export type GgufErrorCode = 'not-gguf' | 'unsupported-version' | 'truncated' | 'malformed';
@@ -162,6 +164,7 @@ export function readGgufHeader(bytes: Uint8Array): GgufHeader {
     const key = r.string();
     metadata.set(key, readValue(r, r.u32()));
   }
+  const tensorInfoOffset = r.offset;
   const tensors: GgufTensorInfo[] = [];
   for (let i = 0; i < tensorCount; i++) {
     const name = r.string();
@@ -174,5 +177,5 @@ export function readGgufHeader(bytes: Uint8Array): GgufHeader {
   const align = metadata.get('general.alignment');
   const alignment = typeof align === 'number' && align > 0 ? align : 32;
   const dataOffset = Math.ceil(r.offset / alignment) * alignment;
-  return { version, metadata, tensors, dataOffset };
+  return { version, metadata, tensors, dataOffset, tensorInfoOffset };
 }

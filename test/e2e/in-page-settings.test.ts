@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
 import { axeScan, buildAndServe } from './explorer-fixture';
 import type { StaticServer } from './static-server';
+import { splitGguf } from '../fixtures/split-gguf';
 import { makeTinyGguf } from '../fixtures/tiny-gguf';
 
 const POLL = { timeout: 20_000, interval: 50 };
@@ -29,6 +30,9 @@ describe('Settings → In this browser, in the app', () => {
     files = await mkdtemp(join(tmpdir(), 'sm-gguf-'));
     await writeFile(join(files, 'tiny-endless.gguf'), makeTinyGguf({ endless: true }));
     await writeFile(join(files, 'notes.gguf'), 'these are my notes, not a model');
+    for (const [i, part] of splitGguf(makeTinyGguf(), 3).entries()) {
+      await writeFile(join(files, `split-0000${i + 1}-of-00003.gguf`), part);
+    }
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('request', (r) => {
@@ -143,5 +147,37 @@ describe('Settings → In this browser, in the app', () => {
       return names;
     });
     expect(left).toEqual([]);
+  });
+
+  it('keeps a split model chosen as all its parts, and refuses an incomplete set', async () => {
+    const picker = dialog().getByLabel('Model file (GGUF)');
+    const part = (i: number) => join(files, `split-0000${i}-of-00003.gguf`);
+    await picker.setInputFiles([part(1), part(3)]);
+    await expect
+      .poll(
+        () =>
+          dialog()
+            .getByText(
+              'This model is split in 3 files and split-00002-of-00003.gguf is missing: choose all 3 parts together.',
+            )
+            .count(),
+        POLL,
+      )
+      .toBe(1);
+    await picker.setInputFiles([part(3), part(1), part(2)]);
+    await expect
+      .poll(
+        () =>
+          dialog()
+            .getByText(/ in 3 parts, kept in this browser$/)
+            .count(),
+        POLL,
+      )
+      .toBe(1);
+    expect(await dialog().getByText('split-00001-of-00003.gguf', { exact: true }).count()).toBe(1);
+    await dialog().getByRole('button', { name: 'Delete' }).click();
+    await expect
+      .poll(() => dialog().getByText('split-00001-of-00003.gguf', { exact: true }).count(), POLL)
+      .toBe(0);
   });
 });

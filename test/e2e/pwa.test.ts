@@ -32,9 +32,15 @@ const ON_DEMAND = [
   'ort/ort-wasm-simd-threaded.asyncify.wasm',
   `models/${BUNDLED_MODEL}/tokenizer.json`,
 ];
-/** What workers/sw.ts caches on first use: the runtime, the models, the transformers.js chunk. */
+/**
+ * What workers/sw.ts caches on first use: the runtime, the models, the transformers.js chunk,
+ * the in-page model's worker and WebAssembly file.
+ */
 const onDemand = (url: string) =>
-  /^(ort|models)\//.test(url) || /^assets\/transformers\.web-[\w-]+\.js$/.test(url);
+  /^(ort|models)\//.test(url) ||
+  /^assets\/(transformers\.web-[\w-]+\.js|in-page-model\.worker-[\w-]+\.js|wllama-[\w-]+\.wasm)$/.test(
+    url,
+  );
 /** The precache keeps the app shell under the address the page was loaded from. */
 const cachedAs = (url: string) => (url === 'index.html' ? '' : url);
 
