@@ -11,6 +11,9 @@ import type {
   InPageModelInfo,
 } from '../src/llm/in-page/types';
 
+/** A grammar every piece of text (valid UTF-8) matches. */
+const ANY_TEXT = 'root ::= [^\\x00]*';
+
 let engine: Wllama | undefined;
 let running: AbortController | undefined;
 
@@ -67,7 +70,10 @@ const api = {
         max_tokens: request.maxTokens,
         temperature: request.temperature,
         seed: request.seed,
-        ...(request.grammar ? { grammar: request.grammar } : {}),
+        // Without a grammar of its own, a reply still follows one that any text matches: it
+        // keeps the model from writing broken UTF-8 (a lone byte token), which would end the
+        // stream inside the engine with an error.
+        grammar: request.grammar ?? (request.jsonSchema ? undefined : ANY_TEXT),
         ...(request.jsonSchema
           ? {
               response_format: {

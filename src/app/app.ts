@@ -394,8 +394,7 @@ export class App {
       this.createChatSession({
         memory: this.memory,
         connector,
-        // The in-page engine takes tools in the prompt only.
-        settings: s.modelSource === 'inpage' ? { ...s, toolMode: 'prompted' } : s,
+        settings: s,
         toolModes: this.toolModes(),
         wrapCallback: this.wrap,
         onEvent: (e) => {
