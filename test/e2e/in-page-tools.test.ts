@@ -5,7 +5,7 @@
 // not choose a call, nor close a free string, by itself): the grammar finishes the call so that
 // it parses and fits the tool's schema, the connector reads it back as a native tool call, and
 // the chat runs it as it runs any server's: the entry shows in memory.
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
 import { buildAndServe, callWorker, openInTree } from './explorer-fixture';
@@ -13,6 +13,11 @@ import type { StaticServer } from './static-server';
 import { makeTinyGguf } from '../fixtures/tiny-gguf';
 
 const POLL = { timeout: 60_000, interval: 50 };
+
+type AppHandle = {
+  subscribe(listener: () => void): () => void;
+  state: { status: { state: string; message?: string; progress?: { done: number } } };
+};
 /**
  * The start of a call as one piece the model prefers: it decides to save, and where, and what.
  * How the call ends is left to sampling: at random it never closes (tried: the chat then says
@@ -40,6 +45,7 @@ describe('memory tools with the model in this browser', () => {
   let app: Awaited<ReturnType<typeof buildAndServe>> | undefined;
   let server: StaticServer;
   let browser: Browser | undefined;
+  let context: BrowserContext;
   let page: Page;
   const outside: string[] = [];
 
@@ -47,7 +53,8 @@ describe('memory tools with the model in this browser', () => {
     app = await buildAndServe();
     server = app.server;
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
     await page.goto(server.url);
     await keepModel(page, 'calls-tea.gguf', makeTinyGguf({ favour: [CALL_START] }));
     await callWorker(page, 'setSetting', 'app', {
@@ -98,5 +105,85 @@ describe('memory tools with the model in this browser', () => {
       await page.locator('sm-entry-detail').evaluate((el) => el.shadowRoot?.textContent ?? ''),
     ).toContain('likes green tea');
     expect(outside).toEqual([]);
+  });
+
+  /** The status line's words in `p`'s chat. */
+  const statusText = (p: Page) =>
+    p
+      .locator('sm-chat')
+      .locator('.status')
+      .evaluate((el) => el.textContent ?? '');
+
+  it('a second tab says the model is open in the first, and loads its own copy when asked, with progress', async () => {
+    await chat().locator('.status.connected').waitFor(POLL);
+    const second = await context.newPage();
+    await second.goto(server.url);
+    const sentence =
+      'calls-tea.gguf is open in another tab of this app. Close it there and it loads here, or use it here too';
+    await expect.poll(() => statusText(second), POLL).toContain(sentence);
+    // It waits: nothing is loaded in the second tab until it is asked.
+    expect(await second.locator('sm-chat').locator('.status.connected').count()).toBe(0);
+    await second.screenshot({ path: '/tmp/sm-inpage-other-tab-desktop.png' });
+    await second.setViewportSize({ width: 390, height: 844 });
+    await second.screenshot({ path: '/tmp/sm-inpage-other-tab-phone.png' });
+    await second.setViewportSize({ width: 1280, height: 800 });
+    // Every status the second tab shows from here on, in order.
+    await second.evaluate(() => {
+      const app = (document.querySelector('sm-app') as unknown as { app: AppHandle }).app;
+      const seen: AppHandle['state']['status'][] = [];
+      (window as unknown as { seen: typeof seen }).seen = seen;
+      app.subscribe(() => {
+        if (seen.at(-1) !== app.state.status) seen.push(app.state.status);
+      });
+    });
+    await second.locator('sm-chat').getByRole('button', { name: 'Use it here too' }).click();
+    await second.locator('sm-chat').locator('.status.connected').waitFor(POLL);
+    const seen = await second.evaluate(
+      () => (window as unknown as { seen: AppHandle['state']['status'][] }).seen,
+    );
+    const messages = seen.map((s) => s.message ?? s.state);
+    // The bytes as they are read, then setting up, then connected.
+    expect(messages[0]).toMatch(/^Loading calls-tea\.gguf: 0% \(0 B of \d+ KB\)…$/);
+    const reading = seen.filter((s) => s.progress);
+    expect(reading.length).toBeGreaterThan(1);
+    const done = reading.map((s) => s.progress!.done);
+    expect(done).toEqual([...done].sort((a, b) => a - b));
+    expect(messages).toContain('Loading calls-tea.gguf: setting it up…');
+    expect(messages.at(-1)).toBe('connected');
+    // For the screenshots: a status the load showed, halfway, shown again (it passes too fast).
+    const halfway = reading[Math.floor(reading.length / 2)]!;
+    await second.evaluate((status) => {
+      const app = (document.querySelector('sm-app') as unknown as { app: AppHandle }).app;
+      (app as unknown as { set(patch: object): void }).set({ status });
+    }, halfway);
+    await second.locator('sm-chat').locator('.status progress').waitFor();
+    await second.screenshot({ path: '/tmp/sm-inpage-loading-desktop.png' });
+    await second.setViewportSize({ width: 390, height: 844 });
+    await second.screenshot({ path: '/tmp/sm-inpage-loading-phone.png' });
+    await second.close();
+  });
+
+  it('Delete in Settings ends the engine that holds the model, and a later message says there is none', async () => {
+    await chat().locator('.status.connected').waitFor(POLL);
+    const engine = () => page.workers().filter((w) => w.url().includes('in-page-model'));
+    expect(engine()).toHaveLength(1);
+    const ended = new Promise<void>((done) => engine()[0]!.once('close', () => done()));
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Settings' });
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    // Gone at once, before Settings is saved or closed: its memory is free.
+    await ended;
+    expect(engine()).toHaveLength(0);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    const gone =
+      'The model file calls-tea.gguf is no longer in this browser: choose it again in Settings → Model.';
+    await expect.poll(() => statusText(page), POLL).toContain(gone);
+    const box = chat().getByRole('textbox', { name: 'Message', exact: true });
+    await box.fill('Are you still there?');
+    await box.press('Enter');
+    await expect
+      .poll(async () => (await chat().getByRole('alert').allTextContents()).join(' '), POLL)
+      .toContain(gone);
+    expect(engine()).toHaveLength(0);
   });
 });

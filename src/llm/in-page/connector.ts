@@ -27,7 +27,12 @@ import {
   type ToolSpec,
 } from '../types';
 import { CALL_OPEN, parseGrammarCall, toolGrammar } from './grammar';
-import type { InPageChatMessage, InPageChatRequest, InPageModelInfo } from './types';
+import type {
+  InPageChatMessage,
+  InPageChatRequest,
+  InPageLoadProgress,
+  InPageModelInfo,
+} from './types';
 
 export interface InPageConnectorOptions {
   /** The model's name as shown (its file name). */
@@ -38,6 +43,8 @@ export interface InPageConnectorOptions {
   contextSize?: number;
   /** Told what was loaded (threads, context, time). */
   onLoaded?: (info: InPageModelInfo) => void;
+  /** Told how a load is going: another tab has the model, bytes read, setting up. */
+  onProgress?: (progress: InPageLoadProgress) => void;
 }
 
 /** This build carries the engine (the portable file does not: vite.portable.config.ts). */
@@ -90,6 +97,8 @@ function toTemplateMessages(messages: ChatMessage[]): InPageChatMessage[] {
 export type InPageConnector = Connector & {
   /** Ends the worker (and frees the model's memory). */
   close(): void;
+  /** A load waiting for another tab that has the model open loads a copy here too. */
+  useHere(): void;
 };
 
 export function createInPageConnector(options: InPageConnectorOptions): InPageConnector {
@@ -99,14 +108,21 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
 
   function load(): Promise<ServerInfo> {
     loaded ??= (async () => {
+      // The file first: no engine starts for a model that is not there.
+      const files = await options.files();
       worker ??= startWorker();
       const wanted = options.contextSize && options.contextSize > 0 ? options.contextSize : 0;
-      const files = await options.files();
       // Never more than the model was trained for, nor than a tab's CPU and memory suit.
       const trained = await trainedContext(files[0]);
-      const info = await worker.model.load(files, {
-        context: Math.min(wanted || MAX_CONTEXT, trained || MAX_CONTEXT, MAX_CONTEXT),
-      });
+      const onProgress = options.onProgress;
+      const info = await worker.model.load(
+        files,
+        {
+          context: Math.min(wanted || MAX_CONTEXT, trained || MAX_CONTEXT, MAX_CONTEXT),
+          oneCopy: true,
+        },
+        onProgress ? proxy((p: InPageLoadProgress) => onProgress(p)) : undefined,
+      );
       options.onLoaded?.(info);
       return {
         kind: 'inpage' as const,
@@ -238,6 +254,9 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
       worker?.stop();
       worker = undefined;
       loaded = undefined;
+    },
+    useHere() {
+      void worker?.model.useHere();
     },
   };
 }
