@@ -15,6 +15,9 @@ import type {
 /** A grammar every piece of text (valid UTF-8) matches. */
 const ANY_TEXT = 'root ::= [^\\x00]*';
 
+/** How the engine fails on a piece of broken UTF-8 (its JSON, then the copy of its answer). */
+const BROKEN_TEXT = /invalid UTF-8|Invalid typed array length/;
+
 let engine: Wllama | undefined;
 let running: AbortController | undefined;
 
@@ -181,7 +184,13 @@ const api = {
         },
       });
     } catch (error) {
-      if (!controller.signal.aborted) throw error;
+      if (!controller.signal.aborted) {
+        // A piece that is not whole UTF-8 (a lone continuation byte: the grammar lets it by)
+        // fails inside the engine when it is passed on; the engine itself is fine. The reply
+        // ends there with what it has; anything else is a real failure.
+        if (!BROKEN_TEXT.test(error instanceof Error ? error.message : String(error))) throw error;
+        finish = 'stop';
+      }
     } finally {
       if (running === controller) running = undefined;
     }

@@ -36,8 +36,8 @@ describe('chat with the model in this browser (no server)', () => {
       build: { outDir, emptyOutDir: true, rollupOptions: { input: join(ROOT, HARNESS) } },
     });
     await writeFile(join(outDir, 'endless.gguf'), makeTinyGguf({ endless: true }));
-    // A model that writes lone UTF-8 lead bytes (0xE2 with nothing after it): broken text.
-    await writeFile(join(outDir, 'broken.gguf'), makeTinyGguf({ favour: ['<0xE2>'] }));
+    // A model that writes broken UTF-8: lone lead bytes (0xE2 with nothing after it).
+    await writeFile(join(outDir, 'lead.gguf'), makeTinyGguf({ favour: ['<0xE2>'] }));
     server = await serveStatic(outDir);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
@@ -115,36 +115,38 @@ describe('chat with the model in this browser (no server)', () => {
     await page.screenshot({ path: '/tmp/sm-inpage-chat.png' });
   });
 
-  it('a stream of broken UTF-8 (lone byte tokens) ends as a reply, and the chat goes on', async () => {
-    const other = await browser!.newPage({ viewport: { width: 1100, height: 800 } });
-    const errors: string[] = [];
-    other.on('pageerror', (e) => errors.push(e.message));
-    await other.goto(
-      `${server!.url}${HARNESS}?scenario=live&maxTokens=30&context=4096&model=${encodeURIComponent(`${server!.url}broken.gguf`)}`,
-    );
-    await other.waitForFunction(() => 'harness' in window);
-    const turns = () =>
-      other.evaluate(() => (window as unknown as { harness: Harness }).harness.turns);
-    for (const [n, words] of [
-      [1, 'Say something.'],
-      [2, 'And again?'],
-    ] as const) {
-      await other.locator('sm-chat textarea').fill(words);
-      await other.locator('sm-chat textarea').press('Enter');
-      await other.waitForFunction(
-        (count) => (window as unknown as { harness: Harness }).harness.turns.length >= count,
-        n,
-        POLL,
+  for (const [file, what] of [['lead.gguf', 'lone lead bytes']] as const) {
+    it(`a stream of broken UTF-8 (${what}) ends as a reply, and the chat goes on`, async () => {
+      const other = await browser!.newPage({ viewport: { width: 1100, height: 800 } });
+      const errors: string[] = [];
+      other.on('pageerror', (e) => errors.push(e.message));
+      await other.goto(
+        `${server!.url}${HARNESS}?scenario=live&maxTokens=30&context=4096&model=${encodeURIComponent(`${server!.url}${file}`)}`,
       );
-      const turn = (await turns())[n - 1]!;
-      // The model kept starting characters it did not finish; the reply still ends as an
-      // answer (by the token limit), not with an error from the engine, and what it shows is
-      // whole characters.
-      expect(turn.status).toBe('answered');
-      expect(turn.text.length).toBeGreaterThan(5);
-      expect(turn.text).not.toContain('\uFFFD');
-    }
-    expect(errors).toEqual([]);
-    await other.close();
-  });
+      await other.waitForFunction(() => 'harness' in window);
+      const turns = () =>
+        other.evaluate(() => (window as unknown as { harness: Harness }).harness.turns);
+      for (const [n, words] of [
+        [1, 'Say something.'],
+        [2, 'And again?'],
+      ] as const) {
+        await other.locator('sm-chat textarea').fill(words);
+        await other.locator('sm-chat textarea').press('Enter');
+        await other.waitForFunction(
+          (count) => (window as unknown as { harness: Harness }).harness.turns.length >= count,
+          n,
+          POLL,
+        );
+        const turn = (await turns())[n - 1]!;
+        // The model kept starting characters it did not finish; the reply still ends as an
+        // answer (by the token limit), not with an error from the engine, and what it shows is
+        // whole characters (the grammar made it finish them).
+        expect(turn.status).toBe('answered');
+        expect(turn.text.length).toBeGreaterThan(5);
+        expect(turn.text).not.toContain('\uFFFD');
+      }
+      expect(errors).toEqual([]);
+      await other.close();
+    });
+  }
 });
