@@ -115,6 +115,46 @@ describe('chat with the model in this browser (no server)', () => {
     await page.screenshot({ path: '/tmp/sm-inpage-chat.png' });
   });
 
+  it('Regenerate and Continue run on the model in this browser too', async () => {
+    const tab = await browser!.newPage({ viewport: { width: 1100, height: 800 } });
+    await tab.goto(
+      `${server!.url}${HARNESS}?scenario=live&maxTokens=1500&model=${encodeURIComponent(`${server!.url}endless.gguf`)}`,
+    );
+    await tab.waitForFunction(() => 'harness' in window);
+    const stop = () => tab.getByRole('button', { name: 'Stop' });
+    const idle = () => expect.poll(() => stop().isDisabled(), POLL).toBe(true);
+    const generations = () =>
+      tab.evaluate(() => (window as unknown as { harness: Harness }).harness.generations);
+    const reply = () => tab.locator('sm-chat sm-message[kind="assistant"]').last();
+    const replyText = () =>
+      reply().evaluate((el) => el.shadowRoot?.querySelector('.md')?.textContent ?? '');
+    const box = tab.locator('sm-chat textarea');
+    await box.fill('Tell me a story.');
+    await box.press('Enter');
+    await expect.poll(async () => (await replyText()).length, POLL).toBeGreaterThan(5);
+    await stop().click();
+    await idle();
+    await expect.poll(generations, POLL).toEqual(['aborted']);
+    // Another answer to the same message: it streams from the engine, and Stop ends it.
+    const first = await replyText();
+    await reply().getByRole('button', { name: 'Regenerate reply' }).click();
+    await expect.poll(async () => (await replyText()) !== first, POLL).toBe(true);
+    await expect.poll(async () => (await replyText()).length, POLL).toBeGreaterThan(5);
+    await stop().click();
+    await idle();
+    await expect.poll(generations, POLL).toEqual(['aborted', 'aborted']);
+    // Continue goes on from where that reply stopped, from the engine again.
+    const stopped = await replyText();
+    await reply().getByRole('button', { name: 'Continue' }).click();
+    await expect
+      .poll(async () => (await replyText()).length, POLL)
+      .toBeGreaterThan(stopped.length + 5);
+    await stop().click();
+    await idle();
+    await expect.poll(generations, POLL).toEqual(['aborted', 'aborted', 'aborted']);
+    await tab.close();
+  });
+
   for (const [file, what] of [['lead.gguf', 'lone lead bytes']] as const) {
     it(`a stream of broken UTF-8 (${what}) ends as a reply, and the chat goes on`, async () => {
       const other = await browser!.newPage({ viewport: { width: 1100, height: 800 } });
