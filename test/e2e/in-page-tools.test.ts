@@ -79,6 +79,9 @@ describe('memory tools with the model in this browser', () => {
   it('a grammar-constrained saveMemory call from the chat saves an entry that shows in memory', async () => {
     // Tools are native with this kind: the grammar, not the prompt, carries the calls.
     await chat().locator('.status.connected').waitFor(POLL);
+    // From here on nothing leaves the page (the first load, before the settings, probed the
+    // default server).
+    outside.length = 0;
     expect(await chat().locator('.status').innerText()).toContain('native tools');
     const box = chat().getByRole('textbox', { name: 'Message', exact: true });
     await box.fill('Remember that I like green tea.');
