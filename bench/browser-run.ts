@@ -7,7 +7,9 @@
 // write shows in the app's live views, from this tab and another (bench/live-views.ts, into
 // bench/results-browser-live.json). `--only=recall` times a chat turn's start with auto-recall
 // of past turns against entries alone and no recall over 100k chunks in 1,000 chats (into
-// bench/results-browser-recall.json; a full run includes it).
+// bench/results-browser-recall.json; a full run includes it). `--only=inpage` measures the model
+// in this browser (bench/in-page-model.ts, into bench/results-in-page-model.json; a full run
+// includes it).
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -25,6 +27,7 @@ import {
   turnStartLines,
   turnStartReport,
 } from './core/recall';
+import { inPageModelBench } from './in-page-model';
 import { liveViews } from './live-views';
 import { serveDir } from './serve';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/e2e/chromium';
@@ -543,6 +546,10 @@ async function main() {
     await liveViews({ quick: QUICK, log });
     return;
   }
+  if (ONLY === 'inpage') {
+    await inPageModelBench({ log });
+    return;
+  }
   const started = performance.now();
   const outDir = await mkdtemp(join(tmpdir(), 'sm-bench-'));
   log(`building the bench page into ${outDir}`);
@@ -957,6 +964,11 @@ async function main() {
     await server.close();
     await rm(outDir, { recursive: true, force: true });
     await rm(profile, { recursive: true, force: true });
+  }
+  // The model in this browser: its own page and file (bench/results-in-page-model.json).
+  if (!QUICK && !ONLY) {
+    log('the model in this browser');
+    await inPageModelBench({ log });
   }
 }
 

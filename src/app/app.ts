@@ -23,6 +23,8 @@ import {
 import { isAbortError } from '../llm/errors';
 import { createInPageConnector, type InPageConnector } from '../llm/in-page/connector';
 import { openModelFiles } from '../llm/in-page/model-files';
+import type { InPageLoadProgress } from '../llm/in-page/types';
+import { formatBytes } from './storage-status';
 import { LlmError } from '../llm/types';
 import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import type { MemoryClient } from '../worker-client';
@@ -69,6 +71,10 @@ export interface ServerStatus {
   state: 'connecting' | 'connected' | 'error';
   /** The error sentence (with the fix) when `state` is `error`; a detail otherwise. */
   message?: string;
+  /** While connecting: how much of the in-page model's file is read (bytes). */
+  progress?: { done: number; total: number };
+  /** While connecting: the in-page model is open in another tab; it can be used here too. */
+  otherTab?: boolean;
 }
 
 /** Everything the page shows that the app, not a component, decides. */
@@ -376,11 +382,17 @@ export class App {
     this.inPage = undefined;
     let connector: Connector;
     if (s.modelSource === 'inpage') {
-      this.inPage = createInPageConnector({
+      const inPage = createInPageConnector({
         name: s.inPageModel,
         files: () => inPageFiles(s.inPageModel),
         contextSize: s.contextSize,
+        onProgress: (p) => {
+          if (this.inPage === inPage && this.current.status.state === 'connecting') {
+            this.set({ status: loadStatus(s.inPageModel, p) });
+          }
+        },
       });
+      this.inPage = inPage;
       connector = this.inPage;
     } else {
       connector = this.createConnector({
@@ -394,8 +406,7 @@ export class App {
       this.createChatSession({
         memory: this.memory,
         connector,
-        // The in-page engine takes tools in the prompt only.
-        settings: s.modelSource === 'inpage' ? { ...s, toolMode: 'prompted' } : s,
+        settings: s,
         toolModes: this.toolModes(),
         wrapCallback: this.wrap,
         onEvent: (e) => {
@@ -410,6 +421,20 @@ export class App {
     };
     this.set({ session, status: { state: 'connecting' } });
     void this.refreshStatus(session);
+  }
+
+  /** The in-page model is open in another tab: load a copy here too instead of waiting. */
+  useModelHere(): void {
+    this.inPage?.useHere();
+  }
+
+  /**
+   * The in-page model's file `name` was deleted (Settings → Delete): its engine is ended, which
+   * frees its memory, and the chat says there is no model instead of using the stale one.
+   */
+  inPageModelDeleted(name: string): void {
+    const s = this.current.settings;
+    if (this.inPage && s.modelSource === 'inpage' && s.inPageModel === name) this.connect();
   }
 
   private async refreshStatus(session: ChatSession): Promise<void> {
@@ -458,6 +483,26 @@ export class App {
     }
     this.set(patch);
   }
+}
+
+/** The status line while the in-page model loads (docs/in-page-model.md). */
+export function loadStatus(name: string, p: InPageLoadProgress): ServerStatus {
+  if (p.phase === 'other-tab') {
+    return {
+      state: 'connecting',
+      otherTab: true,
+      message: `${name} is open in another tab of this app. Close it there and it loads here, or use it here too: a second copy takes another ${formatBytes(p.total)} of memory.`,
+    };
+  }
+  if (p.phase === 'reading') {
+    const percent = p.total ? Math.floor((p.done / p.total) * 100) : 0;
+    return {
+      state: 'connecting',
+      progress: { done: p.done, total: p.total },
+      message: `Loading ${name}: ${percent}% (${formatBytes(p.done)} of ${formatBytes(p.total)})…`,
+    };
+  }
+  return { state: 'connecting', message: `Loading ${name}: setting it up…` };
 }
 
 /** The chosen GGUF (every part of a split one) from this browser's storage, or a sentence that says to choose one. */

@@ -29,6 +29,8 @@ export interface SmEvents {
   'sm-select-path': SelectPathDetail;
   /** The in-page model's kept GGUF changed (Settings); `name` is '' after Delete. */
   'sm-in-page-model': { name: string };
+  /** The in-page model's file `name` was deleted (Settings): its engine must let it go. */
+  'sm-in-page-model-deleted': { name: string };
   /** Show a message of a conversation (from a context chunk's source link). */
   'sm-open-message': OpenMessageDetail;
   /** Tell the user something (status line / toast). */
@@ -40,5 +42,6 @@ declare global {
     'sm-select-path': CustomEvent<SelectPathDetail>;
     'sm-open-message': CustomEvent<OpenMessageDetail>;
     'sm-notice': CustomEvent<NoticeDetail>;
+    'sm-in-page-model-deleted': CustomEvent<{ name: string }>;
   }
 }

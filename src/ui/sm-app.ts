@@ -192,6 +192,10 @@ export class SmApp extends LitElement {
     this.addEventListener('sm-open-backups', () => this.openSettings('data'));
     this.addEventListener('sm-notice', (e) => this.app?.showNotice(e.detail.message));
     this.addEventListener('sm-composer-input', (e) => this.app?.noteTyping(e.detail.drafting));
+    this.addEventListener('sm-use-model-here', () => this.app?.useModelHere());
+    this.addEventListener('sm-in-page-model-deleted', (e) =>
+      this.app?.inPageModelDeleted(e.detail.name),
+    );
     this.addEventListener('sm-toast', (e) => this.handleToast(e));
   }
 

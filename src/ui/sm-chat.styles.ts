@@ -25,6 +25,14 @@ export const chatStyles = css`
     min-width: 0;
     overflow-wrap: anywhere;
   }
+  .status progress {
+    flex: 0 1 120px;
+    min-width: 48px;
+  }
+  .status button {
+    flex: none;
+    margin-left: auto;
+  }
   .status strong {
     color: var(--sm-text);
     font-weight: 600;

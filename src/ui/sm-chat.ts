@@ -47,6 +47,8 @@ declare module './events' {
     'sm-open-settings': undefined;
     /** The composer's words changed (the memory keeper waits while the person writes). */
     'sm-composer-input': ComposerInputDetail;
+    /** "Use it here too": the model in this browser is open in another tab; load it here. */
+    'sm-use-model-here': undefined;
   }
 }
 
@@ -59,6 +61,7 @@ declare global {
   interface GlobalEventHandlersEventMap {
     'sm-open-settings': CustomEvent<undefined>;
     'sm-composer-input': CustomEvent<ComposerInputDetail>;
+    'sm-use-model-here': CustomEvent<undefined>;
   }
 }
 
@@ -161,6 +164,7 @@ const STOP_GRACE_MS = 2000;
  *
  * @fires sm-select-path - A memory path on a tool card was clicked (`{ path }`, from sm-tool-card).
  * @fires sm-open-settings - "Open settings" in the not-connected guidance was clicked.
+ * @fires sm-use-model-here - "Use it here too" (the in-page model is open in another tab).
  * @fires sm-new-conversation - "Start a chat" was clicked when no conversation is open.
  * @fires sm-composer-input - The composer's words changed (`{ drafting }`).
  * @fires sm-notice - Undo on a memory keeper card failed (`{ message, kind: 'error' }`).
@@ -418,9 +422,26 @@ export class SmChat extends LitElement {
       </div>`;
     }
     if (s.state === 'connecting') {
+      // The in-page model's load: how much is read, or that another tab has it open.
       return html`<div class="status connecting" role="status">
         <span class="dot" aria-hidden="true"></span>
         <span class="text">${s.message || 'Connecting to the model server…'}</span>
+        ${
+          s.progress
+            ? html`<progress
+                aria-label="Model loading"
+                max=${s.progress.total}
+                .value=${s.progress.done}
+              ></progress>`
+            : nothing
+        }
+        ${
+          s.otherTab
+            ? html`<button type="button" @click=${() => emit(this, 'sm-use-model-here', undefined)}>
+                Use it here too
+              </button>`
+            : nothing
+        }
       </div>`;
     }
     const parts = [

@@ -617,6 +617,10 @@ export class SmSettings extends LitElement {
   private handleInPageModel(e: CustomEvent<{ name: string }>): void {
     e.stopPropagation();
     if (!this.draft) return;
+    // Deleted: the app ends the engine that has it loaded, saved or not.
+    if (!e.detail.name && this.draft.inPageModel) {
+      emit(this, 'sm-in-page-model-deleted', { name: this.draft.inPageModel });
+    }
     this.draft = { ...this.draft, inPageModel: e.detail.name };
     if (e.detail.name) this.errors = { ...this.errors, inPageModel: undefined };
   }

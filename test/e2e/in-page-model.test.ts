@@ -12,6 +12,9 @@ import { launchChromium } from './chromium';
 import { serveStatic, type StaticServer } from './static-server';
 import { makeTinyGguf } from '../fixtures/tiny-gguf';
 import type { InPageChatRequest, InPageModelInfo } from '../../src/llm/in-page/types';
+import { parseGrammarCall, toolGrammar } from '../../src/llm/in-page/grammar';
+import { Validator } from '@cfworker/json-schema';
+import type { ToolSpec } from '../../src/llm/types';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HARNESS = 'test/e2e/harness/in-page-model.html';
@@ -132,6 +135,81 @@ describe('in-page model (wllama) in Chromium', () => {
       };
       expect(call.name).toBe('saveMemory');
       expect(call.arguments.path).toMatch(/^[a-z]{1,6}$/);
+    }
+  });
+
+  it("the chat's tool grammar: a required call always parses and fits its tool's schema; left free, a plain model writes text", async () => {
+    const { page, server } = await open();
+    const h = await harness(page);
+    await h.evaluate((x, url) => x.load(url, 1024), `${server.url}tiny.gguf`);
+    // Schemas like the app's tools, with short strings (a random model closes them in time).
+    const tools: ToolSpec[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'saveMemory',
+          description: 'Save.',
+          parameters: {
+            type: 'object',
+            properties: {
+              path: { type: 'string', maxLength: 6 },
+              content: { type: ['string', 'integer', 'boolean'], maxLength: 6 },
+              contextTokens: { type: 'integer', minimum: 0, maximum: 4000 },
+            },
+            required: ['path', 'content'],
+          },
+        },
+      },
+      {
+        type: 'function',
+        function: {
+          name: 'queryMemoryHeading',
+          description: 'Look.',
+          parameters: {
+            type: 'object',
+            properties: {
+              path: { type: 'string', maxLength: 6 },
+              recencyBias: { type: 'number', minimum: 0, maximum: 1 },
+            },
+            required: ['path'],
+          },
+        },
+      },
+    ];
+    const chat = (grammar: string, seed: number, maxTokens: number) =>
+      h.evaluate(
+        async (x, [g, s, n]) => {
+          await x.chat({
+            messages: [{ role: 'user', content: 'remember that I like tea' }],
+            maxTokens: n as number,
+            seed: s as number,
+            temperature: 1,
+            grammar: g as string,
+          });
+          return x.pieces.join('');
+        },
+        [grammar, seed, maxTokens] as const,
+      );
+    for (const seed of [1, 2, 3]) {
+      const text = await chat(toolGrammar(tools, true), seed, 160);
+      const call = parseGrammarCall(text, () => 'call_1');
+      expect(call, text).not.toBeNull();
+      const tool = tools.find((t) => t.function.name === call!.function.name)!;
+      const args = JSON.parse(call!.function.arguments) as unknown;
+      // Checked without the lengths: a random model's byte tokens can make lax UTF-8 (an
+      // overlong form) that the grammar counts as one character and the page decodes as
+      // several; the app's tools set no lengths.
+      const schema = JSON.parse(
+        JSON.stringify(tool.function.parameters).replace(/,"maxLength":6/g, ''),
+      ) as never;
+      const check = new Validator(schema, '7').validate(args);
+      expect(check.errors, text).toEqual([]);
+    }
+    for (const seed of [1, 2]) {
+      const text = await chat(toolGrammar(tools), seed, 24);
+      expect(text.length).toBeGreaterThan(0);
+      expect(text.startsWith('<')).toBe(false);
+      expect(text).not.toContain('<t');
     }
   });
 

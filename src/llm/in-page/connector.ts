@@ -1,12 +1,16 @@
 // The "In this browser" kind behind the same Connector interface as the servers: llama.cpp in
 // WebAssembly in its own worker (workers/in-page-model.worker.ts), started only when this kind is
-// used, so the first visit loads none of it. Tools go in the prompt (prompted mode): the engine
-// takes no native tools. Structured answers (the memory keeper) are constrained by llama.cpp's
-// grammar from the JSON schema. docs/in-page-model.md.
+// used, so the first visit loads none of it. Tools are native to the chat: they are described in
+// the system prompt and the reply is sampled under a grammar that allows free text or one call
+// whose arguments match its tool's schema (grammar.ts), read back as a tool call. Structured
+// answers (the memory keeper) are constrained by llama.cpp's grammar from the JSON schema.
+// docs/in-page-model.md.
 import { proxy, releaseProxy, wrap, type Remote } from 'comlink';
 import type { InPageModelApi } from '../../../workers/in-page-model.worker';
 import { estimateTokens } from '../../memory/text';
 import { readGgufHeader } from '../gguf';
+import { describeTools, toPromptedMessages } from '../prompted-tools';
+import { makeCallId } from '../tool-calls';
 import type {
   ChatRequest,
   Connector,
@@ -15,8 +19,20 @@ import type {
   StructuredResult,
   ToolProbe,
 } from '../connector';
-import { LlmError, type ChatMessage, type GenerationResult, type ServerInfo } from '../types';
-import type { InPageChatMessage, InPageChatRequest, InPageModelInfo } from './types';
+import {
+  LlmError,
+  type ChatMessage,
+  type GenerationResult,
+  type ServerInfo,
+  type ToolSpec,
+} from '../types';
+import { CALL_OPEN, parseGrammarCall, toolGrammar } from './grammar';
+import type {
+  InPageChatMessage,
+  InPageChatRequest,
+  InPageLoadProgress,
+  InPageModelInfo,
+} from './types';
 
 export interface InPageConnectorOptions {
   /** The model's name as shown (its file name). */
@@ -27,6 +43,8 @@ export interface InPageConnectorOptions {
   contextSize?: number;
   /** Told what was loaded (threads, context, time). */
   onLoaded?: (info: InPageModelInfo) => void;
+  /** Told how a load is going: another tab has the model, bytes read, setting up. */
+  onProgress?: (progress: InPageLoadProgress) => void;
 }
 
 /** This build carries the engine (the portable file does not: vite.portable.config.ts). */
@@ -51,6 +69,20 @@ function startWorker(): { model: Remote<InPageModelApi>; stop(): void } {
   };
 }
 
+/**
+ * A chat with tools as the model reads it: the tools described in the system prompt, earlier
+ * calls as `<tool_call>` blocks and their results as `<tool_response>` blocks (the form the
+ * grammar makes it write).
+ */
+function withTools(messages: ChatMessage[], tools: ToolSpec[]): ChatMessage[] {
+  const out = toPromptedMessages(messages);
+  const about = describeTools(tools);
+  const first = out[0];
+  if (first?.role === 'system') first.content = `${first.content ?? ''}\n\n${about}`;
+  else out.unshift({ role: 'system', content: about });
+  return out;
+}
+
 /** Chat messages as the model's template takes them: tool results become user turns. */
 function toTemplateMessages(messages: ChatMessage[]): InPageChatMessage[] {
   return messages.map((m) => ({
@@ -65,6 +97,8 @@ function toTemplateMessages(messages: ChatMessage[]): InPageChatMessage[] {
 export type InPageConnector = Connector & {
   /** Ends the worker (and frees the model's memory). */
   close(): void;
+  /** A load waiting for another tab that has the model open loads a copy here too. */
+  useHere(): void;
 };
 
 export function createInPageConnector(options: InPageConnectorOptions): InPageConnector {
@@ -74,14 +108,21 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
 
   function load(): Promise<ServerInfo> {
     loaded ??= (async () => {
+      // The file first: no engine starts for a model that is not there.
+      const files = await options.files();
       worker ??= startWorker();
       const wanted = options.contextSize && options.contextSize > 0 ? options.contextSize : 0;
-      const files = await options.files();
       // Never more than the model was trained for, nor than a tab's CPU and memory suit.
       const trained = await trainedContext(files[0]);
-      const info = await worker.model.load(files, {
-        context: Math.min(wanted || MAX_CONTEXT, trained || MAX_CONTEXT, MAX_CONTEXT),
-      });
+      const onProgress = options.onProgress;
+      const info = await worker.model.load(
+        files,
+        {
+          context: Math.min(wanted || MAX_CONTEXT, trained || MAX_CONTEXT, MAX_CONTEXT),
+          oneCopy: true,
+        },
+        onProgress ? proxy((p: InPageLoadProgress) => onProgress(p)) : undefined,
+      );
       options.onLoaded?.(info);
       return {
         kind: 'inpage' as const,
@@ -140,23 +181,45 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
     baseUrl,
     detect: () => load(),
     async chat(req: ChatRequest): Promise<GenerationResult> {
-      if (req.tools?.length) {
-        throw new LlmError(
-          'TOOLS_UNSUPPORTED',
-          'The model in this browser takes tools in the prompt: set Tool calls to Prompted.',
-          { kind: 'inpage' },
+      const tools = req.tools ?? [];
+      if (!tools.length) {
+        return run(
+          {
+            messages: toTemplateMessages(req.messages),
+            maxTokens: req.maxTokens,
+            temperature: req.temperature,
+            stop: req.stop,
+          },
+          req.signal,
+          req.onToken,
         );
       }
-      return run(
+      // Text cannot start with `<` under the grammar: a reply that does is a call, and a call
+      // is not shown as it is written (the chat shows its card).
+      let call = false;
+      let first = true;
+      const result = await run(
         {
-          messages: toTemplateMessages(req.messages),
+          messages: toTemplateMessages(withTools(req.messages, tools)),
           maxTokens: req.maxTokens,
           temperature: req.temperature,
           stop: req.stop,
+          grammar: toolGrammar(tools),
         },
         req.signal,
-        req.onToken,
+        (piece) => {
+          if (first && piece.trimStart()) {
+            first = false;
+            call = piece.trimStart().startsWith(CALL_OPEN[0]!);
+          }
+          if (!call) req.onToken?.(piece);
+        },
       );
+      const parsed = result.aborted ? null : parseGrammarCall(result.text, makeCallId);
+      // A call cut short by the token limit goes back as text: the chat tells the model it could
+      // not be read. One stopped halfway is not shown.
+      if (!parsed) return call && result.aborted ? { ...result, text: '' } : result;
+      return { ...result, text: '', toolCalls: [parsed], finishReason: 'tool_calls' };
     },
     async generate(_req: GenerateRequest): Promise<GenerationResult> {
       throw new LlmError('BAD_REQUEST', 'Only KoboldCPP takes a native generation.', {
@@ -185,12 +248,15 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
       return estimateTokens(text);
     },
     async probeTools(): Promise<ToolProbe> {
-      return { native: false, message: 'The model in this browser takes tools in the prompt.' };
+      return { native: true };
     },
     close() {
       worker?.stop();
       worker = undefined;
       loaded = undefined;
+    },
+    useHere() {
+      void worker?.model.useHere();
     },
   };
 }

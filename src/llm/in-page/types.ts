@@ -3,7 +3,21 @@
 export interface InPageLoadOptions {
   /** Context size asked for (tokens); the model's own limit and the device bound it. */
   context: number;
+  /**
+   * One copy per browser: wait while another tab of the app has the model loaded (until it lets
+   * go, or `useHere`), and hold a Web Lock that says so while loaded here.
+   */
+  oneCopy?: boolean;
 }
+
+/** How a load is going. */
+export type InPageLoadProgress =
+  /** Another tab has the model loaded; this load waits for it (or `useHere`). */
+  | { phase: 'other-tab'; total: number }
+  /** The file is being read into the engine: `done` of `total` bytes. */
+  | { phase: 'reading'; done: number; total: number }
+  /** All read; the engine sets the model up (context, threads). */
+  | { phase: 'starting' };
 
 export interface InPageModelInfo {
   /** Threads llama.cpp runs on (1 without cross-origin isolation). */

@@ -437,7 +437,7 @@ function inPageConnector(url: string): Connector {
   const connector = createInPageConnector({
     name: url.split('/').at(-1) ?? url,
     files: async () => [await (await fetch(url)).blob()],
-    contextSize: 2048,
+    contextSize: Number(params.get('context') ?? 2048),
   });
   return {
     ...connector,
