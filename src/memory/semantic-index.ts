@@ -79,6 +79,14 @@ export class SemanticIndex {
     return out;
   }
 
+  /**
+   * The newest `limit` chunk ids of a conversation (of its turns up to `upTo` when given),
+   * newest first, from the word index: no read.
+   */
+  newestIds(conversationId: number, limit: number, upTo?: number): number[] {
+    return this.words.newestKeys(conversationId, limit, upTo);
+  }
+
   /** The conversation of an indexed chunk (undefined when it is not held). */
   conversationOf(id: number): number | undefined {
     return this.vectors.conversationOf(id);

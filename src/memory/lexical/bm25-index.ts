@@ -145,6 +145,30 @@ export class Bm25Index {
     return slot === undefined ? undefined : this.parents[slot] || undefined;
   }
 
+  /**
+   * The `limit` highest keys of `group`'s live documents whose parent is at most `parentAtMost`,
+   * highest first (a chat's newest sentences, up to a turn). One pass over the documents, no
+   * storage read: IndexedDB walks an index backwards slowly (bench/README.md, "Saves").
+   */
+  newestKeys(group: number, limit: number, parentAtMost = Infinity): number[] {
+    const g = this.groupSlotOf.get(group);
+    const top: number[] = []; // ascending, at most `limit`
+    if (g === undefined || limit <= 0) return top;
+    const { alive, groupSlots, keys, parents } = this;
+    for (let s = this.slotCount - 1; s >= 0; s--) {
+      if (groupSlots[s] !== g || !alive[s] || parents[s] > parentAtMost) continue;
+      const key = keys[s];
+      if (top.length === limit) {
+        if (key <= top[0]) continue;
+        top.shift();
+      }
+      let i = top.length;
+      while (i > 0 && top[i - 1] > key) i--;
+      top.splice(i, 0, key);
+    }
+    return top.reverse();
+  }
+
   /** Indexes `text` under `key` (replacing what was there). */
   add(key: number, text: string, group = 0, parent = 0): void {
     this.addTerms(key, tokenize(text), group, parent);
