@@ -117,7 +117,10 @@ describe('Bm25Index', () => {
         fc.array(fc.nat(), { maxLength: 40 }),
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 0, max: 40 }),
-        (keys, removals, limit, upTo) => {
+        fc.boolean(),
+        (drawn, removals, limit, upTo, inOrder) => {
+          // In id order, as chunks arrive (the scan stops early), or in any order.
+          const keys = inOrder ? [...drawn].sort((a, b) => a - b) : drawn;
           const idx = new Bm25Index();
           const groupOf = (k: number) => k % 3;
           const parentOf = (k: number) => Math.floor(k / 10);

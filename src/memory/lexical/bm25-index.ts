@@ -115,6 +115,8 @@ export class Bm25Index {
   private lengths = new Uint32Array(1024);
   private alive = new Uint8Array(1024);
   private slotCount = 0;
+  /** Every document's key is above the one added before it (chunks arrive in id order). */
+  private keysAscending = true;
   private live = 0;
   private deadPostings = 0;
   private totalLength = 0;
@@ -159,6 +161,8 @@ export class Bm25Index {
       if (groupSlots[s] !== g || !alive[s] || parents[s] > parentAtMost) continue;
       const key = keys[s];
       if (top.length === limit) {
+        // Keys rise with the slots: every document before this one has a lower key.
+        if (this.keysAscending) break;
         if (key <= top[0]) continue;
         top.shift();
       }
@@ -211,6 +215,7 @@ export class Bm25Index {
     if (this.slotOf.has(key)) this.remove(key);
     const slot = this.slotCount++;
     this.grow(this.slotCount);
+    if (slot > 0 && key <= this.keys[slot - 1]) this.keysAscending = false;
     this.slotOf.set(key, slot);
     this.keys[slot] = key;
     this.groups[slot] = group;
@@ -301,6 +306,7 @@ export class Bm25Index {
     this.groupDocs.fill(0);
     this.liveGroups = 0;
     this.slotCount = 0;
+    this.keysAscending = true;
     this.live = 0;
     this.totalLength = 0;
     this.postings = 0;
