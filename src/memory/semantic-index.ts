@@ -79,6 +79,14 @@ export class SemanticIndex {
     return out;
   }
 
+  /**
+   * The newest `limit` chunk ids of a conversation (of its turns up to `upTo` when given),
+   * newest first, from the word index: no read.
+   */
+  newestIds(conversationId: number, limit: number, upTo?: number): number[] {
+    return this.words.newestKeys(conversationId, limit, upTo);
+  }
+
   /** The conversation of an indexed chunk (undefined when it is not held). */
   conversationOf(id: number): number | undefined {
     return this.vectors.conversationOf(id);
@@ -172,12 +180,15 @@ export class SemanticIndex {
   /** Brings the index in line with the rows now stored under `ids` (added, changed or gone). */
   async refresh(ids: readonly number[]): Promise<void> {
     if (!ids.length) return;
-    const rows = await this.db.chunks.bulkGet(ids as number[]);
+    // In id order, as the chunks were written: the word index finds a chat's newest chunks
+    // without a full pass when its keys rise with its documents.
+    const sorted = [...ids].sort((a, b) => a - b);
+    const rows = await this.db.chunks.bulkGet(sorted);
     rows.forEach((row, i) => {
       if (row && row.model === this.model) this.put(row);
       else {
-        this.vectors.remove(ids[i]);
-        this.words.remove(ids[i]);
+        this.vectors.remove(sorted[i]);
+        this.words.remove(sorted[i]);
       }
     });
   }

@@ -14,7 +14,10 @@ afterAll(() => embedder.dispose());
 const dbName = () => `fresh-${crypto.randomUUID()}`;
 
 /** Counts the IndexedDB reads that touch the entry table while `fn` runs. */
-async function countEntryReads(fn: () => Promise<unknown>) {
+const countEntryReads = (fn: () => Promise<unknown>) => countReads('structured_memory', fn);
+
+/** Counts the IndexedDB reads that touch `table` (its rows or its indexes) while `fn` runs. */
+async function countReads(table: string, fn: () => Promise<unknown>) {
   const counts = { get: 0, scans: 0 };
   const store = IDBObjectStore.prototype;
   const index = IDBIndex.prototype;
@@ -30,7 +33,7 @@ async function countEntryReads(fn: () => Promise<unknown>) {
       this: T,
       ...a: unknown[]
     ) {
-      if (owner(this) === 'structured_memory') counts[kind]++;
+      if (owner(this) === table) counts[kind]++;
       return orig.apply(this, a);
     } as never);
     spies.push(spy);
@@ -75,6 +78,38 @@ describe('in-memory indexes', () => {
     expect(counts.get).toBeGreaterThan(0);
     expect(counts.get).toBeLessThanOrEqual(4);
     await mem2.close();
+  });
+
+  it("a save's context snapshot reads only the chunk rows it may keep, and walks none of its chat's", async () => {
+    const name = dbName();
+    const mem = openMemory({ name, embedder });
+    const said: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const text = `Turn ${i} talks about garden plot ${i}. It has ${i} rows of beans. The soil is wet.`;
+      await mem.recordTurn({ conversationId: 1, role: i % 2 ? 'assistant' : 'user', text });
+      await mem.recordTurn({ conversationId: 2, role: 'user', text: `Another chat, line ${i}.` });
+      said.push(text);
+    }
+    await mem.saveMemory('Garden/First', 'beans in the garden', undefined, { conversationId: 1 });
+    const counts = await countReads('chunks', () =>
+      mem.saveMemory('Garden/Beans', 'rows of beans', undefined, { conversationId: 1 }),
+    );
+    // The newest sentences (at most 32) and the best 50 matches, read by key; no cursor over
+    // the chat's index (IndexedDB walks one backwards slowly: bench/README.md, "Saves").
+    expect(counts.scans).toBe(0);
+    expect(counts.get).toBeGreaterThan(0);
+    expect(counts.get).toBeLessThanOrEqual(32 + 50);
+    // The snapshot still begins with the exchange that led to the save: the chat's last two turns.
+    const entry = await mem.getEntry('Garden/Beans');
+    if ('status' in entry) throw new Error(entry.message);
+    const kept = entry.contextChunks.map((c) => c.text);
+    for (const sentence of [
+      'Turn 39 talks about garden plot 39.',
+      'Turn 38 talks about garden plot 38.',
+    ])
+      expect(kept).toContain(sentence);
+    expect(kept.join(' ')).not.toContain('Another chat');
+    await mem.close();
   });
 
   it('saves and deletes through another connection show up in this one', async () => {

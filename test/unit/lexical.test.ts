@@ -109,6 +109,39 @@ describe('Bm25Index', () => {
     );
   });
 
+  it("names a group's newest documents up to a parent, whatever order they were added in", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 120 }),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.boolean(),
+        (drawn, removals, limit, upTo, inOrder) => {
+          // In id order, as chunks arrive (the scan stops early), or in any order.
+          const keys = inOrder ? [...drawn].sort((a, b) => a - b) : drawn;
+          const idx = new Bm25Index();
+          const groupOf = (k: number) => k % 3;
+          const parentOf = (k: number) => Math.floor(k / 10);
+          for (const k of keys) idx.add(k, `word${k % 7}`, groupOf(k), parentOf(k));
+          const gone = new Set(removals.map((r) => keys[r % keys.length]));
+          for (const k of gone) idx.remove(k);
+          for (const group of [0, 1, 2, 5]) {
+            const live = keys.filter((k) => !gone.has(k) && groupOf(k) === group);
+            const newest = (max: number) =>
+              live
+                .filter((k) => parentOf(k) <= max)
+                .sort((a, b) => b - a)
+                .slice(0, limit);
+            expect(idx.newestKeys(group, limit)).toEqual(newest(Infinity));
+            expect(idx.newestKeys(group, limit, upTo)).toEqual(newest(upTo));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('searches within a group and reports each term a document matched', () => {
     const idx = new Bm25Index();
     idx.add(1, 'red apples and green pears', 7);

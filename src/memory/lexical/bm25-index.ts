@@ -119,6 +119,8 @@ export class Bm25Index {
   private lengths = new Uint32Array(1024);
   private alive = new Uint8Array(1024);
   private slotCount = 0;
+  /** Every document's key is above the one added before it (chunks arrive in id order). */
+  private keysAscending = true;
   private live = 0;
   private deadPostings = 0;
   private totalLength = 0;
@@ -147,6 +149,32 @@ export class Bm25Index {
   parentOf(key: number): number | undefined {
     const slot = this.slotOf.get(key);
     return slot === undefined ? undefined : this.parents[slot] || undefined;
+  }
+
+  /**
+   * The `limit` highest keys of `group`'s live documents whose parent is at most `parentAtMost`,
+   * highest first (a chat's newest sentences, up to a turn). One pass over the documents, no
+   * storage read: IndexedDB walks an index backwards slowly (bench/README.md, "Saves").
+   */
+  newestKeys(group: number, limit: number, parentAtMost = Infinity): number[] {
+    const g = this.groupSlotOf.get(group);
+    const top: number[] = []; // ascending, at most `limit`
+    if (g === undefined || limit <= 0) return top;
+    const { alive, groupSlots, keys, parents } = this;
+    for (let s = this.slotCount - 1; s >= 0; s--) {
+      if (groupSlots[s] !== g || !alive[s] || parents[s] > parentAtMost) continue;
+      const key = keys[s];
+      if (top.length === limit) {
+        // Keys rise with the slots: every document before this one has a lower key.
+        if (this.keysAscending) break;
+        if (key <= top[0]) continue;
+        top.shift();
+      }
+      let i = top.length;
+      while (i > 0 && top[i - 1] > key) i--;
+      top.splice(i, 0, key);
+    }
+    return top.reverse();
   }
 
   /** Indexes `text` under `key` (replacing what was there). */
@@ -191,6 +219,7 @@ export class Bm25Index {
     if (this.slotOf.has(key)) this.remove(key);
     const slot = this.slotCount++;
     this.grow(this.slotCount);
+    if (slot > 0 && key <= this.keys[slot - 1]) this.keysAscending = false;
     this.slotOf.set(key, slot);
     this.keys[slot] = key;
     this.groups[slot] = group;
@@ -281,6 +310,7 @@ export class Bm25Index {
     this.groupDocs.fill(0);
     this.liveGroups = 0;
     this.slotCount = 0;
+    this.keysAscending = true;
     this.live = 0;
     this.totalLength = 0;
     this.postings = 0;
