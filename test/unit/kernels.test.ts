@@ -163,4 +163,43 @@ describe('dot kernels', () => {
       expect([...new Float32Array(kernel.buffer, 0, 4)]).toEqual([1, 2, 3, 4]);
     }
   });
+
+  it('the Hamming kernels count differing bits like a plain popcount, by row and by index', () => {
+    const popcount = (x: number) => {
+      let c = 0;
+      for (; x; x &= x - 1) c++;
+      return c;
+    };
+    for (const bytes of [16, 48, 64, 496]) {
+      const n = 23;
+      const results = (['wasm-simd', 'js'] as const).map((kind) => {
+        const kernel = createKernel(64 + bytes * (n + 1) + n * 12, kind);
+        const u8 = new Uint8Array(kernel.buffer);
+        const q = 16;
+        const base = q + bytes;
+        const r2 = seeded(bytes);
+        for (let i = q; i < base + n * bytes; i++) u8[i] = Math.floor(r2() * 256);
+        u8.fill(0xff, base, base + bytes); // a row of all ones
+        u8.set(u8.subarray(q, q + bytes), base + bytes); // a row equal to the query
+        const idx = base + n * bytes;
+        const order = Array.from({ length: n }, (_, j) => (j * 5 + 2) % n);
+        new Int32Array(kernel.buffer, idx, n).set(order);
+        const out = idx + n * 4;
+        kernel.hamRows(q, base, n, bytes, out);
+        const byRow = [...new Int32Array(kernel.buffer, out, n)];
+        kernel.hamIndex(q, base, idx, n, bytes, out);
+        const byIdx = [...new Int32Array(kernel.buffer, out, n)];
+        const want = Array.from({ length: n }, (_, r) => {
+          let d = 0;
+          for (let i = 0; i < bytes; i++) d += popcount(u8[q + i] ^ u8[base + r * bytes + i]);
+          return d;
+        });
+        expect(byRow).toEqual(want);
+        expect(byIdx).toEqual(order.map((r) => want[r]));
+        expect(byRow[1]).toBe(0);
+        return byRow;
+      });
+      expect(results[0]).toEqual(results[1]);
+    }
+  });
 });

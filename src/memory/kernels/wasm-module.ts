@@ -86,6 +86,12 @@ const op = {
   i32x4FromF32x4Sat: simd(0xf8),
   i16x8Narrow: simd(0x85),
   i8x16Narrow: simd(0x65),
+  i32Store: [0x36, ...mem(2)],
+  vXor: simd(0x51),
+  i8x16Popcnt: simd(0x62),
+  i8x16Add: simd(0x6e),
+  i16x8AddPairsU: simd(0x7d),
+  i32x4AddPairsU: simd(0x7f),
 };
 
 /** `local[i] += by` for an i32 local. */
@@ -407,6 +413,73 @@ function quantise(): number[] {
   );
 }
 
+/**
+ * Hamming distances of sign codes (docs/search.md, "Two stages"): `out[j] = popcount(q ^ row)`
+ * as i32, rows of `bytes` bytes (a multiple of 16, at most 496 so that a byte lane of the
+ * popcount sums cannot overflow), row r = j or idx[j]. Params: q, base, [idx], count, bytes,
+ * out; locals after them: o, end, p (row address), acc.
+ */
+function hamming(indexed: boolean): number[] {
+  const params = ['q', 'base', ...(indexed ? ['idx'] : []), 'count', 'bytes', 'out'];
+  const at = (n: string) => params.indexOf(n);
+  const [o, end, p, acc] = [params.length, params.length + 1, params.length + 2, params.length + 3];
+  const rowPtr = indexed
+    ? [...get(at('base')), ...get(at('idx')), ...op.i32Load(), ...get(at('bytes')), ...op.mul]
+    : get(at('base'));
+  const body = [
+    ...get(at('out')),
+    ...get(at('count')),
+    ...i32c(2),
+    ...op.shl,
+    ...op.add,
+    ...set(end),
+    ...whileLt(at('out'), end, [
+      ...rowPtr,
+      ...(indexed ? op.add : []),
+      ...set(p),
+      ...op.vZero,
+      ...set(acc),
+      ...i32c(0),
+      ...set(o),
+      ...whileLt(o, at('bytes'), [
+        ...get(acc),
+        ...get(at('q')),
+        ...get(o),
+        ...op.add,
+        ...op.vLoad(),
+        ...get(p),
+        ...get(o),
+        ...op.add,
+        ...op.vLoad(),
+        ...op.vXor,
+        ...op.i8x16Popcnt,
+        ...op.i8x16Add,
+        ...set(acc),
+        ...bump(o, i32c(16)),
+      ]),
+      ...get(at('out')),
+      ...get(acc),
+      ...op.i16x8AddPairsU,
+      ...op.i32x4AddPairsU,
+      ...set(acc),
+      ...[0, 1, 2, 3].flatMap((l) => [...get(acc), ...op.i32x4Lane(l)]),
+      ...op.add,
+      ...op.add,
+      ...op.add,
+      ...op.i32Store,
+      ...(indexed ? bump(at('idx'), i32c(4)) : bump(at('base'), get(at('bytes')))),
+      ...bump(at('out'), i32c(4)),
+    ]),
+  ];
+  return fn(
+    [
+      [3, I32],
+      [1, V128],
+    ],
+    body,
+  );
+}
+
 const F_DOT_F32 = 0;
 const F_DOT_I8 = 1;
 
@@ -474,7 +547,15 @@ const funcType = (params: number, result?: number) => [
 ];
 
 /** Names of the exported kernels, in export order. */
-export const KERNEL_EXPORTS = ['f32Rows', 'f32Index', 'i8Rows', 'i8Index', 'quantise'] as const;
+export const KERNEL_EXPORTS = [
+  'f32Rows',
+  'f32Index',
+  'i8Rows',
+  'i8Index',
+  'quantise',
+  'hamRows',
+  'hamIndex',
+] as const;
 
 /** The kernel module's bytes (about 700). */
 export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
@@ -488,6 +569,8 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
     { type: 3, code: rows('i8', false) }, // i8Rows(q16, base, scales, n, dims, out)
     { type: 4, code: rows('i8', true) }, // i8Index(q16, base, scales, idx, m, dims, out)
     { type: 2, code: quantise() }, // quantise(src, dst, scales, n, dims)
+    { type: 2, code: hamming(false) }, // hamRows(q, base, n, bytes, out)
+    { type: 3, code: hamming(true) }, // hamIndex(q, base, idx, m, bytes, out)
   ];
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
