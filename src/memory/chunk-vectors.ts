@@ -36,7 +36,7 @@ const DEFAULTS: Required<ChunkVectorsOptions> = {
   rescoreFactor: 4,
   minRescore: 64,
   signFrom: 65_536,
-  signShare: 0.01,
+  signShare: 0.005,
   signMin: 2048,
 };
 /** Most candidates one search rescores (k is capped at 1,000 by the tools). */
@@ -136,6 +136,23 @@ export class ChunkVectors {
     this.ids = new Float64Array(this.lay.cap);
     this.convs = new Float64Array(this.lay.cap);
     this.centre = new Float32Array(dims);
+  }
+
+  /**
+   * Changes how searches run from now on (`rescoreFactor`, `minRescore`, `signFrom` as a search
+   * threshold, `signShare`, `signMin`); a form already taken stays. Returns the values it
+   * replaced. Benchmarks compare the passes with it on one index.
+   */
+  tuneSearch(
+    options: Pick<ChunkVectorsOptions, 'rescoreFactor' | 'minRescore' | 'signShare' | 'signMin'> & {
+      signFrom?: number;
+    },
+  ): Partial<ChunkVectorsOptions> {
+    const before = Object.fromEntries(
+      Object.keys(options).map((k) => [k, this.opts[k as keyof ChunkVectorsOptions]]),
+    );
+    Object.assign(this.opts, options);
+    return before;
   }
 
   get kernelKind(): KernelKind {

@@ -832,7 +832,7 @@ export interface VectorIndexOptions {
    * their best candidates in int8 (docs/search.md, "Two stages"; default 65,536).
    */
   signFrom?: number;
-  /** Share of the rows searched that the sign pass keeps as candidates (default 0.01)… */
+  /** Share of the rows searched that the sign pass keeps as candidates (default 0.005)… */
   signShare?: number;
   /** …and the fewest it keeps (default 2,048). */
   signMin?: number;
