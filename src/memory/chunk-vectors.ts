@@ -71,6 +71,8 @@ interface Layout {
   signBytes: number;
   /** The query's sign code. */
   qSign: number;
+  /** The sign codes' centre (dims f32), a copy of `ChunkVectors.centre` for the kernel. */
+  centre: number;
   /** The sign pass's candidates (slots), SIGN_CAND_MAX int32 when signs are kept. */
   signCand: number;
   q: number;
@@ -93,7 +95,8 @@ function layout(dims: number, cap: number, { codes, f32, signs }: Form): Layout 
   const q = 0;
   const q16 = align(q + dims * 4);
   const qSign = align(q16 + dims * 2);
-  const cand = align(qSign + signBytes);
+  const centre = align(qSign + signBytes);
+  const cand = align(centre + (signs ? dims * 4 : 0));
   const candOut = cand + CAND_MAX * 4;
   const signCand = candOut + CAND_MAX * 4;
   const stage = signCand + (signs ? SIGN_CAND_MAX * 4 : 0);
@@ -105,7 +108,8 @@ function layout(dims: number, cap: number, { codes, f32, signs }: Form): Layout 
   const f32Base = align(codeBase + (codes ? cap * dims : 0));
   const end = align(f32Base + (f32 ? cap * dims * 4 : 0));
   return {
-    ...{ cap, codes, f32, signs, signBytes, q, q16, qSign, cand, candOut, signCand, stage },
+    ...{ cap, codes, f32, signs, signBytes, q, q16, qSign, centre, cand, candOut, signCand },
+    stage,
     ...{ scores, idx, scales, signBase, codeBase, f32Base, end },
   };
 }
@@ -279,14 +283,10 @@ export class ChunkVectors {
         take.length,
       );
     }
+    // Sign codes: written by quantiseVia in the int8-only form; here from the f32 rows.
     if (this.lay.signs) {
       if (this.centreRows < CENTRE_ROWS && this.size >= 2 * this.centreRows) this.recentre();
-      else {
-        const codes = new Uint8Array(this.kernel.buffer);
-        const { signBase, signBytes } = this.lay;
-        for (let j = 0; j < take.length; j++)
-          signCode(rowOf(j), this.centre, codes, signBase + (first + j) * signBytes);
-      }
+      else if (this.lay.f32) this.encodeSigns(first, first + take.length);
     }
     return take.length;
   }
@@ -311,6 +311,7 @@ export class ChunkVectors {
       else for (let i = 0; i < dims; i++) sum[i] += i8[at + i] * scales[s];
     }
     for (let i = 0; i < dims; i++) this.centre[i] = live ? sum[i] / live : 0;
+    new Float32Array(buf, lay.centre, dims).set(this.centre);
     this.centreRows = live;
     this.encodeSigns(0, this.used);
   }
@@ -321,14 +322,8 @@ export class ChunkVectors {
     const buf = this.kernel.buffer;
     const out = new Uint8Array(buf);
     if (lay.f32) {
-      const f32 = new Float32Array(buf, lay.f32Base, to * dims);
-      for (let s = from; s < to; s++)
-        signCode(
-          f32.subarray(s * dims, (s + 1) * dims),
-          centre,
-          out,
-          lay.signBase + s * lay.signBytes,
-        );
+      const at = lay.f32Base + from * dims * 4;
+      this.kernel.signs(at, lay.centre, lay.signBase + from * lay.signBytes, to - from, dims);
       return;
     }
     const i8 = new Int8Array(buf, lay.codeBase, to * dims);
@@ -353,6 +348,8 @@ export class ChunkVectors {
       fill(j0, n, stage);
       const at = first + j0;
       kernel.quantise(lay.stage, lay.codeBase + at * dims, lay.scales + at * 4, n, dims);
+      if (lay.signs)
+        kernel.signs(lay.stage, lay.centre, lay.signBase + at * lay.signBytes, n, dims);
     }
   }
 
@@ -574,6 +571,7 @@ export class ChunkVectors {
         this.kernel.quantise(next.f32Base, next.codeBase, next.scales, this.used, dims);
       this.lay = next;
     }
+    if (signs) new Float32Array(this.kernel.buffer, this.lay.centre, dims).set(this.centre);
     // Codes for the rows held when the sign pass starts (and its centre, while few rows).
     if (signs && !old.signs) this.recentre();
     const ids = new Float64Array(cap);

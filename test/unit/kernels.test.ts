@@ -7,6 +7,7 @@ import {
   type DotKernel,
 } from '../../src/memory/kernels/dot-kernel';
 import { quantiseQuery, quantiseRow, queryRange } from '../../src/memory/kernels/int8';
+import { signCode, signCodeBytes } from '../../src/memory/kernels/signs';
 import { kernelModuleBytes } from '../../src/memory/kernels/wasm-module';
 import { dotRow } from '../../src/memory/scoring';
 
@@ -200,6 +201,32 @@ describe('dot kernels', () => {
         return byRow;
       });
       expect(results[0]).toEqual(results[1]);
+    }
+  });
+
+  it("the sign-code kernel gives signCode's bits, padding zeroed, for any dimension count", () => {
+    for (const dims of [1, 15, 16, 17, 100, 128, 129, 384, 385]) {
+      const n = 7;
+      const bytes = signCodeBytes(dims);
+      for (const kind of ['wasm-simd', 'js'] as const) {
+        const kernel = createKernel(1 << 16, kind);
+        const f32 = new Float32Array(kernel.buffer);
+        const rand = seeded(dims);
+        const src = 1024;
+        const centre = 64;
+        for (let i = 0; i < n * dims; i++) f32[src / 4 + i] = rand() * 2 - 1;
+        for (let i = 0; i < dims; i++) f32[centre / 4 + i] = (rand() * 2 - 1) * 0.3;
+        f32[src / 4] = f32[centre / 4]; // equal to the centre: bit clear
+        const dst = src + n * dims * 4 + 64;
+        new Uint8Array(kernel.buffer).fill(0xaa, dst, dst + n * bytes); // stale bytes
+        kernel.signs(src, centre, dst, n, dims);
+        const want = new Uint8Array(n * bytes);
+        const c = f32.slice(centre / 4, centre / 4 + dims);
+        for (let r = 0; r < n; r++)
+          signCode(f32.subarray(src / 4 + r * dims, src / 4 + (r + 1) * dims), c, want, r * bytes);
+        expect([...new Uint8Array(kernel.buffer, dst, n * bytes)]).toEqual([...want]);
+        expect(want[0] & 1).toBe(0);
+      }
     }
   });
 });

@@ -38,6 +38,11 @@ export interface DotKernel {
   hamRows(q: number, base: number, n: number, bytes: number, out: number): void;
   /** The same for rows `idx[j]`, `j < m`. */
   hamIndex(q: number, base: number, idx: number, m: number, bytes: number, out: number): void;
+  /**
+   * The sign codes (`dst`, n × signCodeBytes(dims)) of `n` f32 rows at `src` around the f32
+   * `centre` (signs.ts's `signCode`, bit for bit).
+   */
+  signs(src: number, centre: number, dst: number, n: number, dims: number): void;
 }
 
 /** Longest sign code the Hamming kernels take: 31 SIMD blocks, so byte sums cannot overflow. */
@@ -86,6 +91,7 @@ function wasmKernel(bytes: number): DotKernel {
   const quantise = ex.quantise as Fn5;
   const hamRows = ex.hamRows as Fn5;
   const hamIndex = ex.hamIndex as Fn6;
+  const signs = ex.signs as Fn5;
   return {
     kind: 'wasm-simd',
     get buffer() {
@@ -106,6 +112,7 @@ function wasmKernel(bytes: number): DotKernel {
     hamRows: (q, base, n, bytes, out) => hamRows(q | 0, base | 0, n, bytes, out | 0),
     hamIndex: (q, base, idx, m, bytes, out) =>
       hamIndex(q | 0, base | 0, idx | 0, m, bytes, out | 0),
+    signs: (src, centre, dst, n, dims) => signs(src | 0, centre | 0, dst | 0, n, dims),
   };
 }
 
@@ -173,6 +180,16 @@ function jsKernel(bytes: number): DotKernel {
           i8,
           dst + r * dims,
         );
+      }
+    },
+    signs(src, centre, dst, n, dims) {
+      const bytes = Math.ceil(dims / 128) * 16;
+      for (let r = 0; r < n; r++) {
+        const at = dst + r * bytes;
+        u8.fill(0, at, at + bytes);
+        const row = src / 4 + r * dims;
+        for (let i = 0; i < dims; i++)
+          if (f32[row + i] > f32[centre / 4 + i]) u8[at + (i >> 3)] |= 1 << (i & 7);
       }
     },
     hamRows(q, base, n, bytes, out) {

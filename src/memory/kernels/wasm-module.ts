@@ -92,6 +92,12 @@ const op = {
   i8x16Add: simd(0x6e),
   i16x8AddPairsU: simd(0x7d),
   i32x4AddPairsU: simd(0x7f),
+  f32x4Gt: simd(0x44),
+  i32x4Bitmask: simd(0xa4),
+  or: [0x72],
+  i32Store16: [0x3b, ...mem(1)],
+  i32Load8U: [0x2d, ...mem(0)],
+  vStoreAt: (o: number) => simd(0x0b, ...mem(0, o)),
 };
 
 /** `local[i] += by` for an i32 local. */
@@ -480,6 +486,124 @@ function hamming(indexed: boolean): number[] {
   );
 }
 
+/**
+ * signs(src, centre, dst, n, dims): the sign codes of `n` f32 rows at `src` (signs.ts): bit i
+ * of a row's code set where `row[i] > centre[i]`, codes of `((dims + 127) >> 7) << 4` bytes,
+ * zero-padded. Locals: 5 o (byte offset in the row), 6 e16, 7 e (byte ends), 8 end (of dst),
+ * 9 bytes (of a code), 10 k, 11 addr.
+ */
+function signs(): number[] {
+  const [src, centre, dst, n, dims, o, e16, e, end, bytes, k, addr] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+  ];
+  const mask = (off: number, shift: number) => [
+    ...get(src),
+    ...get(o),
+    ...op.add,
+    ...op.vLoad(off),
+    ...get(centre),
+    ...get(o),
+    ...op.add,
+    ...op.vLoad(off),
+    ...op.f32x4Gt,
+    ...op.i32x4Bitmask,
+    ...(shift ? [...i32c(shift), ...op.shl] : []),
+  ];
+  const row = [
+    ...i32c(0),
+    ...set(k),
+    ...whileLt(k, bytes, [
+      ...get(dst),
+      ...get(k),
+      ...op.add,
+      ...op.vZero,
+      ...op.vStore,
+      ...bump(k, i32c(16)),
+    ]),
+    ...i32c(0),
+    ...set(o),
+    ...whileLt(o, e16, [
+      ...get(dst),
+      ...get(o),
+      ...i32c(5),
+      ...op.shrU,
+      ...op.add,
+      ...mask(0, 0),
+      ...mask(16, 4),
+      ...op.or,
+      ...mask(32, 8),
+      ...op.or,
+      ...mask(48, 12),
+      ...op.or,
+      ...op.i32Store16,
+      ...bump(o, i32c(64)),
+    ]),
+    ...whileLt(o, e, [
+      ...get(src),
+      ...get(o),
+      ...op.add,
+      ...op.f32Load(),
+      ...get(centre),
+      ...get(o),
+      ...op.add,
+      ...op.f32Load(),
+      ...op.f32Gt,
+      0x04,
+      0x40, // if
+      ...get(dst),
+      ...get(o),
+      ...i32c(5),
+      ...op.shrU,
+      ...op.add,
+      ...set(addr),
+      ...get(addr),
+      ...get(addr),
+      ...op.i32Load8U,
+      ...i32c(1),
+      ...get(o),
+      ...i32c(2),
+      ...op.shrU,
+      ...i32c(7),
+      ...op.and,
+      ...op.shl,
+      ...op.or,
+      ...op.i32Store8,
+      0x0b, // end if
+      ...bump(o, i32c(4)),
+    ]),
+    ...bump(src, [...get(dims), ...i32c(2), ...op.shl]),
+    ...bump(dst, get(bytes)),
+  ];
+  const body = [
+    ...get(dims),
+    ...i32c(-16),
+    ...op.and,
+    ...i32c(2),
+    ...op.shl,
+    ...set(e16),
+    ...get(dims),
+    ...i32c(2),
+    ...op.shl,
+    ...set(e),
+    ...get(dims),
+    ...i32c(127),
+    ...op.add,
+    ...i32c(7),
+    ...op.shrU,
+    ...i32c(4),
+    ...op.shl,
+    ...set(bytes),
+    ...get(dst),
+    ...get(n),
+    ...get(bytes),
+    ...op.mul,
+    ...op.add,
+    ...set(end),
+    ...whileLt(dst, end, row),
+  ];
+  return fn([[7, I32]], body);
+}
+
 const F_DOT_F32 = 0;
 const F_DOT_I8 = 1;
 
@@ -555,6 +679,7 @@ export const KERNEL_EXPORTS = [
   'quantise',
   'hamRows',
   'hamIndex',
+  'signs',
 ] as const;
 
 /** The kernel module's bytes (about 700). */
@@ -571,6 +696,7 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
     { type: 2, code: quantise() }, // quantise(src, dst, scales, n, dims)
     { type: 2, code: hamming(false) }, // hamRows(q, base, n, bytes, out)
     { type: 3, code: hamming(true) }, // hamIndex(q, base, idx, m, bytes, out)
+    { type: 2, code: signs() }, // signs(src, centre, dst, n, dims)
   ];
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
