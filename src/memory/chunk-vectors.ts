@@ -75,6 +75,8 @@ interface Layout {
   centre: number;
   /** The sign pass's candidates (slots), SIGN_CAND_MAX int32 when signs are kept. */
   signCand: number;
+  /** Counts of rows per Hamming distance (signBytes × 8 + 1 int32). */
+  hist: number;
   q: number;
   q16: number;
   cand: number;
@@ -99,7 +101,8 @@ function layout(dims: number, cap: number, { codes, f32, signs }: Form): Layout 
   const cand = align(centre + (signs ? dims * 4 : 0));
   const candOut = cand + CAND_MAX * 4;
   const signCand = candOut + CAND_MAX * 4;
-  const stage = signCand + (signs ? SIGN_CAND_MAX * 4 : 0);
+  const hist = signCand + (signs ? SIGN_CAND_MAX * 4 : 0);
+  const stage = align(hist + (signs ? (signBytes * 8 + 1) * 4 : 0));
   const scores = align(stage + (f32 ? 0 : STAGE_ROWS * dims * 4));
   const idx = align(scores + cap * 4);
   const scales = align(idx + cap * 4);
@@ -109,7 +112,7 @@ function layout(dims: number, cap: number, { codes, f32, signs }: Form): Layout 
   const end = align(f32Base + (f32 ? cap * dims * 4 : 0));
   return {
     ...{ cap, codes, f32, signs, signBytes, q, q16, qSign, centre, cand, candOut, signCand },
-    stage,
+    ...{ hist, stage },
     ...{ scores, idx, scales, signBase, codeBase, f32Base, end },
   };
 }
@@ -126,6 +129,8 @@ export class ChunkVectors {
   private convs: Float64Array;
   private readonly slotOf = new Map<number, number>();
   private used = 0;
+  /** Slots removed since the last compaction (the sign pass takes their counts back out). */
+  private deadSlots: number[] = [];
   /** The sign codes' centre (dims), and how many rows it is the mean of (0: not taken yet). */
   private centre: Float32Array;
   private centreRows = 0;
@@ -358,6 +363,7 @@ export class ChunkVectors {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return;
     this.slotOf.delete(id);
+    this.deadSlots.push(slot);
     this.ids[slot] = NaN;
     this.convs[slot] = NaN;
     const dead = this.used - this.slotOf.size;
@@ -367,6 +373,7 @@ export class ChunkVectors {
   clear(): void {
     this.slotOf.clear();
     this.used = 0;
+    this.deadSlots = [];
     this.centre.fill(0);
     this.centreRows = 0;
     this.lay = layout(this.dims, 1024, SMALL);
@@ -472,32 +479,27 @@ export class ChunkVectors {
     want: number,
   ): number {
     const { kernel, lay, ids } = this;
-    signCode(query, this.centre, new Uint8Array(kernel.buffer), lay.qSign);
-    if (gathered) kernel.hamIndex(lay.qSign, lay.signBase, lay.idx, m, lay.signBytes, lay.scores);
-    else kernel.hamRows(lay.qSign, lay.signBase, m, lay.signBytes, lay.scores);
-    const dist = new Int32Array(kernel.buffer, lay.scores, m);
-    const hist = new Int32Array(lay.signBytes * 8 + 1);
-    // Gathered slots are live; otherwise dead slots (NaN id) are left out.
-    if (gathered) for (let j = 0; j < m; j++) hist[dist[j]]++;
-    else for (let j = 0; j < m; j++) if (ids[j] === ids[j]) hist[dist[j]]++;
+    const buf = kernel.buffer;
+    signCode(query, this.centre, new Uint8Array(buf), lay.qSign);
+    const hist = new Int32Array(buf, lay.hist, lay.signBytes * 8 + 1).fill(0);
+    const { qSign, signBase, signBytes, scores } = lay;
+    if (gathered) kernel.hamIndex(qSign, signBase, lay.idx, m, signBytes, scores, lay.hist);
+    else kernel.hamRows(qSign, signBase, m, signBytes, scores, lay.hist);
+    const dist = new Int32Array(buf, scores, m);
+    // Gathered slots are live; otherwise the dead slots' counts come back out.
+    if (!gathered) for (const s of this.deadSlots) hist[dist[s]]--;
     let cut = 0;
     let below = 0;
     while (cut < hist.length && below + hist[cut] <= want) below += hist[cut++];
     // Every row nearer than `cut`, then rows at `cut` until `want`.
-    let atCut = want - below;
-    const out = new Int32Array(kernel.buffer, lay.signCand, SIGN_CAND_MAX);
-    let n = 0;
-    for (let j = 0; j < m; j++) {
-      const d = dist[j];
-      if (d > cut) continue;
-      if (!gathered && ids[j] !== ids[j]) continue;
-      if (d === cut) {
-        if (atCut === 0) continue;
-        atCut--;
-      }
-      out[n++] = gathered ? gathered[j] : j;
+    const n = kernel.gather(scores, m, cut, want - below, lay.signCand);
+    const out = new Int32Array(buf, lay.signCand, n);
+    let live = 0;
+    for (let i = 0; i < n; i++) {
+      const s = gathered ? gathered[out[i]] : out[i];
+      if (ids[s] === ids[s]) out[live++] = s;
     }
-    return n;
+    return live;
   }
 
   // ---- storage ----------------------------------------------------------------------------
@@ -617,6 +619,7 @@ export class ChunkVectors {
       w++;
     }
     this.used = w;
+    this.deadSlots = [];
   }
 }
 

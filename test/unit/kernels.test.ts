@@ -174,7 +174,7 @@ describe('dot kernels', () => {
     for (const bytes of [16, 48, 64, 496]) {
       const n = 23;
       const results = (['wasm-simd', 'js'] as const).map((kind) => {
-        const kernel = createKernel(64 + bytes * (n + 1) + n * 12, kind);
+        const kernel = createKernel(64 + bytes * (n + 1) + n * 16 + bytes * 80, kind);
         const u8 = new Uint8Array(kernel.buffer);
         const q = 16;
         const base = q + bytes;
@@ -186,10 +186,29 @@ describe('dot kernels', () => {
         const order = Array.from({ length: n }, (_, j) => (j * 5 + 2) % n);
         new Int32Array(kernel.buffer, idx, n).set(order);
         const out = idx + n * 4;
-        kernel.hamRows(q, base, n, bytes, out);
+        const hist = out + n * 4;
+        const counts = () => [...new Int32Array(kernel.buffer, hist, bytes * 8 + 1)];
+        kernel.hamRows(q, base, n, bytes, out, hist);
         const byRow = [...new Int32Array(kernel.buffer, out, n)];
-        kernel.hamIndex(q, base, idx, n, bytes, out);
+        const histRows = counts();
+        kernel.hamIndex(q, base, idx, n, bytes, out, hist);
         const byIdx = [...new Int32Array(kernel.buffer, out, n)];
+        // The counts per distance: once per row scored, again by the indexed pass.
+        const once = new Array<number>(bytes * 8 + 1).fill(0);
+        for (const d of byRow) once[d]++;
+        expect(histRows).toEqual(once);
+        expect(counts()).toEqual(once.map((c) => c * 2));
+        // The gather: below the cut, then the first two at it, in order.
+        const cut = byRow[5];
+        const got = kernel.gather(out, n, cut, 2, idx + n * 4 + (bytes * 8 + 1) * 4);
+        const atCut = byIdx.map((d, j) => (d === cut ? j : -1)).filter((j) => j >= 0);
+        const want2 = byIdx
+          .map((d, j) => (d < cut || atCut.slice(0, 2).includes(j) ? j : -1))
+          .filter((j) => j >= 0);
+        expect(got).toBe(want2.length);
+        expect([...new Int32Array(kernel.buffer, idx + n * 4 + (bytes * 8 + 1) * 4, got)]).toEqual(
+          want2,
+        );
         const want = Array.from({ length: n }, (_, r) => {
           let d = 0;
           for (let i = 0; i < bytes; i++) d += popcount(u8[q + i] ^ u8[base + r * bytes + i]);

@@ -33,11 +33,25 @@ export interface DotKernel {
   quantise(src: number, dst: number, scales: number, n: number, dims: number): void;
   /**
    * `out[r] = popcount(q XOR row r)` (int32) for rows `0..n-1` of sign codes of `bytes` bytes
-   * each (a multiple of 16, at most `MAX_CODE_BYTES`) starting at `base` (signs.ts).
+   * each (a multiple of 16, at most `MAX_CODE_BYTES`) starting at `base` (signs.ts), and
+   * `hist[out[r]] += 1` (int32 counts, bytes × 8 + 1 of them).
    */
-  hamRows(q: number, base: number, n: number, bytes: number, out: number): void;
+  hamRows(q: number, base: number, n: number, bytes: number, out: number, hist: number): void;
   /** The same for rows `idx[j]`, `j < m`. */
-  hamIndex(q: number, base: number, idx: number, m: number, bytes: number, out: number): void;
+  hamIndex(
+    q: number,
+    base: number,
+    idx: number,
+    m: number,
+    bytes: number,
+    out: number,
+    hist: number,
+  ): void;
+  /**
+   * Writes (int32, at `out`) the positions of the `n` int32 distances at `dist` below `cut`,
+   * and the first `atCut` equal to it, in order; returns how many.
+   */
+  gather(dist: number, n: number, cut: number, atCut: number, out: number): number;
   /**
    * The sign codes (`dst`, n × signCodeBytes(dims)) of `n` f32 rows at `src` around the f32
    * `centre` (signs.ts's `signCode`, bit for bit).
@@ -89,9 +103,10 @@ function wasmKernel(bytes: number): DotKernel {
   const i8Rows = ex.i8Rows as Fn6;
   const i8Index = ex.i8Index as Fn7;
   const quantise = ex.quantise as Fn5;
-  const hamRows = ex.hamRows as Fn5;
-  const hamIndex = ex.hamIndex as Fn6;
+  const hamRows = ex.hamRows as Fn6;
+  const hamIndex = ex.hamIndex as Fn7;
   const signs = ex.signs as Fn5;
+  const gather = ex.gather as (a: number, b: number, c: number, d: number, e: number) => number;
   return {
     kind: 'wasm-simd',
     get buffer() {
@@ -109,9 +124,11 @@ function wasmKernel(bytes: number): DotKernel {
     i8Index: (q16, base, scales, idx, m, dims, out) =>
       i8Index(q16 | 0, base | 0, scales | 0, idx | 0, m, dims, out | 0),
     quantise: (src, dst, scales, n, dims) => quantise(src | 0, dst | 0, scales | 0, n, dims),
-    hamRows: (q, base, n, bytes, out) => hamRows(q | 0, base | 0, n, bytes, out | 0),
-    hamIndex: (q, base, idx, m, bytes, out) =>
-      hamIndex(q | 0, base | 0, idx | 0, m, bytes, out | 0),
+    hamRows: (q, base, n, bytes, out, hist) =>
+      hamRows(q | 0, base | 0, n, bytes, out | 0, hist | 0),
+    hamIndex: (q, base, idx, m, bytes, out, hist) =>
+      hamIndex(q | 0, base | 0, idx | 0, m, bytes, out | 0, hist | 0),
+    gather: (dist, n, cut, atCut, out) => gather(dist | 0, n, cut, atCut, out | 0),
     signs: (src, centre, dst, n, dims) => signs(src | 0, centre | 0, dst | 0, n, dims),
   };
 }
@@ -192,13 +209,27 @@ function jsKernel(bytes: number): DotKernel {
           if (f32[row + i] > f32[centre / 4 + i]) u8[at + (i >> 3)] |= 1 << (i & 7);
       }
     },
-    hamRows(q, base, n, bytes, out) {
-      for (let r = 0; r < n; r++) i32[out / 4 + r] = hamming(q, base + r * bytes, bytes);
-    },
-    hamIndex(q, base, idx, m, bytes, out) {
-      for (let j = 0; j < m; j++) {
-        i32[out / 4 + j] = hamming(q, base + i32[idx / 4 + j] * bytes, bytes);
+    hamRows(q, base, n, bytes, out, hist) {
+      for (let r = 0; r < n; r++) {
+        const d = hamming(q, base + r * bytes, bytes);
+        i32[out / 4 + r] = d;
+        i32[hist / 4 + d]++;
       }
+    },
+    hamIndex(q, base, idx, m, bytes, out, hist) {
+      for (let j = 0; j < m; j++) {
+        const d = hamming(q, base + i32[idx / 4 + j] * bytes, bytes);
+        i32[out / 4 + j] = d;
+        i32[hist / 4 + d]++;
+      }
+    },
+    gather(dist, n, cut, atCut, out) {
+      let count = 0;
+      for (let j = 0; j < n; j++) {
+        const d = i32[dist / 4 + j];
+        if (d < cut || (d === cut && atCut-- > 0)) i32[out / 4 + count++] = j;
+      }
+      return count;
     },
     i8Index(q16, base, scales, idx, m, dims, out) {
       for (let j = 0; j < m; j++) {

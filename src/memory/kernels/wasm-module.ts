@@ -426,9 +426,9 @@ function quantise(): number[] {
  * out; locals after them: o, end, p (row address), acc.
  */
 function hamming(indexed: boolean): number[] {
-  const params = ['q', 'base', ...(indexed ? ['idx'] : []), 'count', 'bytes', 'out'];
+  const params = ['q', 'base', ...(indexed ? ['idx'] : []), 'count', 'bytes', 'out', 'hist'];
   const at = (n: string) => params.indexOf(n);
-  const [o, end, p, acc] = [params.length, params.length + 1, params.length + 2, params.length + 3];
+  const [o, end, p, d, acc] = [0, 1, 2, 3, 4].map((i) => params.length + i);
   const rowPtr = indexed
     ? [...get(at('base')), ...get(at('idx')), ...op.i32Load(), ...get(at('bytes')), ...op.mul]
     : get(at('base'));
@@ -472,6 +472,21 @@ function hamming(indexed: boolean): number[] {
       ...op.add,
       ...op.add,
       ...op.add,
+      ...set(d),
+      ...get(d),
+      ...op.i32Store,
+      // hist[d] += 1
+      ...get(at('hist')),
+      ...get(d),
+      ...i32c(2),
+      ...op.shl,
+      ...op.add,
+      ...set(p),
+      ...get(p),
+      ...get(p),
+      ...op.i32Load(),
+      ...i32c(1),
+      ...op.add,
       ...op.i32Store,
       ...(indexed ? bump(at('idx'), i32c(4)) : bump(at('base'), get(at('bytes')))),
       ...bump(at('out'), i32c(4)),
@@ -479,11 +494,67 @@ function hamming(indexed: boolean): number[] {
   ];
   return fn(
     [
-      [3, I32],
+      [4, I32],
       [1, V128],
     ],
     body,
   );
+}
+
+/**
+ * gather(dist, n, cut, atCut, out) -> count: the positions j of the `n` int32 distances at
+ * `dist` below `cut`, and the first `atCut` equal to it, written as int32 at `out` in order.
+ * Locals: 5 j, 6 d, 7 count, 8 end.
+ */
+function gather(): number[] {
+  const [dist, n, cut, atCut, out, j, d, count, end] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  const take = [
+    ...get(out),
+    ...get(count),
+    ...i32c(2),
+    ...op.shl,
+    ...op.add,
+    ...get(j),
+    ...op.i32Store,
+    ...bump(count, i32c(1)),
+  ];
+  const body = [
+    ...get(dist),
+    ...get(n),
+    ...i32c(2),
+    ...op.shl,
+    ...op.add,
+    ...set(end),
+    ...whileLt(dist, end, [
+      ...get(dist),
+      ...op.i32Load(),
+      ...set(d),
+      ...get(d),
+      ...get(cut),
+      0x49, // i32.lt_u
+      0x04,
+      0x40, // if
+      ...take,
+      0x05, // else
+      ...get(d),
+      ...get(cut),
+      0x46, // i32.eq
+      ...get(atCut),
+      ...i32c(0),
+      0x47, // i32.ne
+      ...op.and,
+      0x04,
+      0x40, // if
+      ...take,
+      ...bump(atCut, i32c(-1)),
+      0x0b,
+      0x0b,
+      ...bump(dist, i32c(4)),
+      ...bump(j, i32c(1)),
+    ]),
+    ...get(count),
+  ];
+  return fn([[4, I32]], body);
 }
 
 /**
@@ -680,12 +751,21 @@ export const KERNEL_EXPORTS = [
   'hamRows',
   'hamIndex',
   'signs',
+  'gather',
 ] as const;
 
 /** The kernel module's bytes (about 700). */
 export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
-  // Types: 0 (i32 x3) -> f32, 1 (i32 x3) -> i32, 2 (i32 x5), 3 (i32 x6), 4 (i32 x7)
-  const types = [funcType(3, F32), funcType(3, I32), funcType(5), funcType(6), funcType(7)];
+  // Types: 0 (i32 x3) -> f32, 1 (i32 x3) -> i32, 2 (i32 x5), 3 (i32 x6), 4 (i32 x7),
+  // 5 (i32 x5) -> i32
+  const types = [
+    funcType(3, F32),
+    funcType(3, I32),
+    funcType(5),
+    funcType(6),
+    funcType(7),
+    funcType(5, I32),
+  ];
   const funcs = [
     { type: 0, code: dotF32() },
     { type: 1, code: dotI8() },
@@ -694,9 +774,10 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
     { type: 3, code: rows('i8', false) }, // i8Rows(q16, base, scales, n, dims, out)
     { type: 4, code: rows('i8', true) }, // i8Index(q16, base, scales, idx, m, dims, out)
     { type: 2, code: quantise() }, // quantise(src, dst, scales, n, dims)
-    { type: 2, code: hamming(false) }, // hamRows(q, base, n, bytes, out)
-    { type: 3, code: hamming(true) }, // hamIndex(q, base, idx, m, bytes, out)
+    { type: 3, code: hamming(false) }, // hamRows(q, base, n, bytes, out, hist)
+    { type: 4, code: hamming(true) }, // hamIndex(q, base, idx, m, bytes, out, hist)
     { type: 2, code: signs() }, // signs(src, centre, dst, n, dims)
+    { type: 5, code: gather() }, // gather(dist, n, cut, atCut, out) -> count
   ];
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
