@@ -193,9 +193,9 @@ export interface QueryBenchResult {
   project: number[];
   baseline: number[];
   recall: number[];
-  /** Recall@10 of the int8 first pass without rescoring (compact form only). */
+  /** Recall@10 of the first passes (sign codes, int8) without f32 rescoring (compact form only). */
   recallApprox: number[];
-  mode: { quantised: boolean; f32InMemory: boolean };
+  mode: { quantised: boolean; signCodes: boolean; f32InMemory: boolean };
   kernel: string;
   vectorMb: number;
   kernelMb: number;
@@ -278,7 +278,7 @@ export async function benchQueries(o: QueryBenchOptions): Promise<QueryBenchResu
       ),
     );
     if (!cv.mode.f32InMemory) {
-      const approx = await cv.search(null, q, k); // no fetch: int8 scores only
+      const approx = await cv.search(null, q, k); // no fetch: the int8 scores of the first passes
       out.recallApprox.push(
         recall(
           approx.map((h) => h.id - 1),
