@@ -131,6 +131,11 @@ export async function coldLoadBreakdown(db: MemoryDB): Promise<Record<string, nu
   cv.reserve(n);
   for (const s of shards) cv.addMany(s.ids, s.conversations, s.vectors);
   lap('build_vectors');
+  // The same without sign codes: what they add to a load.
+  const plain = new ChunkVectors(BENCH_MODEL.dims, { signFrom: Infinity });
+  plain.reserve(n);
+  for (const s of shards) plain.addMany(s.ids, s.conversations, s.vectors);
+  lap('build_vectors_without_sign_codes');
   const words = new Bm25Index();
   for (const s of shards)
     if (s.words) words.addPacked(s.ids, s.conversations, s.turns ?? s.ids, s.words);

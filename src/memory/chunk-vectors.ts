@@ -47,7 +47,7 @@ const SIGN_CAND_MAX = 65_536;
  * The sign codes' centre is the mean of the rows held, taken again (and every code rewritten)
  * each time the rows double, until it rests on this many rows; then it stays.
  */
-const CENTRE_ROWS = 16_384;
+const CENTRE_ROWS = 4000;
 /** Rows quantised per kernel call when f32 rows are not kept. */
 const STAGE_ROWS = 4096;
 
