@@ -154,8 +154,8 @@ for (const name of DATA) {
   for (const n of SIZES) {
     const cv = new ChunkVectors(dims);
     cv.reserve(n);
-    for (let f = 0; f < n; f += 16_384) {
-      const c = Math.min(16_384, n - f);
+    for (let f = 0; f < n; f += 4096) {
+      const c = Math.min(4096, n - f);
       cv.addMany(
         Float64Array.from({ length: c }, (_, i) => f + i + 1),
         new Float64Array(c).fill(1),
