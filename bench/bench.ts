@@ -452,7 +452,7 @@ async function main() {
             : label === '1m'
               ? { op: '<=', value: 100 }
               : undefined,
-        note: `${q[label].kernel}, ${q[label].mode.quantised ? 'int8 first pass + exact f32 rescoring' : 'exact f32'}${q[label].mode.f32InMemory ? ' (f32 in RAM)' : ' (int8 only in RAM; the candidates’ f32 vectors fetched per query, here from an in-process array)'}`,
+        note: `${q[label].kernel}, ${q[label].mode.signCodes ? 'sign-code pass, int8 pass over its candidates + exact f32 rescoring' : q[label].mode.quantised ? 'int8 first pass + exact f32 rescoring' : 'exact f32'}${q[label].mode.f32InMemory ? ' (f32 in RAM)' : ' (int8 only in RAM; the candidates’ f32 vectors fetched per query, here from an in-process array)'}`,
         ...(label === '10k' ? { extra: { read_all_rows_per_query: summarise(rows10k) } } : {}),
       }),
     ),

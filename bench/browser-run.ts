@@ -99,6 +99,12 @@ function logSearch(r: ChunkSearchBenchResult): void {
   log(
     `  fused ${m(r.fused)} ms (words only ${m(r.lexicalSearch)}, vectors only ${m(r.vectorSearch)}); word index ${m(r.lexical)} ms (MiniSearch ${r.baseline.length ? m(r.baseline) : '–'}); ${Math.round(r.matches)} matches per query; words ${r.wordsMb.toFixed(0)} MiB`,
   );
+  if (r.fusedOneStage.length) {
+    const rec = r.fusedRecall.reduce((a, b) => a + b, 0) / r.fusedRecall.length;
+    log(
+      `  fused with the vectors in one stage ${m(r.fusedOneStage)} ms; recall@10 of the two-stage fused hits against it ${rec.toFixed(3)} (min ${Math.min(...r.fusedRecall).toFixed(1)})`,
+    );
+  }
 }
 
 const fusedMetric = (label: '100k' | '1m', r: ChunkSearchBenchResult, target: number): Metric =>
@@ -107,13 +113,16 @@ const fusedMetric = (label: '100k' | '1m', r: ChunkSearchBenchResult, target: nu
     unit: 'ms',
     better: 'lower',
     project: summarise(r.fused),
-    baseline: null,
-    baselineIs: 'none; the same search with one signal each below',
+    baseline: r.fusedOneStage.length ? summarise(r.fusedOneStage) : null,
+    baselineIs: r.fusedOneStage.length
+      ? 'the same fused search with the vectors in one stage (int8 over every row, no sign-code pass), same query, taking turns going first; the same search with one signal each below'
+      : 'none; the same search with one signal each below',
     target: { op: '<=', value: target },
     note: `searchChunkIndex (searchChunks’ search) over ${r.n} chunks of synthetic sentences, all conversations, k = 10, recency bias 0; rows and rescoring vectors read from IndexedDB; ${Math.round(r.matches)} chunks match a query’s words on average`,
     extra: {
       words_only_search: summarise(r.lexicalSearch),
       vectors_only_search: summarise(r.vectorSearch),
+      ...(r.fusedRecall.length ? { recall_at_10_vs_one_stage: summarise(r.fusedRecall) } : {}),
     },
   });
 
@@ -721,6 +730,28 @@ async function main() {
       return;
     }
 
+    if (ONLY === 'fused') {
+      // The fused query at 100k and at 1M (or 200k with --quick), two-stage against one-stage in
+      // the same run: a development aid, nothing written.
+      log(`fill ${JSON.stringify(await inPage(page, () => window.bench.worker.fill100k(), null))}`);
+      logSearch(await inPage(page, (n) => window.bench.worker.chunkSearch100k(n), QUERIES));
+      log(`query ${N_1M}: rows written to IndexedDB for rescoring`);
+      const q1m = await inPage(
+        page,
+        ([n, queries]) => window.bench.worker.queries(n, queries, true),
+        [N_1M, QUERIES, true] as const,
+      );
+      log(`  project ${summarise(q1m.project).median.toFixed(2)} ms (${JSON.stringify(q1m.mode)})`);
+      logSearch(
+        await inPage(
+          page,
+          ([n, queries]) => window.bench.worker.chunkSearchLarge(n, queries, false),
+          [N_1M, QUERIES] as const,
+        ),
+      );
+      return;
+    }
+
     if (ONLY === 'cold') {
       log(`fill ${JSON.stringify(await inPage(page, () => window.bench.worker.fill100k(), null))}`);
       for (let run = 0; run < COLD_RUNS; run++) {
@@ -862,7 +893,7 @@ async function main() {
               : label === '1m'
                 ? { op: '<=', value: 100 }
                 : undefined,
-          note: `${q[label].kernel}, ${q[label].mode.quantised ? 'int8 first pass + exact f32 rescoring' : 'exact f32'}${q[label].mode.f32InMemory ? ' (f32 in RAM)' : ' (int8 only in RAM; the candidates’ f32 rows read from IndexedDB per query)'}`,
+          note: `${q[label].kernel}, ${q[label].mode.signCodes ? 'sign-code pass, int8 pass over its candidates + exact f32 rescoring' : q[label].mode.quantised ? 'int8 first pass + exact f32 rescoring' : 'exact f32'}${q[label].mode.f32InMemory ? ' (f32 in RAM)' : ' (int8 only in RAM; the candidates’ f32 rows read from IndexedDB per query)'}`,
           ...(label === '10k'
             ? { extra: { read_all_rows_per_query: summarise(rows10k) } }
             : label === '100k'

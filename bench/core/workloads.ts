@@ -131,6 +131,11 @@ export async function coldLoadBreakdown(db: MemoryDB): Promise<Record<string, nu
   cv.reserve(n);
   for (const s of shards) cv.addMany(s.ids, s.conversations, s.vectors);
   lap('build_vectors');
+  // The same without sign codes: what they add to a load.
+  const plain = new ChunkVectors(BENCH_MODEL.dims, { signFrom: Infinity });
+  plain.reserve(n);
+  for (const s of shards) plain.addMany(s.ids, s.conversations, s.vectors);
+  lap('build_vectors_without_sign_codes');
   const words = new Bm25Index();
   for (const s of shards)
     if (s.words) words.addPacked(s.ids, s.conversations, s.turns ?? s.ids, s.words);
@@ -193,9 +198,9 @@ export interface QueryBenchResult {
   project: number[];
   baseline: number[];
   recall: number[];
-  /** Recall@10 of the int8 first pass without rescoring (compact form only). */
+  /** Recall@10 of the first passes (sign codes, int8) without f32 rescoring (compact form only). */
   recallApprox: number[];
-  mode: { quantised: boolean; f32InMemory: boolean };
+  mode: { quantised: boolean; signCodes: boolean; f32InMemory: boolean };
   kernel: string;
   vectorMb: number;
   kernelMb: number;
@@ -278,7 +283,7 @@ export async function benchQueries(o: QueryBenchOptions): Promise<QueryBenchResu
       ),
     );
     if (!cv.mode.f32InMemory) {
-      const approx = await cv.search(null, q, k); // no fetch: int8 scores only
+      const approx = await cv.search(null, q, k); // no fetch: the int8 scores of the first passes
       out.recallApprox.push(
         recall(
           approx.map((h) => h.id - 1),
@@ -469,6 +474,13 @@ export interface ChunkSearchBenchResult {
   /** MiniSearch over the same sentences (the engine tokenizer, OR), best 64, when asked, on
    * the same queries as `lexical`. */
   baseline: number[];
+  /**
+   * With the sign-code pass on (`info().signCodes`): the same fused query with the vector search
+   * in one stage (int8 over every row, the exact ranking's), on the same query, the two taking
+   * turns going first; and recall@10 of the two-stage hits against it.
+   */
+  fusedOneStage: number[];
+  fusedRecall: number[];
   /** Mean chunks the lexical index matched per query. */
   matches: number;
   /** Hits of the fused query that the lexical index also found (mean of 10). */
@@ -526,6 +538,8 @@ export async function benchChunkSearch(o: {
     vectorSearch: [],
     lexical: [],
     baseline: [],
+    fusedOneStage: [],
+    fusedRecall: [],
     matches: 0,
     fusedWithWords: 0,
     wordsMb: words.memoryBytes() / 2 ** 20,
@@ -544,10 +558,23 @@ export async function benchChunkSearch(o: {
       nowMs,
     );
   const warm = o.warmup ?? 5;
+  const twoStage = idx.info().signCodes;
   for (let i = 0; i < warm + o.queries; i++) {
+    const fusedText = texts.query(i, o.n);
+    const fusedVector = o.gen.query(i);
+    let oneStage: { ms: number; ids: number[] } | null = null;
+    const runOneStage = async () => {
+      const before = idx.tuneSearch({ signFrom: Infinity });
+      const a = now();
+      const h = await search(fusedText, fusedVector);
+      oneStage = { ms: now() - a, ids: h.map((x) => x.row.id!) };
+      idx.tuneSearch(before);
+    };
+    if (twoStage && i % 2 === 1) await runOneStage();
     const t0 = now();
-    const hits = await search(texts.query(i, o.n), o.gen.query(i));
+    const hits = await search(fusedText, fusedVector);
     const t1 = now();
+    if (twoStage && i % 2 === 0) await runOneStage();
     // The parts run on another query of the same kind, so that none of them reads rows the
     // fused query has just brought into IndexedDB's cache.
     const text = texts.query(PARTS_OFFSET + i, o.n);
@@ -564,6 +591,16 @@ export async function benchChunkSearch(o: {
     const t5 = now();
     if (i < warm) continue;
     out.fused.push(t1 - t0);
+    if (oneStage) {
+      const exact: { ms: number; ids: number[] } = oneStage;
+      out.fusedOneStage.push(exact.ms);
+      out.fusedRecall.push(
+        recall(
+          hits.map((h) => h.row.id!),
+          exact.ids,
+        ),
+      );
+    }
     out.vectorSearch.push(t2 - t1);
     out.lexicalSearch.push(t3 - t2);
     out.lexical.push(t4 - t3);

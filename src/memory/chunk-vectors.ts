@@ -1,9 +1,12 @@
 // The in-memory vectors of the semantic index, packed in one kernel memory, with search: exact
 // f32 scoring while small; from `quantiseFrom` rows an int8 first pass and exact f32 rescoring of
-// the best candidates; above the f32 budget only the int8 form stays in RAM and rescoring reads
-// the few f32 vectors it needs through `fetch` (the chunk rows in IndexedDB).
+// the best candidates; from `signFrom` rows a sign-code pass before it, so that only its best
+// candidates are scored in int8 (docs/search.md, "Two stages"); above the f32 budget only the
+// int8 form (and the sign codes) stay in RAM and rescoring reads the few f32 vectors it needs
+// through `fetch` (the chunk rows in IndexedDB).
 import { createKernel, type DotKernel, type KernelKind } from './kernels/dot-kernel';
 import { quantiseQuery } from './kernels/int8';
+import { signCode, signCodeBytes, signCodeOfInt8, signCodesFit } from './kernels/signs';
 import { selectTop } from './kernels/select';
 import type { VectorIndexOptions } from './types';
 
@@ -32,9 +35,19 @@ const DEFAULTS: Required<ChunkVectorsOptions> = {
   f32Budget: 256 * 2 ** 20,
   rescoreFactor: 4,
   minRescore: 64,
+  signFrom: 65_536,
+  signShare: 0.005,
+  signMin: 2048,
 };
 /** Most candidates one search rescores (k is capped at 1,000 by the tools). */
 const CAND_MAX = 8192;
+/** Most candidates the sign-code pass hands to the int8 pass. */
+const SIGN_CAND_MAX = 65_536;
+/**
+ * The sign codes' centre is the mean of the rows held, taken again (and every code rewritten)
+ * each time the rows double, until it rests on this many rows; then it stays.
+ */
+const CENTRE_ROWS = 4000;
 /** Rows quantised per kernel call when f32 rows are not kept. */
 const STAGE_ROWS = 4096;
 
@@ -43,14 +56,27 @@ const align = (n: number) => Math.ceil(n / 16) * 16;
 interface Form {
   codes: boolean;
   f32: boolean;
+  signs: boolean;
 }
 
-const sameForm = (a: Form, b: Form) => a.codes === b.codes && a.f32 === b.f32;
+const sameForm = (a: Form, b: Form) =>
+  a.codes === b.codes && a.f32 === b.f32 && a.signs === b.signs;
 
 interface Layout {
   cap: number;
   codes: boolean;
   f32: boolean;
+  signs: boolean;
+  /** Bytes of one sign code. */
+  signBytes: number;
+  /** The query's sign code. */
+  qSign: number;
+  /** The sign codes' centre (dims f32), a copy of `ChunkVectors.centre` for the kernel. */
+  centre: number;
+  /** The sign pass's candidates (slots), SIGN_CAND_MAX int32 when signs are kept. */
+  signCand: number;
+  /** Counts of rows per Hamming distance (signBytes × 8 + 1 int32). */
+  hist: number;
   q: number;
   q16: number;
   cand: number;
@@ -60,28 +86,38 @@ interface Layout {
   scores: number;
   idx: number;
   scales: number;
+  signBase: number;
   codeBase: number;
   f32Base: number;
   end: number;
 }
 
-function layout(dims: number, cap: number, codes: boolean, f32: boolean): Layout {
+function layout(dims: number, cap: number, { codes, f32, signs }: Form): Layout {
+  const signBytes = signs ? signCodeBytes(dims) : 0;
   const q = 0;
   const q16 = align(q + dims * 4);
-  const cand = align(q16 + dims * 2);
+  const qSign = align(q16 + dims * 2);
+  const centre = align(qSign + signBytes);
+  const cand = align(centre + (signs ? dims * 4 : 0));
   const candOut = cand + CAND_MAX * 4;
-  const stage = candOut + CAND_MAX * 4;
+  const signCand = candOut + CAND_MAX * 4;
+  const hist = signCand + (signs ? SIGN_CAND_MAX * 4 : 0);
+  const stage = align(hist + (signs ? (signBytes * 8 + 1) * 4 : 0));
   const scores = align(stage + (f32 ? 0 : STAGE_ROWS * dims * 4));
   const idx = align(scores + cap * 4);
   const scales = align(idx + cap * 4);
-  const codeBase = align(scales + (codes ? cap * 4 : 0));
+  const signBase = align(scales + (codes ? cap * 4 : 0));
+  const codeBase = align(signBase + cap * signBytes);
   const f32Base = align(codeBase + (codes ? cap * dims : 0));
   const end = align(f32Base + (f32 ? cap * dims * 4 : 0));
   return {
-    ...{ cap, codes, f32, q, q16, cand, candOut, stage, scores, idx, scales },
-    ...{ codeBase, f32Base, end },
+    ...{ cap, codes, f32, signs, signBytes, q, q16, qSign, centre, cand, candOut, signCand },
+    ...{ hist, stage },
+    ...{ scores, idx, scales, signBase, codeBase, f32Base, end },
   };
 }
+
+const SMALL: Form = { codes: false, f32: true, signs: false };
 
 export class ChunkVectors {
   private readonly opts: Required<ChunkVectorsOptions>;
@@ -93,16 +129,39 @@ export class ChunkVectors {
   private convs: Float64Array;
   private readonly slotOf = new Map<number, number>();
   private used = 0;
+  /** Slots removed since the last compaction (the sign pass takes their counts back out). */
+  private deadSlots: number[] = [];
+  /** The sign codes' centre (dims), and how many rows it is the mean of (0: not taken yet). */
+  private centre: Float32Array;
+  private centreRows = 0;
 
   constructor(
     readonly dims: number,
     options: ChunkVectorsOptions = {},
   ) {
     this.opts = { ...DEFAULTS, ...options };
-    this.lay = layout(dims, 1024, false, true);
+    this.lay = layout(dims, 1024, SMALL);
     this.kernel = createKernel(this.lay.end, this.opts.kernel);
     this.ids = new Float64Array(this.lay.cap);
     this.convs = new Float64Array(this.lay.cap);
+    this.centre = new Float32Array(dims);
+  }
+
+  /**
+   * Changes how searches run from now on (`rescoreFactor`, `minRescore`, `signFrom` as a search
+   * threshold, `signShare`, `signMin`); a form already taken stays. Returns the values it
+   * replaced. Benchmarks compare the passes with it on one index.
+   */
+  tuneSearch(
+    options: Pick<ChunkVectorsOptions, 'rescoreFactor' | 'minRescore' | 'signShare' | 'signMin'> & {
+      signFrom?: number;
+    },
+  ): Partial<ChunkVectorsOptions> {
+    const before = Object.fromEntries(
+      Object.keys(options).map((k) => [k, this.opts[k as keyof ChunkVectorsOptions]]),
+    );
+    Object.assign(this.opts, options);
+    return before;
   }
 
   get kernelKind(): KernelKind {
@@ -114,9 +173,12 @@ export class ChunkVectors {
     return this.slotOf.size;
   }
 
-  /** Whether searches take the int8 first pass, and whether f32 vectors stay in RAM. */
-  get mode(): { quantised: boolean; f32InMemory: boolean } {
-    return { quantised: this.lay.codes, f32InMemory: this.lay.f32 };
+  /**
+   * Whether searches take the int8 first pass, whether a sign-code pass comes before it, and
+   * whether f32 vectors stay in RAM.
+   */
+  get mode(): { quantised: boolean; signCodes: boolean; f32InMemory: boolean } {
+    return { quantised: this.lay.codes, signCodes: this.lay.signs, f32InMemory: this.lay.f32 };
   }
 
   has(id: number): boolean {
@@ -153,9 +215,10 @@ export class ChunkVectors {
   }
 
   memory(): ChunkVectorsMemory {
-    const { cap, codes, f32 } = this.lay;
+    const { cap, codes, f32, signBytes } = this.lay;
     return {
-      vectorBytes: (codes ? cap * (this.dims + 4) : 0) + (f32 ? cap * this.dims * 4 : 0),
+      vectorBytes:
+        (codes ? cap * (this.dims + 4) : 0) + (f32 ? cap * this.dims * 4 : 0) + cap * signBytes,
       kernelBytes: this.kernel.buffer.byteLength,
       metaBytes: this.ids.byteLength + this.convs.byteLength,
     };
@@ -225,7 +288,53 @@ export class ChunkVectors {
         take.length,
       );
     }
+    // Sign codes: written by quantiseVia in the int8-only form; here from the f32 rows.
+    if (this.lay.signs) {
+      if (this.centreRows < CENTRE_ROWS && this.size >= 2 * this.centreRows) this.recentre();
+      else if (this.lay.f32) this.encodeSigns(first, first + take.length);
+    }
     return take.length;
+  }
+
+  /**
+   * Takes the mean of the live rows as the sign codes' centre and rewrites every code from the
+   * rows in RAM (f32, else int8).
+   */
+  private recentre(): void {
+    const { dims, lay } = this;
+    const buf = this.kernel.buffer;
+    const f32 = lay.f32 ? new Float32Array(buf, lay.f32Base, this.used * dims) : null;
+    const i8 = new Int8Array(buf, lay.codeBase, lay.codes ? this.used * dims : 0);
+    const scales = new Float32Array(buf, lay.scales, lay.codes ? this.used : 0);
+    const sum = new Float64Array(dims);
+    let live = 0;
+    for (let s = 0; s < this.used; s++) {
+      if (this.ids[s] !== this.ids[s]) continue;
+      live++;
+      const at = s * dims;
+      if (f32) for (let i = 0; i < dims; i++) sum[i] += f32[at + i];
+      else for (let i = 0; i < dims; i++) sum[i] += i8[at + i] * scales[s];
+    }
+    for (let i = 0; i < dims; i++) this.centre[i] = live ? sum[i] / live : 0;
+    new Float32Array(buf, lay.centre, dims).set(this.centre);
+    this.centreRows = live;
+    this.encodeSigns(0, this.used);
+  }
+
+  /** Writes the sign codes of slots `from..to-1` from the rows in RAM (f32, else int8). */
+  private encodeSigns(from: number, to: number): void {
+    const { dims, lay, centre } = this;
+    const buf = this.kernel.buffer;
+    const out = new Uint8Array(buf);
+    if (lay.f32) {
+      const at = lay.f32Base + from * dims * 4;
+      this.kernel.signs(at, lay.centre, lay.signBase + from * lay.signBytes, to - from, dims);
+      return;
+    }
+    const i8 = new Int8Array(buf, lay.codeBase, to * dims);
+    const scales = new Float32Array(buf, lay.scales, to);
+    for (let s = from; s < to; s++)
+      signCodeOfInt8(i8, s * dims, scales[s], centre, out, lay.signBase + s * lay.signBytes);
   }
 
   /**
@@ -244,6 +353,8 @@ export class ChunkVectors {
       fill(j0, n, stage);
       const at = first + j0;
       kernel.quantise(lay.stage, lay.codeBase + at * dims, lay.scales + at * 4, n, dims);
+      if (lay.signs)
+        kernel.signs(lay.stage, lay.centre, lay.signBase + at * lay.signBytes, n, dims);
     }
   }
 
@@ -252,6 +363,7 @@ export class ChunkVectors {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return;
     this.slotOf.delete(id);
+    this.deadSlots.push(slot);
     this.ids[slot] = NaN;
     this.convs[slot] = NaN;
     const dead = this.used - this.slotOf.size;
@@ -261,7 +373,10 @@ export class ChunkVectors {
   clear(): void {
     this.slotOf.clear();
     this.used = 0;
-    this.lay = layout(this.dims, 1024, false, true);
+    this.deadSlots = [];
+    this.centre.fill(0);
+    this.centreRows = 0;
+    this.lay = layout(this.dims, 1024, SMALL);
     this.kernel = createKernel(this.lay.end, this.opts.kernel);
     this.ids = new Float64Array(this.lay.cap);
     this.convs = new Float64Array(this.lay.cap);
@@ -304,12 +419,25 @@ export class ChunkVectors {
     }
 
     const qScale = quantiseQuery(query, new Int16Array(kernel.buffer, lay.q16, dims));
-    if (gathered) kernel.i8Index(lay.q16, lay.codeBase, lay.scales, lay.idx, m, dims, lay.scores);
-    else kernel.i8Rows(lay.q16, lay.codeBase, lay.scales, m, dims, lay.scores);
-    const approx = new Float32Array(kernel.buffer, lay.scores, m);
     const want = Math.min(CAND_MAX, Math.max(k * this.opts.rescoreFactor, this.opts.minRescore));
-    const top = selectTop(approx, m, want, skip);
-    const slots = Int32Array.from(top, slotAt);
+    let approx: Float32Array;
+    let top: Int32Array;
+    let slots: Int32Array;
+    if (lay.signs && m >= this.opts.signFrom) {
+      // Sign codes first: the int8 pass scores only their best candidates.
+      const cand = this.signCandidates(query, m, gathered, Math.max(want, this.signShare(m)));
+      kernel.i8Index(lay.q16, lay.codeBase, lay.scales, lay.signCand, cand, dims, lay.scores);
+      approx = new Float32Array(kernel.buffer, lay.scores, cand);
+      top = selectTop(approx, cand, want);
+      const candSlots = new Int32Array(kernel.buffer, lay.signCand, cand);
+      slots = Int32Array.from(top, (j) => candSlots[j]);
+    } else {
+      if (gathered) kernel.i8Index(lay.q16, lay.codeBase, lay.scales, lay.idx, m, dims, lay.scores);
+      else kernel.i8Rows(lay.q16, lay.codeBase, lay.scales, m, dims, lay.scores);
+      approx = new Float32Array(kernel.buffer, lay.scores, m);
+      top = selectTop(approx, m, want, skip);
+      slots = Int32Array.from(top, slotAt);
+    }
 
     if (lay.f32) {
       new Int32Array(kernel.buffer, lay.cand, slots.length).set(slots);
@@ -334,6 +462,46 @@ export class ChunkVectors {
     return [...selectTop(exact, ids.length, k)].map((j) => ({ id: ids[j], similarity: exact[j] }));
   }
 
+  /** How many candidates the sign pass keeps of `m` rows searched. */
+  private signShare(m: number): number {
+    return Math.min(SIGN_CAND_MAX, Math.max(this.opts.signMin, Math.ceil(m * this.opts.signShare)));
+  }
+
+  /**
+   * The sign-code pass: the `want` live rows (of all, or of `gathered`'s `m` slots) nearest the
+   * query's sign code by Hamming distance, written as slots at `signCand`; returns how many
+   * (fewer when fewer rows live). Ties at the cut keep the lower slots.
+   */
+  private signCandidates(
+    query: Float32Array,
+    m: number,
+    gathered: Int32Array | null,
+    want: number,
+  ): number {
+    const { kernel, lay, ids } = this;
+    const buf = kernel.buffer;
+    signCode(query, this.centre, new Uint8Array(buf), lay.qSign);
+    const hist = new Int32Array(buf, lay.hist, lay.signBytes * 8 + 1).fill(0);
+    const { qSign, signBase, signBytes, scores } = lay;
+    if (gathered) kernel.hamIndex(qSign, signBase, lay.idx, m, signBytes, scores, lay.hist);
+    else kernel.hamRows(qSign, signBase, m, signBytes, scores, lay.hist);
+    const dist = new Int32Array(buf, scores, m);
+    // Gathered slots are live; otherwise the dead slots' counts come back out.
+    if (!gathered) for (const s of this.deadSlots) hist[dist[s]]--;
+    let cut = 0;
+    let below = 0;
+    while (cut < hist.length && below + hist[cut] <= want) below += hist[cut++];
+    // Every row nearer than `cut`, then rows at `cut` until `want`.
+    const n = kernel.gather(scores, m, cut, want - below, lay.signCand);
+    const out = new Int32Array(buf, lay.signCand, n);
+    let live = 0;
+    for (let i = 0; i < n; i++) {
+      const s = gathered ? gathered[out[i]] : out[i];
+      if (ids[s] === ids[s]) out[live++] = s;
+    }
+    return live;
+  }
+
   // ---- storage ----------------------------------------------------------------------------
 
   /** Rows of f32 vectors the budget allows. */
@@ -347,18 +515,20 @@ export class ChunkVectors {
    */
   private formFor(rows: number): Form {
     const f32 = this.lay.f32 && rows <= this.f32Rows();
-    const codes = this.lay.codes || rows >= this.opts.quantiseFrom || !f32;
-    return { codes, f32 };
+    const signs = this.lay.signs || (rows >= this.opts.signFrom && signCodesFit(this.dims));
+    const codes = this.lay.codes || rows >= this.opts.quantiseFrom || !f32 || signs;
+    return { codes, f32, signs };
   }
 
   /**
    * Moves to a layout of capacity `rows` (at least) in the form for that size: in place while
    * only growing, into a fresh memory when f32 vectors are dropped (a memory cannot shrink).
    */
-  private relayout(rows: number, { codes, f32 }: Form): void {
+  private relayout(rows: number, form: Form): void {
+    const { codes, f32, signs } = form;
     const old = this.lay;
     const cap = Math.max(rows, 1024);
-    const next = layout(this.dims, cap, codes, f32);
+    const next = layout(this.dims, cap, form);
     const { dims } = this;
     if (old.f32 && !f32) {
       // Into a fresh memory, int8 only: quantise from the old f32 rows if there were no codes.
@@ -371,6 +541,11 @@ export class ChunkVectors {
         new Uint8Array(kernel.buffer, next.codeBase, this.used * dims).set(
           new Uint8Array(oldBuf, old.codeBase, this.used * dims),
         );
+        if (old.signs) {
+          new Uint8Array(kernel.buffer, next.signBase, this.used * next.signBytes).set(
+            new Uint8Array(oldBuf, old.signBase, this.used * old.signBytes),
+          );
+        }
         this.kernel = kernel;
         this.lay = next;
       } else {
@@ -389,14 +564,18 @@ export class ChunkVectors {
       // Regions only move up, so moving the last one first never overwrites live data.
       if (old.f32 && f32)
         bytes.copyWithin(next.f32Base, old.f32Base, old.f32Base + this.used * dims * 4);
-      if (old.codes) {
-        bytes.copyWithin(next.codeBase, old.codeBase, old.codeBase + this.used * dims);
-        bytes.copyWithin(next.scales, old.scales, old.scales + this.used * 4);
-      } else if (codes) {
-        this.kernel.quantise(next.f32Base, next.codeBase, next.scales, this.used, dims);
+      if (old.codes) bytes.copyWithin(next.codeBase, old.codeBase, old.codeBase + this.used * dims);
+      if (old.signs) {
+        bytes.copyWithin(next.signBase, old.signBase, old.signBase + this.used * old.signBytes);
       }
+      if (old.codes) bytes.copyWithin(next.scales, old.scales, old.scales + this.used * 4);
+      else if (codes)
+        this.kernel.quantise(next.f32Base, next.codeBase, next.scales, this.used, dims);
       this.lay = next;
     }
+    if (signs) new Float32Array(this.kernel.buffer, this.lay.centre, dims).set(this.centre);
+    // Codes for the rows held when the sign pass starts (and its centre, while few rows).
+    if (signs && !old.signs) this.recentre();
     const ids = new Float64Array(cap);
     ids.set(this.ids.subarray(0, this.used));
     const convs = new Float64Array(cap);
@@ -429,6 +608,10 @@ export class ChunkVectors {
           );
           bytes.copyWithin(lay.scales + w * 4, lay.scales + s * 4, lay.scales + (s + 1) * 4);
         }
+        if (lay.signs) {
+          const b = lay.signBytes;
+          bytes.copyWithin(lay.signBase + w * b, lay.signBase + s * b, lay.signBase + (s + 1) * b);
+        }
         this.ids[w] = id;
         this.convs[w] = this.convs[s];
         this.slotOf.set(id, w);
@@ -436,6 +619,7 @@ export class ChunkVectors {
       w++;
     }
     this.used = w;
+    this.deadSlots = [];
   }
 }
 

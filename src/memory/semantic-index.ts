@@ -36,6 +36,11 @@ export class SemanticIndex {
     return { sumDot, count: Math.min(this.vectorCount, this.vectors.size) };
   }
 
+  /** How the vector searches run from now on (benchmarks: `ChunkVectors.tuneSearch`). */
+  tuneSearch(options: Parameters<ChunkVectors['tuneSearch']>[0]): ChunkVectorsOptions {
+    return this.vectors.tuneSearch(options);
+  }
+
   /** Chats with a sentence held. */
   get chatCount(): number {
     return this.words.groupCount;

@@ -830,6 +830,15 @@ export interface VectorIndexOptions {
   rescoreFactor?: number;
   /** Fewest candidates rescored (default 64). */
   minRescore?: number;
+  /**
+   * Row count from which a search first ranks sign codes (one bit a dimension) and scores only
+   * their best candidates in int8 (docs/search.md, "Two stages"; default 65,536).
+   */
+  signFrom?: number;
+  /** Share of the rows searched that the sign pass keeps as candidates (default 0.005)… */
+  signShare?: number;
+  /** …and the fewest it keeps (default 2,048). */
+  signMin?: number;
 }
 
 /** The semantic index of the active model, as `indexInfo()` reports it. */
@@ -842,7 +851,9 @@ export interface SemanticIndexInfo {
   quantised: boolean;
   /** f32 vectors are held in RAM (else rescoring reads them from the chunk rows). */
   f32InMemory: boolean;
-  /** Bytes of vectors held (f32, int8 codes and scales). */
+  /** Searches rank sign codes first and score only their best candidates in int8. */
+  signCodes: boolean;
+  /** Bytes of vectors held (f32, int8 codes and scales, sign codes). */
   vectorBytes: number;
   /** The kernel memory in all (vectors, scores, scratch, headroom). */
   kernelBytes: number;

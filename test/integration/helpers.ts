@@ -4,7 +4,7 @@ import Dexie from 'dexie';
 import { expect } from 'vitest';
 import { BUNDLED_MODEL, createEmbedder, openMemory } from '../../src/memory';
 import type { Embedder, ModelInfo } from '../../src/embeddings/types';
-import type { ErrorCode, MemoryApi } from '../../src/memory/types';
+import type { ErrorCode, MemoryApi, OpenMemoryOptions } from '../../src/memory/types';
 
 /** 2025-01-01T00:00:00Z: the start of every test clock. */
 export const T0 = Date.UTC(2025, 0, 1);
@@ -42,11 +42,21 @@ export interface TestMemory {
 
 /** Opens a memory on a fresh, uniquely named database (or on `name` to share one). */
 export function openTestMemory(
-  opts: { name?: string; clock?: Clock; embedder?: Embedder } = {},
+  opts: {
+    name?: string;
+    clock?: Clock;
+    embedder?: Embedder;
+    vectorIndex?: OpenMemoryOptions['vectorIndex'];
+  } = {},
 ): TestMemory {
   const name = opts.name ?? `test-${crypto.randomUUID()}`;
   const clock = opts.clock ?? new Clock();
-  const mem = openMemory({ name, embedder: opts.embedder ?? sharedEmbedder(), now: clock.now });
+  const mem = openMemory({
+    name,
+    embedder: opts.embedder ?? sharedEmbedder(),
+    now: clock.now,
+    ...(opts.vectorIndex ? { vectorIndex: opts.vectorIndex } : {}),
+  });
   opened.push(mem);
   return { mem, name, clock };
 }

@@ -1,6 +1,7 @@
 // The semantic index's vector store: exact search matches a brute-force reference on both
 // kernels; the int8 first pass with f32 rescoring (in RAM, or fetched) keeps recall@10 ≥ 0.95 on
-// the benchmark's clustered data; adds, removes, compaction and form switches keep it correct.
+// the benchmark's clustered data; adds, removes, compaction and form switches keep it correct;
+// the sign-code pass before it ranks as the exact search, and its codes follow every change.
 import { describe, expect, it } from 'vitest';
 import { MINILM_LIKE, SyntheticVectors, exactTopK, recall } from '../../bench/synthetic';
 import { ChunkVectors, type ChunkVectorsOptions } from '../../src/memory/chunk-vectors';
@@ -47,7 +48,7 @@ describe('ChunkVectors', () => {
     for (const kernel of ['wasm-simd', 'js'] as const) {
       const { cv, data } = build(small, 501, 3, { kernel });
       expect(cv.kernelKind).toBe(kernel);
-      expect(cv.mode).toEqual({ quantised: false, f32InMemory: true });
+      expect(cv.mode).toEqual({ quantised: false, signCodes: false, f32InMemory: true });
       for (let qi = 0; qi < 5; qi++) {
         const q = small.query(qi);
         const all = await cv.search(null, q, 10);
@@ -71,9 +72,9 @@ describe('ChunkVectors', () => {
     const gen = new SyntheticVectors({ ...MINILM_LIKE, centroids: 40, seed: 11 });
     const n = 12_000;
     const inRam = build(gen, n, 1, { quantiseFrom: 1000 });
-    expect(inRam.cv.mode).toEqual({ quantised: true, f32InMemory: true });
+    expect(inRam.cv.mode).toEqual({ quantised: true, signCodes: false, f32InMemory: true });
     const compact = build(gen, n, 1, { quantiseFrom: 1000, f32Budget: 1 });
-    expect(compact.cv.mode).toEqual({ quantised: true, f32InMemory: false });
+    expect(compact.cv.mode).toEqual({ quantised: true, signCodes: false, f32InMemory: false });
     let sumRam = 0;
     let sumFetched = 0;
     const queries = 40;
@@ -148,9 +149,9 @@ describe('ChunkVectors', () => {
       if (i % 1500 === 1499) await check();
     }
     expect(forms).toEqual([
-      '{"quantised":false,"f32InMemory":true}',
-      '{"quantised":true,"f32InMemory":true}',
-      '{"quantised":true,"f32InMemory":false}',
+      '{"quantised":false,"signCodes":false,"f32InMemory":true}',
+      '{"quantised":true,"signCodes":false,"f32InMemory":true}',
+      '{"quantised":true,"signCodes":false,"f32InMemory":false}',
     ]);
     expect(cv.add(1000, 2, data.subarray(0, 24))).toBe(false); // already there
     expect(cv.add(99, 2, new Float32Array(3))).toBe(false); // wrong length
@@ -174,11 +175,95 @@ describe('ChunkVectors', () => {
   it('reserve picks the compact form up front for a large load', () => {
     const cv = new ChunkVectors(16, { quantiseFrom: 100, f32Budget: 1000 * 16 * 4 });
     cv.reserve(50);
-    expect(cv.mode).toEqual({ quantised: false, f32InMemory: true });
+    expect(cv.mode).toEqual({ quantised: false, signCodes: false, f32InMemory: true });
     cv.reserve(500);
-    expect(cv.mode).toEqual({ quantised: true, f32InMemory: true });
+    expect(cv.mode).toEqual({ quantised: true, signCodes: false, f32InMemory: true });
     cv.reserve(5000);
-    expect(cv.mode).toEqual({ quantised: true, f32InMemory: false });
+    expect(cv.mode).toEqual({ quantised: true, signCodes: false, f32InMemory: false });
     expect(cv.memory().vectorBytes).toBe(5000 * (16 + 4));
+  });
+
+  it('with the sign-code pass first, searches rank as the exact search', async () => {
+    const gen = new SyntheticVectors({ ...MINILM_LIKE, centroids: 40, seed: 11 });
+    const n = 6000;
+    const opts = { quantiseFrom: 1000, signFrom: 1000, signShare: 0.05, signMin: 0 };
+    const inRam = build(gen, n, 3, opts);
+    expect(inRam.cv.mode).toEqual({ quantised: true, signCodes: true, f32InMemory: true });
+    const compact = build(gen, n, 3, { ...opts, f32Budget: 1 });
+    expect(compact.cv.mode).toEqual({ quantised: true, signCodes: true, f32InMemory: false });
+    const fetch = fetchFrom(inRam.data, 384);
+    for (let qi = 0; qi < 20; qi++) {
+      const q = gen.query(qi);
+      const exact = exactTopK(inRam.data, 384, q, 10);
+      expect((await inRam.cv.search(null, q, 10)).map((h) => h.id - 1000)).toEqual(exact);
+      expect((await compact.cv.search(null, q, 10, fetch)).map((h) => h.id - 1000)).toEqual(exact);
+      // One conversation's rows: the sign pass over its 2,000 gathered slots.
+      const scores = Array.from({ length: n }, (_, i) =>
+        i % 3 === 2 ? dot(q, inRam.data.subarray(i * 384, (i + 1) * 384)) : NaN,
+      );
+      expect((await inRam.cv.search(2, q, 10)).map((h) => h.id - 1000)).toEqual(topK(scores, 10));
+    }
+  });
+
+  it('sign codes follow adds, removes, compaction and the move to int8 only', async () => {
+    // Few candidates (16 of thousands): a row whose code were stale or missing would not be
+    // among them even for a query equal to its own vector.
+    const gen = new SyntheticVectors({ dims: 64, centroids: 30, noise: 0.8, seed: 9 });
+    const data = gen.rows(0, 9000);
+    const row = (i: number) => data.subarray(i * 64, (i + 1) * 64);
+    const cv = new ChunkVectors(64, {
+      quantiseFrom: 500,
+      signFrom: 1000,
+      signShare: 0,
+      signMin: 16,
+      f32Budget: 5000 * 64 * 4,
+    });
+    const live = new Set<number>();
+    // Chunk 99,999 is written below with row 4321's vector.
+    const fetch = async (ids: number[]) =>
+      ids.map((id) => (id === 99_999 ? row(4321) : row(id - 1000)).slice());
+    const findsItself = async (i: number) => {
+      const [hit] = await cv.search(null, row(i), 1, fetch);
+      return hit?.id === 1000 + i;
+    };
+    const forms: string[] = [];
+    for (let i = 0; i < 9000; i++) {
+      cv.add(1000 + i, i % 2, row(i));
+      live.add(1000 + i);
+      const f = JSON.stringify(cv.mode);
+      if (forms.at(-1) !== f) forms.push(f);
+      // The newest row, and an old one, each found by its own vector.
+      if (i >= 1000 && i % 500 === 0) {
+        expect(await findsItself(i)).toBe(true);
+        expect(await findsItself(i - 777)).toBe(true);
+      }
+    }
+    expect(forms).toEqual([
+      '{"quantised":false,"signCodes":false,"f32InMemory":true}',
+      '{"quantised":true,"signCodes":false,"f32InMemory":true}',
+      '{"quantised":true,"signCodes":true,"f32InMemory":true}',
+      '{"quantised":true,"signCodes":true,"f32InMemory":false}',
+    ]);
+    // A chunk edited is removed and written again under a new id: the old id never comes back.
+    cv.remove(1000 + 4321);
+    cv.add(99_999, 0, row(4321));
+    const [edited] = await cv.search(null, row(4321), 1, fetch);
+    expect(edited.id).toBe(99_999);
+    live.delete(1000 + 4321);
+    live.add(99_999);
+    // Remove two thirds: the store compacts, moving codes with their rows.
+    for (let i = 0; i < 9000; i++) {
+      if (i % 3 !== 0 && i !== 4321) {
+        cv.remove(1000 + i);
+        live.delete(1000 + i);
+      }
+    }
+    expect(cv.size).toBe(live.size);
+    for (let i = 0; i < 9000; i += 3 * 97) expect(await findsItself(i)).toBe(true);
+    for (let qi = 0; qi < 10; qi++) {
+      const hits = await cv.search(null, gen.query(qi), 10, fetch);
+      expect(hits).toHaveLength(10);
+      expect(hits.every((h) => live.has(h.id))).toBe(true);
+    }
   });
 });

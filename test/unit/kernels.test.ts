@@ -7,6 +7,7 @@ import {
   type DotKernel,
 } from '../../src/memory/kernels/dot-kernel';
 import { quantiseQuery, quantiseRow, queryRange } from '../../src/memory/kernels/int8';
+import { signCode, signCodeBytes } from '../../src/memory/kernels/signs';
 import { kernelModuleBytes } from '../../src/memory/kernels/wasm-module';
 import { dotRow } from '../../src/memory/scoring';
 
@@ -161,6 +162,90 @@ describe('dot kernels', () => {
       kernel.grow(300_000);
       expect(kernel.buffer.byteLength).toBeGreaterThanOrEqual(300_000);
       expect([...new Float32Array(kernel.buffer, 0, 4)]).toEqual([1, 2, 3, 4]);
+    }
+  });
+
+  it('the Hamming kernels count differing bits like a plain popcount, by row and by index', () => {
+    const popcount = (x: number) => {
+      let c = 0;
+      for (; x; x &= x - 1) c++;
+      return c;
+    };
+    for (const bytes of [16, 48, 64, 496]) {
+      const n = 23;
+      const results = (['wasm-simd', 'js'] as const).map((kind) => {
+        const kernel = createKernel(64 + bytes * (n + 1) + n * 16 + bytes * 80, kind);
+        const u8 = new Uint8Array(kernel.buffer);
+        const q = 16;
+        const base = q + bytes;
+        const r2 = seeded(bytes);
+        for (let i = q; i < base + n * bytes; i++) u8[i] = Math.floor(r2() * 256);
+        u8.fill(0xff, base, base + bytes); // a row of all ones
+        u8.set(u8.subarray(q, q + bytes), base + bytes); // a row equal to the query
+        const idx = base + n * bytes;
+        const order = Array.from({ length: n }, (_, j) => (j * 5 + 2) % n);
+        new Int32Array(kernel.buffer, idx, n).set(order);
+        const out = idx + n * 4;
+        const hist = out + n * 4;
+        const counts = () => [...new Int32Array(kernel.buffer, hist, bytes * 8 + 1)];
+        kernel.hamRows(q, base, n, bytes, out, hist);
+        const byRow = [...new Int32Array(kernel.buffer, out, n)];
+        const histRows = counts();
+        kernel.hamIndex(q, base, idx, n, bytes, out, hist);
+        const byIdx = [...new Int32Array(kernel.buffer, out, n)];
+        // The counts per distance: once per row scored, again by the indexed pass.
+        const once = new Array<number>(bytes * 8 + 1).fill(0);
+        for (const d of byRow) once[d]++;
+        expect(histRows).toEqual(once);
+        expect(counts()).toEqual(once.map((c) => c * 2));
+        // The gather: below the cut, then the first two at it, in order.
+        const cut = byRow[5];
+        const got = kernel.gather(out, n, cut, 2, idx + n * 4 + (bytes * 8 + 1) * 4);
+        const atCut = byIdx.map((d, j) => (d === cut ? j : -1)).filter((j) => j >= 0);
+        const want2 = byIdx
+          .map((d, j) => (d < cut || atCut.slice(0, 2).includes(j) ? j : -1))
+          .filter((j) => j >= 0);
+        expect(got).toBe(want2.length);
+        expect([...new Int32Array(kernel.buffer, idx + n * 4 + (bytes * 8 + 1) * 4, got)]).toEqual(
+          want2,
+        );
+        const want = Array.from({ length: n }, (_, r) => {
+          let d = 0;
+          for (let i = 0; i < bytes; i++) d += popcount(u8[q + i] ^ u8[base + r * bytes + i]);
+          return d;
+        });
+        expect(byRow).toEqual(want);
+        expect(byIdx).toEqual(order.map((r) => want[r]));
+        expect(byRow[1]).toBe(0);
+        return byRow;
+      });
+      expect(results[0]).toEqual(results[1]);
+    }
+  });
+
+  it("the sign-code kernel gives signCode's bits, padding zeroed, for any dimension count", () => {
+    for (const dims of [1, 15, 16, 17, 100, 128, 129, 384, 385]) {
+      const n = 7;
+      const bytes = signCodeBytes(dims);
+      for (const kind of ['wasm-simd', 'js'] as const) {
+        const kernel = createKernel(1 << 16, kind);
+        const f32 = new Float32Array(kernel.buffer);
+        const rand = seeded(dims);
+        const src = 1024;
+        const centre = 64;
+        for (let i = 0; i < n * dims; i++) f32[src / 4 + i] = rand() * 2 - 1;
+        for (let i = 0; i < dims; i++) f32[centre / 4 + i] = (rand() * 2 - 1) * 0.3;
+        f32[src / 4] = f32[centre / 4]; // equal to the centre: bit clear
+        const dst = src + n * dims * 4 + 64;
+        new Uint8Array(kernel.buffer).fill(0xaa, dst, dst + n * bytes); // stale bytes
+        kernel.signs(src, centre, dst, n, dims);
+        const want = new Uint8Array(n * bytes);
+        const c = f32.slice(centre / 4, centre / 4 + dims);
+        for (let r = 0; r < n; r++)
+          signCode(f32.subarray(src / 4 + r * dims, src / 4 + (r + 1) * dims), c, want, r * bytes);
+        expect([...new Uint8Array(kernel.buffer, dst, n * bytes)]).toEqual([...want]);
+        expect(want[0] & 1).toBe(0);
+      }
     }
   });
 });

@@ -31,7 +31,36 @@ export interface DotKernel {
   ): void;
   /** Int8 codes (`dst`, n × dims bytes) and scales (n f32) of `n` f32 rows at `src` (int8.ts). */
   quantise(src: number, dst: number, scales: number, n: number, dims: number): void;
+  /**
+   * `out[r] = popcount(q XOR row r)` (int32) for rows `0..n-1` of sign codes of `bytes` bytes
+   * each (a multiple of 16, at most `MAX_CODE_BYTES`) starting at `base` (signs.ts), and
+   * `hist[out[r]] += 1` (int32 counts, bytes × 8 + 1 of them).
+   */
+  hamRows(q: number, base: number, n: number, bytes: number, out: number, hist: number): void;
+  /** The same for rows `idx[j]`, `j < m`. */
+  hamIndex(
+    q: number,
+    base: number,
+    idx: number,
+    m: number,
+    bytes: number,
+    out: number,
+    hist: number,
+  ): void;
+  /**
+   * Writes (int32, at `out`) the positions of the `n` int32 distances at `dist` below `cut`,
+   * and the first `atCut` equal to it, in order; returns how many.
+   */
+  gather(dist: number, n: number, cut: number, atCut: number, out: number): number;
+  /**
+   * The sign codes (`dst`, n × signCodeBytes(dims)) of `n` f32 rows at `src` around the f32
+   * `centre` (signs.ts's `signCode`, bit for bit).
+   */
+  signs(src: number, centre: number, dst: number, n: number, dims: number): void;
 }
+
+/** Longest sign code the Hamming kernels take: 31 SIMD blocks, so byte sums cannot overflow. */
+export const MAX_CODE_BYTES = 31 * 16;
 
 const PAGE = 65_536;
 /** wasm32 addresses 4 GiB at most. */
@@ -74,6 +103,10 @@ function wasmKernel(bytes: number): DotKernel {
   const i8Rows = ex.i8Rows as Fn6;
   const i8Index = ex.i8Index as Fn7;
   const quantise = ex.quantise as Fn5;
+  const hamRows = ex.hamRows as Fn6;
+  const hamIndex = ex.hamIndex as Fn7;
+  const signs = ex.signs as Fn5;
+  const gather = ex.gather as (a: number, b: number, c: number, d: number, e: number) => number;
   return {
     kind: 'wasm-simd',
     get buffer() {
@@ -91,6 +124,12 @@ function wasmKernel(bytes: number): DotKernel {
     i8Index: (q16, base, scales, idx, m, dims, out) =>
       i8Index(q16 | 0, base | 0, scales | 0, idx | 0, m, dims, out | 0),
     quantise: (src, dst, scales, n, dims) => quantise(src | 0, dst | 0, scales | 0, n, dims),
+    hamRows: (q, base, n, bytes, out, hist) =>
+      hamRows(q | 0, base | 0, n, bytes, out | 0, hist | 0),
+    hamIndex: (q, base, idx, m, bytes, out, hist) =>
+      hamIndex(q | 0, base | 0, idx | 0, m, bytes, out | 0, hist | 0),
+    gather: (dist, n, cut, atCut, out) => gather(dist | 0, n, cut, atCut, out | 0),
+    signs: (src, centre, dst, n, dims) => signs(src | 0, centre | 0, dst | 0, n, dims),
   };
 }
 
@@ -101,6 +140,17 @@ function jsKernel(bytes: number): DotKernel {
   let i8 = new Int8Array(buffer);
   let i16 = new Int16Array(buffer);
   let i32 = new Int32Array(buffer);
+  let u8 = new Uint8Array(buffer);
+  const hamming = (q: number, p: number, bytes: number) => {
+    let s = 0;
+    for (let i = 0; i < bytes; i++) {
+      let x = u8[q + i] ^ u8[p + i];
+      x = x - ((x >> 1) & 0x55);
+      x = (x & 0x33) + ((x >> 2) & 0x33);
+      s += (x + (x >> 4)) & 0x0f;
+    }
+    return s;
+  };
   const dotF32 = (q: number, p: number, dims: number) => {
     let s = 0;
     for (let i = 0; i < dims; i++) s += f32[q + i] * f32[p + i];
@@ -125,6 +175,7 @@ function jsKernel(bytes: number): DotKernel {
       i8 = new Int8Array(buffer);
       i16 = new Int16Array(buffer);
       i32 = new Int32Array(buffer);
+      u8 = new Uint8Array(buffer);
     },
     f32Rows(q, base, n, dims, out) {
       for (let r = 0; r < n; r++) f32[out / 4 + r] = dotF32(q / 4, base / 4 + r * dims, dims);
@@ -147,6 +198,38 @@ function jsKernel(bytes: number): DotKernel {
           dst + r * dims,
         );
       }
+    },
+    signs(src, centre, dst, n, dims) {
+      const bytes = Math.ceil(dims / 128) * 16;
+      for (let r = 0; r < n; r++) {
+        const at = dst + r * bytes;
+        u8.fill(0, at, at + bytes);
+        const row = src / 4 + r * dims;
+        for (let i = 0; i < dims; i++)
+          if (f32[row + i] > f32[centre / 4 + i]) u8[at + (i >> 3)] |= 1 << (i & 7);
+      }
+    },
+    hamRows(q, base, n, bytes, out, hist) {
+      for (let r = 0; r < n; r++) {
+        const d = hamming(q, base + r * bytes, bytes);
+        i32[out / 4 + r] = d;
+        i32[hist / 4 + d]++;
+      }
+    },
+    hamIndex(q, base, idx, m, bytes, out, hist) {
+      for (let j = 0; j < m; j++) {
+        const d = hamming(q, base + i32[idx / 4 + j] * bytes, bytes);
+        i32[out / 4 + j] = d;
+        i32[hist / 4 + d]++;
+      }
+    },
+    gather(dist, n, cut, atCut, out) {
+      let count = 0;
+      for (let j = 0; j < n; j++) {
+        const d = i32[dist / 4 + j];
+        if (d < cut || (d === cut && atCut-- > 0)) i32[out / 4 + count++] = j;
+      }
+      return count;
     },
     i8Index(q16, base, scales, idx, m, dims, out) {
       for (let j = 0; j < m; j++) {

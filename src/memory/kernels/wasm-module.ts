@@ -86,6 +86,18 @@ const op = {
   i32x4FromF32x4Sat: simd(0xf8),
   i16x8Narrow: simd(0x85),
   i8x16Narrow: simd(0x65),
+  i32Store: [0x36, ...mem(2)],
+  vXor: simd(0x51),
+  i8x16Popcnt: simd(0x62),
+  i8x16Add: simd(0x6e),
+  i16x8AddPairsU: simd(0x7d),
+  i32x4AddPairsU: simd(0x7f),
+  f32x4Gt: simd(0x44),
+  i32x4Bitmask: simd(0xa4),
+  or: [0x72],
+  i32Store16: [0x3b, ...mem(1)],
+  i32Load8U: [0x2d, ...mem(0)],
+  vStoreAt: (o: number) => simd(0x0b, ...mem(0, o)),
 };
 
 /** `local[i] += by` for an i32 local. */
@@ -407,6 +419,262 @@ function quantise(): number[] {
   );
 }
 
+/**
+ * Hamming distances of sign codes (docs/search.md, "Two stages"): `out[j] = popcount(q ^ row)`
+ * as i32, rows of `bytes` bytes (a multiple of 16, at most 496 so that a byte lane of the
+ * popcount sums cannot overflow), row r = j or idx[j]. Params: q, base, [idx], count, bytes,
+ * out; locals after them: o, end, p (row address), acc.
+ */
+function hamming(indexed: boolean): number[] {
+  const params = ['q', 'base', ...(indexed ? ['idx'] : []), 'count', 'bytes', 'out', 'hist'];
+  const at = (n: string) => params.indexOf(n);
+  const [o, end, p, d, acc] = [0, 1, 2, 3, 4].map((i) => params.length + i);
+  const rowPtr = indexed
+    ? [...get(at('base')), ...get(at('idx')), ...op.i32Load(), ...get(at('bytes')), ...op.mul]
+    : get(at('base'));
+  const body = [
+    ...get(at('out')),
+    ...get(at('count')),
+    ...i32c(2),
+    ...op.shl,
+    ...op.add,
+    ...set(end),
+    ...whileLt(at('out'), end, [
+      ...rowPtr,
+      ...(indexed ? op.add : []),
+      ...set(p),
+      ...op.vZero,
+      ...set(acc),
+      ...i32c(0),
+      ...set(o),
+      ...whileLt(o, at('bytes'), [
+        ...get(acc),
+        ...get(at('q')),
+        ...get(o),
+        ...op.add,
+        ...op.vLoad(),
+        ...get(p),
+        ...get(o),
+        ...op.add,
+        ...op.vLoad(),
+        ...op.vXor,
+        ...op.i8x16Popcnt,
+        ...op.i8x16Add,
+        ...set(acc),
+        ...bump(o, i32c(16)),
+      ]),
+      ...get(at('out')),
+      ...get(acc),
+      ...op.i16x8AddPairsU,
+      ...op.i32x4AddPairsU,
+      ...set(acc),
+      ...[0, 1, 2, 3].flatMap((l) => [...get(acc), ...op.i32x4Lane(l)]),
+      ...op.add,
+      ...op.add,
+      ...op.add,
+      ...set(d),
+      ...get(d),
+      ...op.i32Store,
+      // hist[d] += 1
+      ...get(at('hist')),
+      ...get(d),
+      ...i32c(2),
+      ...op.shl,
+      ...op.add,
+      ...set(p),
+      ...get(p),
+      ...get(p),
+      ...op.i32Load(),
+      ...i32c(1),
+      ...op.add,
+      ...op.i32Store,
+      ...(indexed ? bump(at('idx'), i32c(4)) : bump(at('base'), get(at('bytes')))),
+      ...bump(at('out'), i32c(4)),
+    ]),
+  ];
+  return fn(
+    [
+      [4, I32],
+      [1, V128],
+    ],
+    body,
+  );
+}
+
+/**
+ * gather(dist, n, cut, atCut, out) -> count: the positions j of the `n` int32 distances at
+ * `dist` below `cut`, and the first `atCut` equal to it, written as int32 at `out` in order.
+ * Locals: 5 j, 6 d, 7 count, 8 end.
+ */
+function gather(): number[] {
+  const [dist, n, cut, atCut, out, j, d, count, end] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  const take = [
+    ...get(out),
+    ...get(count),
+    ...i32c(2),
+    ...op.shl,
+    ...op.add,
+    ...get(j),
+    ...op.i32Store,
+    ...bump(count, i32c(1)),
+  ];
+  const body = [
+    ...get(dist),
+    ...get(n),
+    ...i32c(2),
+    ...op.shl,
+    ...op.add,
+    ...set(end),
+    ...whileLt(dist, end, [
+      ...get(dist),
+      ...op.i32Load(),
+      ...set(d),
+      ...get(d),
+      ...get(cut),
+      0x49, // i32.lt_u
+      0x04,
+      0x40, // if
+      ...take,
+      0x05, // else
+      ...get(d),
+      ...get(cut),
+      0x46, // i32.eq
+      ...get(atCut),
+      ...i32c(0),
+      0x47, // i32.ne
+      ...op.and,
+      0x04,
+      0x40, // if
+      ...take,
+      ...bump(atCut, i32c(-1)),
+      0x0b,
+      0x0b,
+      ...bump(dist, i32c(4)),
+      ...bump(j, i32c(1)),
+    ]),
+    ...get(count),
+  ];
+  return fn([[4, I32]], body);
+}
+
+/**
+ * signs(src, centre, dst, n, dims): the sign codes of `n` f32 rows at `src` (signs.ts): bit i
+ * of a row's code set where `row[i] > centre[i]`, codes of `((dims + 127) >> 7) << 4` bytes,
+ * zero-padded. Locals: 5 o (byte offset in the row), 6 e16, 7 e (byte ends), 8 end (of dst),
+ * 9 bytes (of a code), 10 k, 11 addr.
+ */
+function signs(): number[] {
+  const [src, centre, dst, n, dims, o, e16, e, end, bytes, k, addr] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+  ];
+  const mask = (off: number, shift: number) => [
+    ...get(src),
+    ...get(o),
+    ...op.add,
+    ...op.vLoad(off),
+    ...get(centre),
+    ...get(o),
+    ...op.add,
+    ...op.vLoad(off),
+    ...op.f32x4Gt,
+    ...op.i32x4Bitmask,
+    ...(shift ? [...i32c(shift), ...op.shl] : []),
+  ];
+  const row = [
+    ...i32c(0),
+    ...set(k),
+    ...whileLt(k, bytes, [
+      ...get(dst),
+      ...get(k),
+      ...op.add,
+      ...op.vZero,
+      ...op.vStore,
+      ...bump(k, i32c(16)),
+    ]),
+    ...i32c(0),
+    ...set(o),
+    ...whileLt(o, e16, [
+      ...get(dst),
+      ...get(o),
+      ...i32c(5),
+      ...op.shrU,
+      ...op.add,
+      ...mask(0, 0),
+      ...mask(16, 4),
+      ...op.or,
+      ...mask(32, 8),
+      ...op.or,
+      ...mask(48, 12),
+      ...op.or,
+      ...op.i32Store16,
+      ...bump(o, i32c(64)),
+    ]),
+    ...whileLt(o, e, [
+      ...get(src),
+      ...get(o),
+      ...op.add,
+      ...op.f32Load(),
+      ...get(centre),
+      ...get(o),
+      ...op.add,
+      ...op.f32Load(),
+      ...op.f32Gt,
+      0x04,
+      0x40, // if
+      ...get(dst),
+      ...get(o),
+      ...i32c(5),
+      ...op.shrU,
+      ...op.add,
+      ...set(addr),
+      ...get(addr),
+      ...get(addr),
+      ...op.i32Load8U,
+      ...i32c(1),
+      ...get(o),
+      ...i32c(2),
+      ...op.shrU,
+      ...i32c(7),
+      ...op.and,
+      ...op.shl,
+      ...op.or,
+      ...op.i32Store8,
+      0x0b, // end if
+      ...bump(o, i32c(4)),
+    ]),
+    ...bump(src, [...get(dims), ...i32c(2), ...op.shl]),
+    ...bump(dst, get(bytes)),
+  ];
+  const body = [
+    ...get(dims),
+    ...i32c(-16),
+    ...op.and,
+    ...i32c(2),
+    ...op.shl,
+    ...set(e16),
+    ...get(dims),
+    ...i32c(2),
+    ...op.shl,
+    ...set(e),
+    ...get(dims),
+    ...i32c(127),
+    ...op.add,
+    ...i32c(7),
+    ...op.shrU,
+    ...i32c(4),
+    ...op.shl,
+    ...set(bytes),
+    ...get(dst),
+    ...get(n),
+    ...get(bytes),
+    ...op.mul,
+    ...op.add,
+    ...set(end),
+    ...whileLt(dst, end, row),
+  ];
+  return fn([[7, I32]], body);
+}
+
 const F_DOT_F32 = 0;
 const F_DOT_I8 = 1;
 
@@ -474,12 +742,30 @@ const funcType = (params: number, result?: number) => [
 ];
 
 /** Names of the exported kernels, in export order. */
-export const KERNEL_EXPORTS = ['f32Rows', 'f32Index', 'i8Rows', 'i8Index', 'quantise'] as const;
+export const KERNEL_EXPORTS = [
+  'f32Rows',
+  'f32Index',
+  'i8Rows',
+  'i8Index',
+  'quantise',
+  'hamRows',
+  'hamIndex',
+  'signs',
+  'gather',
+] as const;
 
 /** The kernel module's bytes (about 700). */
 export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
-  // Types: 0 (i32 x3) -> f32, 1 (i32 x3) -> i32, 2 (i32 x5), 3 (i32 x6), 4 (i32 x7)
-  const types = [funcType(3, F32), funcType(3, I32), funcType(5), funcType(6), funcType(7)];
+  // Types: 0 (i32 x3) -> f32, 1 (i32 x3) -> i32, 2 (i32 x5), 3 (i32 x6), 4 (i32 x7),
+  // 5 (i32 x5) -> i32
+  const types = [
+    funcType(3, F32),
+    funcType(3, I32),
+    funcType(5),
+    funcType(6),
+    funcType(7),
+    funcType(5, I32),
+  ];
   const funcs = [
     { type: 0, code: dotF32() },
     { type: 1, code: dotI8() },
@@ -488,6 +774,10 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
     { type: 3, code: rows('i8', false) }, // i8Rows(q16, base, scales, n, dims, out)
     { type: 4, code: rows('i8', true) }, // i8Index(q16, base, scales, idx, m, dims, out)
     { type: 2, code: quantise() }, // quantise(src, dst, scales, n, dims)
+    { type: 3, code: hamming(false) }, // hamRows(q, base, n, bytes, out, hist)
+    { type: 4, code: hamming(true) }, // hamIndex(q, base, idx, m, bytes, out, hist)
+    { type: 2, code: signs() }, // signs(src, centre, dst, n, dims)
+    { type: 5, code: gather() }, // gather(dist, n, cut, atCut, out) -> count
   ];
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
