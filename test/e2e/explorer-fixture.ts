@@ -410,3 +410,39 @@ export async function runSearch(p: Page, query: string): Promise<void> {
     )
     .toBe(1);
 }
+
+/** The assistant's replies in the chat so far, in order, as the person reads them. */
+export function assistantReplies(p: Page): Promise<string[]> {
+  return p.evaluate(() => {
+    const chat = document.querySelector('sm-app')!.shadowRoot!.querySelector('sm-chat')!;
+    const bubbles = chat.shadowRoot!.querySelectorAll('sm-message[kind="assistant"]');
+    return [...bubbles].map((b) => b.shadowRoot?.querySelector('.md')?.textContent ?? '');
+  });
+}
+
+/** Sends a message, waits for the model's reply to stream some text, then presses Stop. */
+export async function chatAndStop(
+  p: Page,
+  text: string,
+  poll: { timeout: number; interval: number },
+): Promise<void> {
+  const before = (await assistantReplies(p)).length;
+  const box = p.getByRole('textbox', { name: /message/i });
+  await box.fill(text);
+  await box.press('Enter');
+  await expect
+    .poll(async () => (await assistantReplies(p))[before]?.length ?? 0, poll)
+    .toBeGreaterThan(20);
+  await p.getByRole('button', { name: 'Stop' }).click();
+}
+
+/**
+ * In an open Settings dialog, lets a reply run to 5,000 tokens in an 8,192-token context (room
+ * left for the prompt): a test that presses Stop needs a reply still streaming when it does, and
+ * the tests' endless model writes 512 tokens (the default limit) in well under a second on a
+ * quiet machine.
+ */
+export async function allowLongReplies(dialog: Locator): Promise<void> {
+  await dialog.getByLabel('Context size').fill('8192');
+  await dialog.getByLabel('Max output tokens').fill('5000');
+}

@@ -45,7 +45,7 @@ describe('chat with the model in this browser (no server)', () => {
       if (!r.url().startsWith(server!.url) && !r.url().startsWith('blob:')) outside.push(r.url());
     });
     await page.goto(
-      `${server.url}${HARNESS}?scenario=live&maxTokens=1500&model=${encodeURIComponent(`${server.url}endless.gguf`)}`,
+      `${server.url}${HARNESS}?scenario=live&maxTokens=5000&context=8192&model=${encodeURIComponent(`${server.url}endless.gguf`)}`,
     );
     await page.waitForFunction(() => 'harness' in window);
   });
@@ -118,7 +118,7 @@ describe('chat with the model in this browser (no server)', () => {
   it('Regenerate and Continue run on the model in this browser too', async () => {
     const tab = await browser!.newPage({ viewport: { width: 1100, height: 800 } });
     await tab.goto(
-      `${server!.url}${HARNESS}?scenario=live&maxTokens=1500&model=${encodeURIComponent(`${server!.url}endless.gguf`)}`,
+      `${server!.url}${HARNESS}?scenario=live&maxTokens=5000&context=8192&model=${encodeURIComponent(`${server!.url}endless.gguf`)}`,
     );
     await tab.waitForFunction(() => 'harness' in window);
     const stop = () => tab.getByRole('button', { name: 'Stop' });

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
-import { axeScan, buildAndServe } from './explorer-fixture';
+import { allowLongReplies, axeScan, buildAndServe, chatAndStop } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 import { splitGguf } from '../fixtures/split-gguf';
 import { makeTinyGguf } from '../fixtures/tiny-gguf';
@@ -201,22 +201,7 @@ describe('Settings → In this browser → download a model from a link', () => 
       for await (const [name, h] of root.entries()) out[name] = await size(h);
       return out;
     });
-  /** The assistant's replies so far, in order. */
-  const replies = () =>
-    page.evaluate(() => {
-      const chat = document.querySelector('sm-app')!.shadowRoot!.querySelector('sm-chat')!;
-      const bubbles = chat.shadowRoot!.querySelectorAll('sm-message[kind="assistant"]');
-      return [...bubbles].map((b) => b.shadowRoot?.querySelector('.md')?.textContent ?? '');
-    });
-  /** Sends a message and waits for the model's reply to stream, then stops it. */
-  const chat = async (text: string) => {
-    const before = (await replies()).length;
-    const box = page.getByRole('textbox', { name: /message/i });
-    await box.fill(text);
-    await box.press('Enter');
-    await expect.poll(async () => (await replies())[before]?.length ?? 0, POLL).toBeGreaterThan(20);
-    await page.getByRole('button', { name: 'Stop' }).click();
-  };
+  const chat = (text: string) => chatAndStop(page, text, POLL);
   /** The bytes of a kept model, as the engine gets them (every part, in order). */
   const keptHash = async (name: string) => {
     const bytes = await page.evaluate(async (n) => {
@@ -326,6 +311,7 @@ describe('Settings → In this browser → download a model from a link', () => 
       1,
     );
 
+    await allowLongReplies(dialog());
     await dialog().getByRole('button', { name: 'Save' }).click();
     await dialog().waitFor({ state: 'hidden' });
     await chat('Hello, tell me a long story.');
@@ -386,6 +372,7 @@ describe('Settings → In this browser → download a model from a link', () => 
     for (const [i, part] of SPLIT_PARTS.entries()) {
       expect(await keptHash(`tiny-0000${i + 1}-of-00003.gguf`)).toBe(sha(part));
     }
+    await allowLongReplies(dialog());
     await dialog().getByRole('button', { name: 'Save' }).click();
     await dialog().waitFor({ state: 'hidden' });
     await chat('Hello again.');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
-import { buildAndServe } from './explorer-fixture';
+import { allowLongReplies, assistantReplies, buildAndServe, chatAndStop } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 import { makeTinyGguf } from '../fixtures/tiny-gguf';
 
@@ -39,20 +39,7 @@ describe('the model in this browser, offline after its first use', () => {
     if (files) await rm(files, { recursive: true, force: true });
   });
 
-  const replies = () =>
-    page.evaluate(() => {
-      const chat = document.querySelector('sm-app')!.shadowRoot!.querySelector('sm-chat')!;
-      const bubbles = chat.shadowRoot!.querySelectorAll('sm-message[kind="assistant"]');
-      return [...bubbles].map((b) => b.shadowRoot?.querySelector('.md')?.textContent ?? '');
-    });
-  const chat = async (text: string) => {
-    const before = (await replies()).length;
-    const box = page.getByRole('textbox', { name: /message/i });
-    await box.fill(text);
-    await box.press('Enter');
-    await expect.poll(async () => (await replies())[before]?.length ?? 0, POLL).toBeGreaterThan(20);
-    await page.getByRole('button', { name: 'Stop' }).click();
-  };
+  const chat = (text: string) => chatAndStop(page, text, POLL);
   const engineRequests = (from = 0) =>
     server.requests.slice(from).filter((r) => ENGINE.test(new URL(r.url, server.url).pathname));
 
@@ -72,6 +59,7 @@ describe('the model in this browser, offline after its first use', () => {
     await expect
       .poll(() => dialog.getByText('tiny-endless.gguf', { exact: true }).count(), POLL)
       .toBe(1);
+    await allowLongReplies(dialog);
     await dialog.getByRole('button', { name: 'Save' }).click();
     await dialog.waitFor({ state: 'hidden' });
     await chat('Hello, tell me a long story.');
@@ -91,6 +79,8 @@ describe('the model in this browser, offline after its first use', () => {
       await page.waitForFunction(
         () => !!(document.querySelector('sm-app') as { memory?: unknown } | null)?.memory,
       );
+      // The chat reopens where it was (its one reply) before the next message is typed.
+      await expect.poll(async () => (await assistantReplies(page)).length, POLL).toBe(1);
       await chat('And another one, offline.');
       expect(engineRequests(before)).toEqual([]);
     } finally {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
-import { axeScan, buildAndServe } from './explorer-fixture';
+import { allowLongReplies, axeScan, buildAndServe } from './explorer-fixture';
 import type { StaticServer } from './static-server';
 import { splitGguf } from '../fixtures/split-gguf';
 import { makeTinyGguf } from '../fixtures/tiny-gguf';
@@ -108,6 +108,7 @@ describe('Settings → In this browser, in the app', () => {
     await page.screenshot({ path: '/tmp/sm-inpage-settings-desktop.png' });
     // The panel passes axe like the rest of Settings (labels, contrast, names).
     expect(await axeScan(page, server)).toEqual([]);
+    await allowLongReplies(dialog());
     await dialog().getByRole('button', { name: 'Save' }).click();
     await dialog().waitFor({ state: 'hidden' });
     // From here on nothing leaves the page (before, the app probed the default server).
