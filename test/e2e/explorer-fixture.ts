@@ -393,7 +393,7 @@ export async function openInTree(p: Page, path: string): Promise<void> {
 }
 
 /** Runs a memory search and waits for its result line. */
-export async function runSearch(p: Page, query: string): Promise<void> {
+export async function runSearch(p: Page, query: string, timeout = 30_000): Promise<void> {
   const search = p.locator('sm-memory-search');
   await search.getByRole('searchbox').fill(query);
   await search.getByRole('button', { name: 'Search', exact: true }).click();
@@ -405,7 +405,7 @@ export async function runSearch(p: Page, query: string): Promise<void> {
           .filter({ hasText: `“${query}”` })
           .count(),
       {
-        timeout: 30_000,
+        timeout,
       },
     )
     .toBe(1);

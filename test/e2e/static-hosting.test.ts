@@ -16,6 +16,7 @@ import { ISOLATION_HEADERS } from '../../src/isolation';
 import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 import { demoReply } from '../fixtures/fake-llm/demo';
 import { launchChromium } from './chromium';
+import { runSearch } from './explorer-fixture';
 import { serveStatic } from './static-server';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -24,22 +25,9 @@ const FACT = 'the lighthouse key hangs behind the blue door';
 
 /** Searches memory from the explorer's search box and returns the paths listed. */
 async function searchFor(page: Page, query: string): Promise<string> {
-  const search = page.locator('sm-memory-search');
-  await search.getByRole('searchbox').fill(query);
-  await search.getByRole('button', { name: 'Search', exact: true }).click();
-  await expect
-    .poll(
-      () =>
-        search
-          .getByRole('status')
-          .filter({ hasText: `“${query}”` })
-          .count(),
-      {
-        timeout: 60_000,
-      },
-    )
-    .toBe(1);
-  return (await search.getByRole('list', { name: 'Search results' }).textContent()) ?? '';
+  await runSearch(page, query, 60_000);
+  const list = page.locator('sm-memory-search').getByRole('list', { name: 'Search results' });
+  return (await list.textContent()) ?? '';
 }
 
 /** The Cache Storage entries of the service worker's on-demand file cache, as paths. */

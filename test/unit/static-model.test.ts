@@ -21,23 +21,12 @@ import {
   loadStaticModel,
   readOnnxInitializers,
 } from '../../src/embeddings/static-model';
+import { mulberry32 } from '../../bench/synthetic';
 import pairs from '../fixtures/embedding-pairs.json';
 
 const DIR = join(defaultLocalModelPath(), BUNDLED_MODEL);
 const read = (file: string) => new Uint8Array(readFileSync(join(DIR, file)));
 const readJson = (file: string): unknown => JSON.parse(readFileSync(join(DIR, file), 'utf8'));
-
-/** A seeded generator, so the sentences are the same on every run. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Sentences from the model's own vocabulary (frequent and rare words, as a Zipf-like draw), with
