@@ -21,9 +21,10 @@ const BROKEN_TEXT = /invalid UTF-8|Invalid typed array length/;
 let engine: Wllama | undefined;
 let running: AbortController | undefined;
 
-function threadsWanted(): number {
+function threadsWanted(asked?: number): number {
   // Threads need SharedArrayBuffer, which needs a cross-origin isolated page.
   if (!self.crossOriginIsolated) return 1;
+  if (asked !== undefined && Number.isInteger(asked) && asked >= 1) return Math.min(asked, 16);
   // Up to 4: more rarely helps a small model on a laptop, and leaves cores for the page.
   return Math.max(2, Math.min(4, navigator.hardwareConcurrency || 2));
 }
@@ -124,7 +125,7 @@ const api = {
     const started = performance.now();
     await next.loadModel(reading, {
       n_ctx: options.context,
-      n_threads: threadsWanted(),
+      n_threads: threadsWanted(options.threads),
       n_gpu_layers: 0,
     });
     engine = next;

@@ -22,7 +22,7 @@ const POLL = { timeout: 60_000, interval: 20 };
 
 type Harness = {
   pieces: string[];
-  load(url: string, context: number): Promise<InPageModelInfo>;
+  load(url: string, context: number, threads?: number): Promise<InPageModelInfo>;
   chat(request: InPageChatRequest): Promise<{ finish: string }>;
   stop(): Promise<void>;
 };
@@ -108,7 +108,8 @@ describe('in-page model (wllama) in Chromium', () => {
   it('follows a grammar: a forced tool call always parses', async () => {
     const { page, server } = await open();
     const h = await harness(page);
-    await h.evaluate((x, url) => x.load(url, 256), `${server.url}tiny.gguf`);
+    // One thread: a seeded generation then repeats exactly (threads' sums can differ in order).
+    await h.evaluate((x, url) => x.load(url, 256, 1), `${server.url}tiny.gguf`);
     const grammar = [
       // One rule per line: a newline ends a GBNF rule.
       'root ::= "{\\"name\\":\\"saveMemory\\",\\"arguments\\":{\\"path\\":\\"" word ' +
@@ -141,7 +142,7 @@ describe('in-page model (wllama) in Chromium', () => {
   it("the chat's tool grammar: a required call always parses and fits its tool's schema; left free, a plain model writes text", async () => {
     const { page, server } = await open();
     const h = await harness(page);
-    await h.evaluate((x, url) => x.load(url, 1024), `${server.url}tiny.gguf`);
+    await h.evaluate((x, url) => x.load(url, 1024, 1), `${server.url}tiny.gguf`);
     // Schemas like the app's tools, with short strings (a random model closes them in time).
     const tools: ToolSpec[] = [
       {
@@ -191,8 +192,7 @@ describe('in-page model (wllama) in Chromium', () => {
         [grammar, seed, maxTokens] as const,
       );
     for (const seed of [1, 2, 3]) {
-      // Room for the whole call: an unbounded integer or a number's fraction can run for a while
-      // (the seed does not fix the sampling when the engine runs on two threads).
+      // Room for the whole call: an unbounded integer or a number's fraction can run for a while.
       const text = await chat(toolGrammar(tools, true), seed, 2000);
       const call = parseGrammarCall(text, () => 'call_1');
       expect(call, text).not.toBeNull();
@@ -218,7 +218,7 @@ describe('in-page model (wllama) in Chromium', () => {
   it('follows a JSON schema (as structured answers ask): the answer always parses and fits', async () => {
     const { page, server } = await open();
     const h = await harness(page);
-    await h.evaluate((x, url) => x.load(url, 512), `${server.url}tiny.gguf`);
+    await h.evaluate((x, url) => x.load(url, 512, 1), `${server.url}tiny.gguf`);
     const schema = {
       type: 'object',
       properties: {

@@ -8,6 +8,11 @@ export interface InPageLoadOptions {
    * go, or `useHere`), and hold a Web Lock that says so while loaded here.
    */
   oneCopy?: boolean;
+  /**
+   * Threads to run on (one without cross-origin isolation, whatever is asked). By default as many
+   * as suit this device. One thread makes a seeded generation repeat exactly.
+   */
+  threads?: number;
 }
 
 /** How a load is going. */

@@ -24,9 +24,10 @@ const harness = {
    */
   times: { asked: 0, first: 0, last: 0, stopped: 0, ended: 0 },
   longTasks,
-  async load(url: string, context: number) {
+  /** Loads the GGUF at `url`; `threads` 1 makes a seeded generation repeat exactly. */
+  async load(url: string, context: number, threads?: number) {
     const blob = await (await fetch(url)).blob();
-    return model.load([blob], { context });
+    return model.load([blob], { context, threads });
   },
   /** A chat; with `stopAfter`, Stop is asked as the piece of that number arrives. */
   async chat(request: InPageChatRequest, stopAfter = 0) {
