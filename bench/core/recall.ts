@@ -11,6 +11,7 @@ import type { MemoryDB } from '../../src/memory/db';
 import { CHAT_WEIGHT, SNAPSHOT_WEIGHT } from '../../src/memory/ranking';
 import { visibleMessages } from '../../src/memory/replies';
 import { searchChunkIndex, searchEntries } from '../../src/memory/search';
+import { hiddenAlternatives } from '../../src/memory/tools/recall';
 import type { SemanticIndex } from '../../src/memory/semantic-index';
 import { SHARD_SPAN, packShard } from '../../src/memory/shards';
 import { estimateTokens } from '../../src/memory/text';
@@ -452,6 +453,10 @@ export interface RecallSteps {
   rowsRead12: number;
   /** Reading the best turns' messages (12) and their chats' titles. */
   messagesRead: number;
+  /** Whether those messages are reply alternatives not shown (`hiddenAlternatives`), alone. */
+  hiddenCheck: number;
+  /** The same with the message before each read with them, as recall reads them. */
+  messagesAndHiddenCheck: number;
   /**
    * Reading 112 messages (as many as the chunk rows read, none holding a vector): whether the
    * rows' count or their vectors cost the time.
@@ -550,8 +555,22 @@ export async function recallSteps(
   const turnIds = [...new Set(hits.map((h) => h.row.turnId))].slice(0, MAX_RECALL);
   const convIds = [...new Set(hits.map((h) => h.row.conversationId))].slice(0, MAX_RECALL);
   lap();
-  await db.messages.bulkGet(turnIds);
+  const turnMessages = await db.messages.bulkGet(turnIds);
   const messagesRead = lap();
+  await db.transaction('r', db.messages, () => hiddenAlternatives(db.messages, turnMessages));
+  const hiddenCheck = lap();
+  // As recall does it: each message and the one before it read together, then the check.
+  await db.transaction('r', db.messages, async () => {
+    const keys = [...new Set([...turnIds, ...turnIds.map((id) => id - 1).filter((id) => id > 0)])];
+    const read = await db.messages.bulkGet(keys);
+    const known = new Map(keys.map((id, i) => [id, read[i]]));
+    await hiddenAlternatives(
+      db.messages,
+      turnIds.map((id) => known.get(id)),
+      known,
+    );
+  });
+  const messagesAndHiddenCheck = lap();
   const spread = Math.max(1, Math.floor((await db.messages.count()) / (k * 2)));
   lap();
   await db.messages.bulkGet(
@@ -574,6 +593,8 @@ export async function recallSteps(
     rowsRead,
     rowsRead12,
     messagesRead,
+    hiddenCheck,
+    messagesAndHiddenCheck,
     messagesRead112,
     conversationsRead,
     entrySearch,

@@ -240,4 +240,37 @@ describe('recall and regenerated replies', () => {
       'Visit Porto in spring',
     );
   });
+
+  it("tells a reply's alternative by its own chat's question when another chat wrote in between", async () => {
+    const { mem } = openTestMemory();
+    const trip = ok(await mem.createConversation('Spring plans'));
+    const other = ok(await mem.createConversation('Bread'));
+    const say = async (
+      conversationId: number,
+      role: 'user' | 'assistant',
+      text: string,
+      alt?: number,
+    ) => {
+      const meta = alt === undefined ? undefined : { alt };
+      const { id } = ok(await mem.addMessage({ conversationId, role, text, meta }));
+      ok(await mem.recordTurn({ conversationId, role, text, turnId: id }));
+      return id;
+    };
+    // The question names the second alternative; a message of another chat (a second tab) came
+    // between it and its replies.
+    await say(trip.id, 'user', 'Which city should I visit in spring?', 1);
+    await say(other.id, 'user', 'How long should sourdough rise?');
+    await say(trip.id, 'assistant', 'Visit Porto in spring: the azulejos and the river walks.');
+    await say(
+      trip.id,
+      'assistant',
+      'Visit Kyoto in spring: the cherry blossoms along the canals.',
+      1,
+    );
+    const said = turns(await mem.recallMemory('Which city in spring, Porto or Kyoto?', 10)).map(
+      (t) => t.text.split(':')[0],
+    );
+    expect(said).toContain('Visit Kyoto in spring');
+    expect(said).not.toContain('Visit Porto in spring');
+  });
 });

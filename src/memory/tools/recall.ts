@@ -148,12 +148,18 @@ export function recallTools(ctx: StoreContext) {
       db.messages,
       db.conversations,
       async () => {
-        const messages = await db.messages.bulkGet(best.map((h) => h.turnId));
+        // Each turn's message and the one before it (a reply's user message, most often), so
+        // that telling a hidden alternative rarely needs a read of its own.
+        const ids = best.map((h) => h.turnId);
+        const keys = [...new Set([...ids, ...ids.map((id) => id - 1).filter((id) => id > 0)])];
+        const read = await db.messages.bulkGet(keys);
+        const known = new Map(keys.map((id, i) => [id, read[i]]));
+        const messages = ids.map((id) => known.get(id));
         return Promise.all([
           db.chunks.bulkGet(best.map((h) => h.id)),
           messages,
           db.conversations.bulkGet(convIds),
-          hiddenAlternatives(db.messages, messages),
+          hiddenAlternatives(db.messages, messages, known),
         ]);
       },
     );
@@ -179,29 +185,41 @@ export function recallTools(ctx: StoreContext) {
 export async function hiddenAlternatives(
   table: Table<Message, number>,
   messages: readonly (Message | undefined)[],
+  known: ReadonlyMap<number, Message | undefined> = new Map(),
 ): Promise<Set<number>> {
   const out = new Set<number>();
-  for (const m of messages) {
-    if (!m || m.id === undefined || m.role === 'user') continue;
-    const conv = m.conversationId;
-    const user = await table
+  /** The user message `m` answers: found among `known` when the ids before it are, else read. */
+  const userBefore = (m: Message & { id: number }) => {
+    for (let id = m.id - 1; known.has(id); id--) {
+      const x = known.get(id);
+      if (!x || x.conversationId !== m.conversationId) break;
+      if (x.role === 'user') return x;
+    }
+    return table
       .where('id')
       .below(m.id)
       .reverse()
-      .filter((x) => x.conversationId === conv && x.role === 'user')
+      .filter((x) => x.conversationId === m.conversationId && x.role === 'user')
       .first();
-    // Before the first user message there are no alternatives; the chosen one is shown.
-    if (!user?.id || altOf(m) === altOf(user)) continue;
-    // The chosen alternative may have no messages (its regeneration failed): ask the group.
-    const members = await table
-      .where('id')
-      .above(user.id)
-      .until((x) => x.conversationId === conv && x.role === 'user')
-      .filter((x) => x.conversationId === conv)
-      .toArray();
-    const group = replyGroups([user, ...members]).find((g) => g.user?.id === user.id);
-    if (group && group.shown !== altOf(m)) out.add(m.id);
-  }
+  };
+  await Promise.all(
+    messages.map(async (m) => {
+      if (!m || m.id === undefined || m.role === 'user') return;
+      const conv = m.conversationId;
+      const user = await userBefore({ ...m, id: m.id });
+      // Before the first user message there are no alternatives; the chosen one is shown.
+      if (!user?.id || altOf(m) === altOf(user)) return;
+      // The chosen alternative may have no messages (its regeneration failed): ask the group.
+      const members = await table
+        .where('id')
+        .above(user.id)
+        .until((x) => x.conversationId === conv && x.role === 'user')
+        .filter((x) => x.conversationId === conv)
+        .toArray();
+      const group = replyGroups([user, ...members]).find((g) => g.user?.id === user.id);
+      if (group && group.shown !== altOf(m)) out.add(m.id);
+    }),
+  );
   return out;
 }
 
