@@ -2,6 +2,7 @@
 // a model switch.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/embeddings/types';
+import { MemoryDB } from '../../src/memory/db';
 import type { MemoryApi } from '../../src/memory/types';
 import {
   closeAll,
@@ -79,6 +80,22 @@ describe('JSON backup', () => {
     ]);
     const hits = await b.mem.searchChunks(convId, 'no build tools', 1);
     expect(hits[0]?.chunk.text).toBe('I avoid npm build steps.');
+  });
+
+  it('keeps the version a sync conflict set aside, and which device it came from', async () => {
+    const a = openTestMemory();
+    await seeded(a.mem);
+    // As sync stores a version that lost a conflict (docs/sync.md): a history row with its device.
+    const db = new MemoryDB(a.name);
+    const [row] = await db.history.where('path').equals('User/Preferences/CodingStyle').toArray();
+    await db.history.put({ ...row!, conflictFrom: 'laptop' });
+    db.close();
+    const json = (await a.mem.exportJson()) as string;
+
+    const b = openTestMemory({ clock: a.clock });
+    ok(await b.mem.importJson(json, 'replace'));
+    const versions = ok(await b.mem.getHistory('User/Preferences/CodingStyle')).versions;
+    expect(versions.map((v) => [v.version, v.conflictFrom])).toEqual([[1, 'laptop']]);
   });
 
   it('merges into a non-empty database without clobbering its conversations', async () => {

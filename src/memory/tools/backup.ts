@@ -88,6 +88,7 @@ const BACKUP_SCHEMA: Schema = {
           entry,
           movedTo: { type: 'string' },
           deleteRoot: { type: 'string' },
+          conflictFrom: { type: 'string' },
         },
       },
     },
@@ -143,6 +144,8 @@ export interface BackupHistoryRow {
   entry: SerialEntry;
   movedTo?: string;
   deleteRoot?: string;
+  /** The device a version that lost a sync conflict came from (docs/sync.md). */
+  conflictFrom?: string;
 }
 
 /** A message in a backup. */
@@ -189,10 +192,14 @@ const lineage = (e: Lineage): Lineage => ({
   ...(e.contextVersion !== undefined ? { contextVersion: e.contextVersion } : {}),
 });
 
-/** A history row's move target and delete root, as stored or as a backup has them. */
-const historyExtras = (h: Pick<HistoryRow, 'movedTo' | 'deleteRoot'>) => ({
+/**
+ * A history row's move target, delete root and sync conflict origin, as stored or as a backup
+ * has them.
+ */
+const historyExtras = (h: Pick<HistoryRow, 'movedTo' | 'deleteRoot' | 'conflictFrom'>) => ({
   ...(h.movedTo !== undefined ? { movedTo: h.movedTo } : {}),
   ...(h.deleteRoot !== undefined ? { deleteRoot: h.deleteRoot } : {}),
+  ...(h.conflictFrom !== undefined ? { conflictFrom: h.conflictFrom } : {}),
 });
 
 /** The validator of a backup's shape (built once per engine: compiling the schema costs). */
