@@ -432,8 +432,10 @@ async function apply(
 ): Promise<{ kept: KeptOp[] } | { error: string }> {
   const kept: KeptOp[] = [];
   for (const op of plan) {
+    // Only over the version the plan was made from: a person's or the model's save meanwhile wins.
     const saved = await req.memory.saveMemory(op.path, op.content, req.contextTokens ?? 1000, {
       conversationId: req.conversationId,
+      expectedVersion: op.previousVersion ?? null,
     });
     if (saved.status !== 'SUCCESS') {
       const { problems } = await reverse(req.memory, kept);

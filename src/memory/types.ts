@@ -125,6 +125,8 @@ export type ErrorCode =
   | 'INVALID_ARGUMENT'
   | 'NOT_FOUND'
   | 'HAS_CHILDREN'
+  /** A save that named the version it expected found another (`SaveOptions.expectedVersion`). */
+  | 'CHANGED'
   | 'STORAGE_FULL'
   | 'MODEL_UNAVAILABLE'
   /** Not expected: a bug or a broken database. The message says what happened. */
@@ -602,6 +604,12 @@ export interface SaveOptions {
    * those up to and including it, not the conversation's last ones.
    */
   turnId?: number;
+  /**
+   * The version the caller read at the path (`null`: nothing saved there). The save is refused
+   * with `CHANGED`, writing nothing, when the path now holds another version (or none, or one
+   * where none was): a check and its write cannot be split by another writer (the memory keeper).
+   */
+  expectedVersion?: number | null;
 }
 
 export interface HeadingOptions {

@@ -454,6 +454,78 @@ describe('all or nothing', () => {
   });
 });
 
+describe('a save meanwhile', () => {
+  it("the person's edit between the keeper's check and its write wins: nothing is kept", async () => {
+    const addAndUpdate = ops([
+      { op: 'add', path: 'Family/Ana/Move', content: MOVE },
+      { op: 'update', path: 'Family/Ana', content: 'Ana lives in Lisbon.' },
+    ]);
+    const s = await setup('llamacpp', { replies: [{ text: addAndUpdate }] });
+    const m = s.memory;
+    const EDIT = 'Ana lives in Lisbon now, in Alfama.';
+    let edited = false;
+    // The person edits Family/Ana right after the keeper has read it to plan its update.
+    const racing: KeeperMemory = {
+      recallMemory: (...a) => m.recallMemory(...a),
+      memoryOutline: (...a) => m.memoryOutline(...a),
+      getEntry: async (...a) => {
+        const entry = await m.getEntry(...a);
+        if (a[0] === 'Family/Ana' && !edited) {
+          edited = true;
+          ok(await m.editMemory('Family/Ana', EDIT));
+        }
+        return entry;
+      },
+      deleteMemory: (...a) => m.deleteMemory(...a),
+      getHistory: (...a) => m.getHistory(...a),
+      restoreMemory: (...a) => m.restoreMemory(...a),
+      saveMemory: (...a) => m.saveMemory(...a),
+    };
+    const outcome = await runKeeper({
+      memory: racing,
+      connector: s.connector,
+      server: s.server,
+      exchanges: [EXCHANGE],
+      conversationId: s.conversationId,
+    });
+    expect(edited).toBe(true);
+    expect(outcome).toMatchObject({ status: 'error', ops: [] });
+    expect(outcome.message).toMatch(/could not save Family\/Ana .*nothing was kept/);
+    // The person's edit stands, and the keeper's add before it was undone.
+    expect(await m.getEntry('Family/Ana')).toMatchObject({ content: EDIT, version: 2 });
+    expect(await m.getEntry('Family/Ana/Move')).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('saveMemory with the version it expects: refused with CHANGED, writing nothing, when another is there', async () => {
+    const { mem } = openTestMemory();
+    ok(await mem.saveMemory('Family/Ana', ANA));
+    expect(await mem.saveMemory('Family/Ana', MOVE, 0, { expectedVersion: null })).toMatchObject({
+      status: 'ERROR',
+      code: 'CHANGED',
+    });
+    expect(await mem.saveMemory('Family/Bea', MOVE, 0, { expectedVersion: 1 })).toMatchObject({
+      status: 'ERROR',
+      code: 'CHANGED',
+    });
+    expect(await mem.saveMemory('Family/Ana', MOVE, 0, { expectedVersion: 2 })).toMatchObject({
+      status: 'ERROR',
+      code: 'CHANGED',
+    });
+    expect(await mem.getEntry('Family/Ana')).toMatchObject({ content: ANA, version: 1 });
+    expect(await mem.getEntry('Family/Bea')).toMatchObject({ status: 'ERROR', code: 'NOT_FOUND' });
+    expect(await mem.saveMemory('Family/Ana', MOVE, 0, { expectedVersion: 1 })).toMatchObject({
+      status: 'SUCCESS',
+      version: 2,
+    });
+    expect(
+      await mem.saveMemory('Family/Bea', 'Bea plays cello.', 0, { expectedVersion: null }),
+    ).toMatchObject({
+      status: 'SUCCESS',
+      version: 1,
+    });
+  });
+});
+
 describe('the card', () => {
   it('is stored in its chat without making the chat the newest', async () => {
     const { mem, clock } = openTestMemory();

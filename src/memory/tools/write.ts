@@ -50,6 +50,8 @@ export function writeTools(ctx: StoreContext) {
       if (isToolError(conversationId)) return conversationId;
       const turnId = saveTurn(optionsIn);
       if (isToolError(turnId)) return turnId;
+      const expected = expectedVersion(optionsIn);
+      if (isToolError(expected)) return expected;
 
       const queryText = saveQueryText(path, content.json);
       const emb = await embed([queryText, entryText(path, content.value)]);
@@ -65,6 +67,12 @@ export function writeTools(ctx: StoreContext) {
       const at = new Date(now());
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const existing = await db.structured_memory.where('path').equals(path).first();
+        if (expected !== undefined && (existing?.version ?? null) !== expected) {
+          return toolError(
+            'CHANGED',
+            `"${path}" ${existing ? `is at version ${existing.version}` : 'is not saved'} now, not ${expected === null ? 'unsaved' : `at version ${expected}`} as when it was read; nothing was saved.`,
+          );
+        }
         // A live row is above its history already; a new one goes on from what History lists.
         const listed = existing
           ? []
@@ -214,6 +222,17 @@ export function saveConversation(
   const cid = (optionsIn as { conversationId?: unknown }).conversationId;
   if (cid === undefined) return fallback;
   return intArg(cid, 'conversationId', 0, 0, Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * The version a save expects at its path (`options.expectedVersion`: a version, or null for
+ * none); undefined when not given.
+ */
+export function expectedVersion(optionsIn: unknown): number | null | undefined | ToolError {
+  if (optionsIn === null || typeof optionsIn !== 'object') return undefined;
+  const v = (optionsIn as { expectedVersion?: unknown }).expectedVersion;
+  if (v === undefined || v === null) return v;
+  return intArg(v, 'expectedVersion', 1, 1, Number.MAX_SAFE_INTEGER);
 }
 
 /**
