@@ -3,6 +3,7 @@
 // the choice an edit makes between a merge patch (keeps context chunks) and a whole replace.
 // Every key is an ordinary key, `__proto__` included, as in the engine (validate.ts).
 import type { JsonValue } from '../memory/types';
+import { isLore } from '../memory/imports/lorebook';
 import { getOwn, mergePatch, setOwn } from '../memory/validate';
 
 /** One line of a diff: kept (' '), only in the old text ('-'), or only in the new one ('+'). */
@@ -80,6 +81,17 @@ function diffMiddle(a: readonly string[], b: readonly string[]): DiffLine[] {
 /** How an entry's content is shown and compared: text as it is, anything else as pretty JSON. */
 export function contentText(value: JsonValue): string {
   return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+}
+
+/**
+ * A content in one line for lists and search results: text as it is, a lorebook entry's text
+ * (an import's `{ content, keys }`: what a person wrote, not its JSON), anything else as compact
+ * JSON.
+ */
+export function previewText(value: JsonValue): string {
+  if (typeof value === 'string') return value;
+  if (isLore(value)) return value.content;
+  return JSON.stringify(value);
 }
 
 /** The line diff between two contents, in their display form. */

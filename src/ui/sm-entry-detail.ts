@@ -5,7 +5,14 @@ import { LitElement, html, nothing, type PropertyValues, type TemplateResult } f
 import { customElement, property, state } from 'lit/decorators.js';
 import type { ChunkView, HeadingChild, JsonValue } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
-import { contentText, diffContent, diffStats, planSave, type ContentFormat } from './diff';
+import {
+  contentText,
+  diffContent,
+  diffStats,
+  planSave,
+  previewText,
+  type ContentFormat,
+} from './diff';
 import { emit, type OpenMessageDetail } from './events';
 import { MemoryWatch } from './memory-watch';
 import {
@@ -61,7 +68,7 @@ function named(path: string, entries: number): string {
 
 /** One line of a content, for lists. */
 function preview(content: JsonValue): string {
-  return (typeof content === 'string' ? content : JSON.stringify(content)).slice(0, 160);
+  return previewText(content).slice(0, 160);
 }
 
 function segmentsOf(path: string): string[] {

@@ -7,14 +7,9 @@ import { customElement, property, state } from 'lit/decorators.js';
 import { guard } from 'lit/directives/guard.js';
 import { queryTerms } from '../memory/lexical/tokenize';
 import { DEFAULT_RECENCY_BIAS } from '../memory/ranking';
-import type {
-  ChunkView,
-  HeadingChild,
-  HeadingChildHeading,
-  HeadingResult,
-  JsonValue,
-} from '../memory/types';
+import type { ChunkView, HeadingChild, HeadingChildHeading, HeadingResult } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
+import { previewText } from './diff';
 import { emit } from './events';
 import { excerpt, highlight, scoreParts, splitAtCutoff, strengthOf } from './search-why';
 import { base, tokens } from './styles';
@@ -27,11 +22,6 @@ const PREVIEW_CHARS = 220;
 const CHUNK_CHARS = 180;
 /** Hits asked of the engine: enough that the cut-off, not the limit, decides what is shown. */
 const RESULT_LIMIT = 50;
-
-/** Content as text: strings as they are, anything else as compact JSON. */
-function textOf(content: JsonValue): string {
-  return typeof content === 'string' ? content : JSON.stringify(content);
-}
 
 /** `text` with the words in `terms` as <mark>s; every piece a text node, never markup. */
 function marked(text: string, terms: ReadonlySet<string>) {
@@ -284,7 +274,7 @@ export class SmMemorySearch extends LitElement {
         heading
           ? this.renderBest(child.bestMatch, terms)
           : html`<p class="preview">
-                ${marked(excerpt(textOf(child.content), terms, PREVIEW_CHARS), terms)}
+                ${marked(excerpt(previewText(child.content), terms, PREVIEW_CHARS), terms)}
               </p>
               ${this.renderWhy(child)} ${this.renderChunks(child.relevantChunks, terms)}`
       }
@@ -337,7 +327,9 @@ export class SmMemorySearch extends LitElement {
           ${markedPath(best.path, terms)}
         </button>
       </p>
-      <p class="preview">${marked(excerpt(textOf(best.content), terms, PREVIEW_CHARS), terms)}</p>
+      <p class="preview">
+        ${marked(excerpt(previewText(best.content), terms, PREVIEW_CHARS), terms)}
+      </p>
       ${this.renderChunks(best.relevantChunks, terms)}`;
   }
 

@@ -4,6 +4,7 @@ import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { JsonValue, RestoreDeletedResult, TrashItem } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
+import { previewText } from './diff';
 import { emit } from './events';
 import { MemoryWatch } from './memory-watch';
 import { requestToast } from './sm-toast';
@@ -21,7 +22,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 }
 
 function preview(content: JsonValue): string {
-  return (typeof content === 'string' ? content : JSON.stringify(content)).slice(0, 160);
+  return previewText(content).slice(0, 160);
 }
 
 /** “Trip” or “Trip” (3 entries). */

@@ -110,6 +110,12 @@ describe('importing from other tools in Chromium', () => {
         .then((t) => t.map((p) => p.trim()));
     await expect.poll(paths, POLL).toContain('Lorebook/eldoria-world/Eldoria');
     expect((await paths())[0]).toBe('Lorebook/eldoria-world/Eldoria');
+    // Its preview is the lore's text, as the person wrote it, not the stored object's JSON.
+    const preview = await search.locator('li.hit').first().locator('p.preview').innerText();
+    expect(preview).toContain(
+      'Eldoria is the capital, built on seven bridges over the river Auln.',
+    );
+    expect(preview).not.toMatch(/"keys"|\{"content"/);
   });
 
   it('the same chat again adds nothing and says so', async () => {

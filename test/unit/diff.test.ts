@@ -10,6 +10,7 @@ import {
   jsonEqual,
   MAX_DIFF_CELLS,
   planSave,
+  previewText,
   type DiffLine,
   type JsonObject,
 } from '../../src/ui/diff';
@@ -233,5 +234,16 @@ describe('keys named __proto__ are ordinary keys (issue 10)', () => {
       }),
       { seed: 10 },
     );
+  });
+});
+
+describe('previewText', () => {
+  it("shows a lorebook entry's text, text as it is, and anything else as compact JSON", () => {
+    expect(previewText({ content: 'Eldoria has seven bridges.', keys: ['Eldoria'] })).toBe(
+      'Eldoria has seven bridges.',
+    );
+    expect(previewText('plain words')).toBe('plain words');
+    expect(previewText({ content: 3, keys: [] })).toBe('{"content":3,"keys":[]}');
+    expect(previewText({ city: 'Lisbon' })).toBe('{"city":"Lisbon"}');
   });
 });
