@@ -509,15 +509,31 @@ export class SmApp extends LitElement {
     }`;
   }
 
-  /** The first run, or a server that does not answer: a way into Settings at its address. */
+  /**
+   * The first run, or a server that does not answer: a way into Settings at its address; for the
+   * model in this browser, a way to its settings.
+   */
   private renderConnectBanner(more: Extra) {
     const first = !this.state.settingsSaved;
-    return html`<div class="banner connect" role="region" aria-label="Model server">
-      <span class="text"
-        >${first ? 'No model server yet.' : 'Not connected to the model server.'}</span
-      >
-      <button class="primary" @click=${() => this.openSettings('endpoint')}>
-        ${first ? 'Set up the model server' : 'Check the server address'}
+    const inPage = !first && this.state.settings.modelSource === 'inpage';
+    const text = first
+      ? 'No model server yet.'
+      : inPage
+        ? 'The model in this browser is not running.'
+        : 'Not connected to the model server.';
+    const action = first
+      ? 'Set up the model server'
+      : inPage
+        ? 'Check the model in Settings'
+        : 'Check the server address';
+    return html`<div
+      class="banner connect"
+      role="region"
+      aria-label=${inPage ? 'Model in this browser' : 'Model server'}
+    >
+      <span class="text">${text}</span>
+      <button class="primary" @click=${() => this.openSettings(inPage ? undefined : 'endpoint')}>
+        ${action}
       </button>
       ${more}
     </div>`;

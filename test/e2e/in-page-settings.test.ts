@@ -148,6 +148,18 @@ describe('Settings → In this browser, in the app', () => {
       return names;
     });
     expect(left).toEqual([]);
+    // With its model gone, the next start's banner speaks of the model in this browser, not of a
+    // server, and leads to its settings.
+    await dialog().getByRole('button', { name: 'Cancel' }).click();
+    await dialog().waitFor({ state: 'hidden' });
+    await page.reload();
+    const banner = page.getByRole('region', { name: 'Model in this browser' });
+    await expect
+      .poll(() => banner.innerText().catch(() => ''), POLL)
+      .toContain('The model in this browser is not running.');
+    await page.screenshot({ path: '/tmp/sm-inpage-banner-desktop.png' });
+    await banner.getByRole('button', { name: 'Check the model in Settings' }).click();
+    await dialog().waitFor({ state: 'visible' });
   });
 
   it('keeps a split model chosen as all its parts, and refuses an incomplete set', async () => {
