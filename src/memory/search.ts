@@ -319,6 +319,11 @@ export async function rankChunks(
   return out.sort((a, b) => b.match - a.match || b.id - a.id);
 }
 
+/** Candidates each signal brings to a chunk search for `k` results (rankChunks' `m`). */
+export function chunkCandidates(k: number): number {
+  return Math.max(MIN_CHUNK_CANDIDATES, k * CHUNK_CANDIDATES_PER_RESULT);
+}
+
 /**
  * The best `k` chunks of a conversation (or of all with `null`) by the one ranking function
  * (`rankChunks`), blended with recency by `bias`, with their rows: only the `k` returned are
@@ -333,7 +338,7 @@ export async function searchChunkIndex(
   bias: number,
   nowMs: number,
 ): Promise<ChunkSearchHit[]> {
-  const m = Math.max(MIN_CHUNK_CANDIDATES, k * CHUNK_CANDIDATES_PER_RESULT);
+  const m = chunkCandidates(k);
   const ranked = await rankChunks(idx, conversationId, q, m, bias > 0 ? m : k * 2);
   const read = bias > 0 ? ranked : ranked.slice(0, k);
   const rows = await chunks.bulkGet(read.map((c) => c.id));

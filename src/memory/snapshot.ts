@@ -5,7 +5,7 @@ import type { MemoryDB } from './db';
 import type { LiveIndexes } from './live-indexes';
 import { MIN_RELEVANCE } from './ranking';
 import { dot } from './scoring';
-import { searchChunkIndex } from './search';
+import { chunkCandidates, rankChunks, type ChunkMatch } from './search';
 import type { SemanticIndex } from './semantic-index';
 import type { Chunk, ContextChunk } from './types';
 
@@ -15,11 +15,10 @@ export const SNAPSHOT_RECENT_TURNS = 2;
 /** Chunks read to find those turns. */
 const SNAPSHOT_RECENT_CHUNKS = 32;
 
-/** What a snapshot reads: the chunk rows, the semantic index and the clock. */
+/** What a snapshot reads: the chunk rows and the semantic index. */
 export interface SnapshotSources {
   db: MemoryDB;
   chunksIndex: LiveIndexes['chunksIndex'];
-  now: () => number;
 }
 
 /**
@@ -33,7 +32,7 @@ export interface SnapshotSources {
  * from).
  */
 export async function takeSnapshot(
-  { db, chunksIndex, now }: SnapshotSources,
+  { db, chunksIndex }: SnapshotSources,
   info: ModelInfo,
   conversationId: number | undefined,
   query: { text: string; vector: Float32Array },
@@ -61,19 +60,13 @@ export async function takeSnapshot(
   const cosine = (row: Chunk) =>
     row.embedding.length === query.vector.length ? dot(query.vector, row.embedding) : 0;
 
-  // The latest chunks and the most relevant ones are read at once: two reads in flight cost
-  // about one.
-  const [recent, hits] = await Promise.all([
-    latestChunks(db, idx, conversationId, upTo),
-    searchChunkIndex(
-      db.chunks,
-      idx,
-      conversationId,
-      { text: query.text, vector: query.vector, info },
-      SNAPSHOT_CANDIDATES,
-      0,
-      now(),
-    ),
+  // The latest turns and the most relevant chunks are read at once (two reads in flight cost
+  // about one), and only rows the snapshot can keep: those of the latest turns, and the relevant
+  // leaders not among them.
+  const recentIds = latestTurnIds(idx, conversationId, upTo);
+  const [recent, relevant] = await Promise.all([
+    readChunks(db, recentIds),
+    relevantChunks(db, idx, conversationId, query, info, upTo, new Set(recentIds)),
   ]);
 
   // 1. The latest turns (up to `upTo`), newest first, whole turns only, within half the budget.
@@ -91,10 +84,12 @@ export async function takeSnapshot(
     for (const row of turn) take(row, cosine(row), half);
   }
 
-  // 2. The most relevant chunks of the conversation.
-  for (const hit of hits) {
-    if (hit.match < MIN_RELEVANCE || (upTo !== undefined && hit.row.turnId > upTo)) continue;
-    take(hit.row, hit.similarity, budget);
+  // 2. The most relevant chunks of the conversation (a latest turn's row as read above).
+  const held = new Map(recent.map((row) => [row.id, row]));
+  for (const hit of relevant.hits) {
+    const row = relevant.rows.get(hit.id) ?? held.get(hit.id);
+    if (!row || (upTo !== undefined && row.turnId > upTo)) continue;
+    take(row, hit.similarity, budget);
   }
   // Stored in conversation order, so a reader sees the exchange as it happened.
   const chunks = [...taken.values()].sort(
@@ -104,17 +99,67 @@ export async function takeSnapshot(
 }
 
 /**
- * The conversation's latest chunks of this model, newest first: those of turn `upTo` and
- * before when it is given. The index names them and only they are read: walking the
- * `conversationId` index backwards in IndexedDB took about 50 ms in Chromium at 100k chunks,
- * most of a save (bench/README.md, "Saves").
+ * The ids of the conversation's latest SNAPSHOT_RECENT_TURNS turns (of turn `upTo` and before
+ * when it is given), newest first, at most SNAPSHOT_RECENT_CHUNKS: the index names them, so
+ * only they are read. Walking the `conversationId` index backwards in IndexedDB took about
+ * 50 ms in Chromium at 100k chunks, most of a save (bench/README.md, "Saves").
  */
-async function latestChunks(
+export function latestTurnIds(
+  idx: Pick<SemanticIndex, 'newestIds' | 'turnOf'>,
+  conversationId: number,
+  upTo: number | undefined,
+): number[] {
+  const ids = idx.newestIds(conversationId, SNAPSHOT_RECENT_CHUNKS, upTo);
+  let turns = 0;
+  let last: number | undefined;
+  for (let i = 0; i < ids.length; i++) {
+    const turn = idx.turnOf(ids[i]);
+    // Not named by the index (never so for ids it listed): every row is read, as before.
+    if (turn === undefined) return ids;
+    if (turn === last) continue;
+    if (turns === SNAPSHOT_RECENT_TURNS) return ids.slice(0, i);
+    turns++;
+    last = turn;
+  }
+  return ids;
+}
+
+async function readChunks(db: MemoryDB, ids: readonly number[]): Promise<Chunk[]> {
+  if (!ids.length) return [];
+  const rows = await db.chunks.bulkGet([...ids]);
+  return rows.filter((row): row is Chunk => row !== undefined);
+}
+
+/**
+ * The conversation's best SNAPSHOT_CANDIDATES chunks for the query (searchChunkIndex's ranking
+ * without a recency blend, in its order), less those a snapshot never keeps (below
+ * MIN_RELEVANCE, or after turn `upTo`), with the rows of those not in `held` (read elsewhere).
+ */
+async function relevantChunks(
   db: MemoryDB,
   idx: SemanticIndex,
   conversationId: number,
+  query: { text: string; vector: Float32Array },
+  info: ModelInfo,
   upTo: number | undefined,
-): Promise<Chunk[]> {
-  const rows = await db.chunks.bulkGet(idx.newestIds(conversationId, SNAPSHOT_RECENT_CHUNKS, upTo));
-  return rows.filter((row): row is Chunk => row !== undefined);
+  held: ReadonlySet<number>,
+): Promise<{ hits: ChunkMatch[]; rows: Map<number, Chunk> }> {
+  const k = SNAPSHOT_CANDIDATES;
+  const ranked = await rankChunks(
+    idx,
+    conversationId,
+    { text: query.text, vector: query.vector, info },
+    chunkCandidates(k),
+    k * 2,
+  );
+  const hits = ranked.slice(0, k).filter((hit) => {
+    if (hit.match < MIN_RELEVANCE) return false;
+    const turn = upTo === undefined ? undefined : idx.turnOf(hit.id);
+    return turn === undefined || turn <= (upTo as number);
+  });
+  const rows = await readChunks(
+    db,
+    hits.filter((hit) => !held.has(hit.id)).map((hit) => hit.id),
+  );
+  return { hits, rows: new Map(rows.map((row) => [row.id!, row])) };
 }

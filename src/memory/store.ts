@@ -65,7 +65,7 @@ export function openStore(options: OpenMemoryOptions) {
       query: { text: string; vector: Float32Array },
       budget: number,
       upTo?: number,
-    ) => takeSnapshot({ db, chunksIndex, now }, info, conversationId, query, budget, upTo),
+    ) => takeSnapshot({ db, chunksIndex }, info, conversationId, query, budget, upTo),
     close,
   };
 }
