@@ -420,6 +420,11 @@ export interface ChunkHit {
   score: number;
   /** Query words found in the chunk, in index form. */
   terms: string[];
+  /**
+   * False when the search ran while a cold start was still reading the vectors: its candidates
+   * came from the sign codes, so a better match may have been missed (cosines are exact).
+   */
+  exact: boolean;
 }
 
 /** A node of the memory outline: a heading or entry with the number of entries at or below it. */

@@ -145,6 +145,12 @@ export class Bm25Index {
     return this.slotOf.has(key);
   }
 
+  /** A live document's group (a chunk's conversation), undefined when it is not indexed. */
+  groupOf(key: number): number | undefined {
+    const slot = this.slotOf.get(key);
+    return slot === undefined ? undefined : this.groups[slot];
+  }
+
   /** A live document's parent (a chunk's turn), undefined when it is not indexed or has none. */
   parentOf(key: number): number | undefined {
     const slot = this.slotOf.get(key);
