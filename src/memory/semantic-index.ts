@@ -165,6 +165,14 @@ export class SemanticIndex {
       for (const h of heads) if (h.count) maxId = Math.max(maxId, h.ids[h.count - 1]);
       if ((newest[0] ?? 0) !== maxId) return false;
       const compact = new CompactVectors(this.dims);
+      this.words.addPackedMany(
+        heads.map((h) => ({
+          keys: h.ids,
+          groups: h.conversations,
+          parents: h.turns,
+          packed: h.words,
+        })),
+      );
       for (const h of heads) this.putHead(h, compact);
       this.compact = compact;
       return true;
@@ -350,8 +358,8 @@ export class SemanticIndex {
     if (c.embedding.length === this.dims) this.addToSum(c.embedding);
   }
 
+  /** A compact part's codes and vector sum (its words go in with all the others at once). */
   private putHead(h: ShardHead, compact: CompactVectors): void {
-    this.words.addPacked(h.ids, h.conversations, h.turns, h.words);
     compact.add(h);
     if (h.sum?.length === this.dims) {
       for (let i = 0; i < this.dims; i++) this.vectorSum[i] += h.sum[i];
