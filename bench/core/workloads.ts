@@ -158,7 +158,14 @@ export async function coldLoadBreakdown(db: MemoryDB): Promise<Record<string, nu
   const heads = await readHeads(db, BENCH_MODEL.id);
   lap('read_compact_parts');
   const fromHeads = new Bm25Index();
-  for (const h of heads ?? []) fromHeads.addPacked(h.ids, h.conversations, h.turns, h.words);
+  fromHeads.addPackedMany(
+    (heads ?? []).map((h) => ({
+      keys: h.ids,
+      groups: h.conversations,
+      parents: h.turns,
+      packed: h.words,
+    })),
+  );
   lap('build_words_from_compact_parts');
   const n = await shardVectorCount(db, BENCH_MODEL.id);
   lap('count_shards');

@@ -184,10 +184,11 @@ describe('shard bookkeeping (helpers)', () => {
     db.close();
   });
 
-  it('a transaction that aborts after writing rows and shards leaves both unchanged', async () => {
+  it('a transaction that aborts after writing rows and shards leaves all three unchanged', async () => {
     const db = new MemoryDB(`shards-${crypto.randomUUID()}`);
     await addRows(db, [fakeRow(1, 1), fakeRow(2, 1)]);
     const before = await db.shards.toArray();
+    const headsBefore = await db.shardHeads.toArray();
     await expect(
       db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
         const rows = Array.from({ length: 40 }, (_, i) => fakeRow(3 + i, 2));
@@ -197,7 +198,9 @@ describe('shard bookkeeping (helpers)', () => {
         throw new Error('crash');
       }),
     ).rejects.toThrow('crash');
+    // Both parts of every piece as they were: none was written outside the transaction.
     expect(await db.shards.toArray()).toEqual(before);
+    expect(await db.shardHeads.toArray()).toEqual(headsBefore);
     expect(await db.chunks.count()).toBe(2);
     await expectConsistent(db);
     db.close();
