@@ -17,11 +17,16 @@ import {
   type ShardHead,
 } from './shards';
 import { Bm25Index } from './lexical/bm25-index';
-import type { Chunk, SemanticIndexInfo } from './types';
+import type { Chunk, SemanticIndexInfo, VectorIndexOptions } from './types';
 import { dot as dotVectors } from './scoring';
 
 /** Fewest candidates a search during a cold start takes from the sign codes (rows read). */
 const COMPACT_CANDIDATES = 64;
+/**
+ * Chunks from which a cold start answers before the vectors are in: below, loading them takes
+ * a small share of the whole and every answer is exact from the start.
+ */
+const COMPACT_FROM = 16_384;
 
 export class SemanticIndex {
   private readonly vectors: ChunkVectors;
@@ -38,13 +43,15 @@ export class SemanticIndex {
   private vectorsLoaded: Promise<void> = Promise.resolve();
   /** Bumped by each load, so that a superseded vector load adds nothing. */
   private generation = 0;
+  private readonly compactFrom: number;
 
   constructor(
     private readonly db: MemoryDB,
     readonly model: string,
     readonly dims: number,
-    options: ChunkVectorsOptions = {},
+    { compactFrom = COMPACT_FROM, ...options }: VectorIndexOptions = {},
   ) {
+    this.compactFrom = compactFrom;
     this.vectors = new ChunkVectors(dims, options);
     this.vectorSum = new Float64Array(dims);
   }
@@ -161,6 +168,9 @@ export class SemanticIndex {
         db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
       ]);
       if (!heads) return false;
+      let held = 0;
+      for (const h of heads) held += h.count;
+      if (held < this.compactFrom) return false;
       let maxId = 0;
       for (const h of heads) if (h.count) maxId = Math.max(maxId, h.ids[h.count - 1]);
       if ((newest[0] ?? 0) !== maxId) return false;

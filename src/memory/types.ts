@@ -844,6 +844,11 @@ export interface VectorIndexOptions {
   signShare?: number;
   /** …and the fewest it keeps (default 2,048). */
   signMin?: number;
+  /**
+   * From this many chunks a cold start answers from the shards' compact parts while the vectors
+   * load (default 16,384; docs/search.md, "Cold start"); below, it loads them whole first.
+   */
+  compactFrom?: number;
 }
 
 /** The semantic index of the active model, as `indexInfo()` reports it. */

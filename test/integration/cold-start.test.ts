@@ -20,6 +20,8 @@ afterEach(closeAll);
 const DIMS = 16;
 /** Chunks over three ranges, so that the index loads several pieces. */
 const N = 2 * SHARD_SPAN + 500;
+/** A cold start answers from the compact parts from 16,384 chunks; these tests have fewer. */
+const STAGED = { compactFrom: 0 };
 
 function unit(seed: number): Float32Array {
   const v = Float32Array.from({ length: DIMS }, (_, i) => Math.sin(seed * 12.9898 + i * 78.233));
@@ -69,7 +71,7 @@ function exactTop(q: Float32Array, k: number, ids: Iterable<number>): number[] {
 describe('cold start', () => {
   it('answers from the compact parts while the vectors load, then exactly', async () => {
     const db = await filled();
-    const idx = new SemanticIndex(db, 'm', DIMS);
+    const idx = new SemanticIndex(db, 'm', DIMS, STAGED);
     await idx.load();
     // The compact parts are in, the vectors not yet: the words and sign codes answer.
     expect(idx.exact).toBe(false);
@@ -101,7 +103,7 @@ describe('cold start', () => {
 
   it('keeps writes made while the vectors load', async () => {
     const db = await filled();
-    const idx = new SemanticIndex(db, 'm', DIMS);
+    const idx = new SemanticIndex(db, 'm', DIMS, STAGED);
     await idx.load();
     expect(idx.exact).toBe(false);
     // One chunk added and one removed, each with its shard, as recordTurn and deleteConversation
@@ -126,7 +128,7 @@ describe('cold start', () => {
     ]);
 
     // A fresh load sees the same: the writes reached both parts of the shards.
-    const again = new SemanticIndex(db, 'm', DIMS);
+    const again = new SemanticIndex(db, 'm', DIMS, STAGED);
     await again.load();
     expect(again.exact).toBe(false);
     await again.whenExact();
@@ -135,10 +137,19 @@ describe('cold start', () => {
     db.close();
   });
 
+  it('loads a small index whole, exact at once, compact parts or not', async () => {
+    const db = await filled();
+    const idx = new SemanticIndex(db, 'm', DIMS, { compactFrom: N + 1 });
+    await idx.load();
+    expect(idx.exact).toBe(true);
+    expect((await idx.search(null, unit(99), 1))[0].id).toBe(99);
+    db.close();
+  });
+
   it('loads shards written before the compact parts whole, exact at once', async () => {
     const db = await filled(true);
     expect(await db.shardHeads.count()).toBe(0);
-    const idx = new SemanticIndex(db, 'm', DIMS);
+    const idx = new SemanticIndex(db, 'm', DIMS, STAGED);
     await idx.load();
     expect(idx.exact).toBe(true);
     expect(idx.size).toBe(N);
@@ -162,7 +173,7 @@ describe('cold start', () => {
       text: 'Tomatoes go on the south side.',
     });
     await a.mem.close();
-    const b = openTestMemory({ name: a.name });
+    const b = openTestMemory({ name: a.name, vectorIndex: STAGED });
     const [first] = await b.mem.searchChunks(1, 'plumber Monday', 1);
     expect(first.chunk.text).toBe('The plumber comes on Monday.');
     expect(first.exact).toBe(false);
