@@ -26,6 +26,7 @@ import {
   coldLoadBreakdown,
   coldLoadRows,
   coldLoadShards,
+  benchText,
   fillChunks,
   ingestTexts,
   legacyRecordTurn,
@@ -105,7 +106,10 @@ async function withDb100k(gen: SyntheticVectors) {
   const rows: number[] = [];
   for (let run = 0; run < COLD_RUNS; run++) {
     for (const [load, into] of [
-      [coldLoadShards, shards],
+      [
+        (db: MemoryDB) => coldLoadShards(db, benchText().query(0, SIZES['100k']), gen.query(0)),
+        shards,
+      ],
       [coldLoadRows, rows],
     ] as const) {
       const conn = new MemoryDB(name);

@@ -28,6 +28,7 @@ import {
 import {
   BENCH_MODEL,
   benchChunkSearch,
+  benchText,
   benchQueries,
   buildChunkIndex,
   chunkRow,
@@ -38,11 +39,14 @@ import {
   legacyRecordTurn,
   readAllRowsQuery,
   syntheticEmbedder,
+  type ColdLoad,
 } from '../core/workloads';
 import { MINILM_LIKE, SyntheticVectors } from '../synthetic';
 
 const SEED = 20_251_122;
 const DB_100K = 'bench-100k';
+/** The same chunks with shards as database version 2 wrote them (no compact parts). */
+const DB_100K_WHOLE = 'bench-100k-whole';
 const DB_1M_ROWS = 'bench-1m-rows';
 const DB_RECALL = 'bench-recall-100k';
 
@@ -127,11 +131,25 @@ function createBenchApi() {
       return { fillMs, rowsPerS: 100_000 / (fillMs / 1000) };
     },
 
-    /** One cold load on a fresh connection: the project's (shards) or the previous one (rows). */
-    async coldLoad(kind: 'shards' | 'rows'): Promise<{ ms: number; chunks: number }> {
-      const db = new MemoryDB(DB_100K);
+    /** The same 100k chunks with shards as version 2 wrote them, whole (no compact parts). */
+    async fill100kWhole(): Promise<{ fillMs: number }> {
+      const db = new MemoryDB(DB_100K_WHOLE);
+      const fillMs = await fillChunks(db, gen, 100_000, { shards: true, heads: false });
+      db.close();
+      return { fillMs };
+    },
+
+    /**
+     * One cold load on a fresh connection: the project's (shards: compact parts first, then the
+     * vectors), the same from whole shards (as version 2 stored them), or one row per chunk.
+     */
+    async coldLoad(kind: 'shards' | 'whole' | 'rows'): Promise<ColdLoad> {
+      const db = new MemoryDB(kind === 'whole' ? DB_100K_WHOLE : DB_100K);
       await db.open();
-      const r = await (kind === 'shards' ? coldLoadShards(db) : coldLoadRows(db));
+      const r =
+        kind === 'rows'
+          ? { ...(await coldLoadRows(db)), firstMs: NaN, firstExact: true }
+          : await coldLoadShards(db, benchText().query(0, 100_000), gen.query(0));
       db.close();
       return r;
     },

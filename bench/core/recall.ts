@@ -13,7 +13,7 @@ import { visibleMessages } from '../../src/memory/replies';
 import { searchChunkIndex, searchEntries } from '../../src/memory/search';
 import { hiddenAlternatives } from '../../src/memory/tools/recall';
 import type { SemanticIndex } from '../../src/memory/semantic-index';
-import { SHARD_SPAN, packShard } from '../../src/memory/shards';
+import { SHARD_SPAN, packShard, putPiece } from '../../src/memory/shards';
 import { estimateTokens } from '../../src/memory/text';
 import { tokenize } from '../../src/memory/lexical/tokenize';
 import type { EntryIndex } from '../../src/memory/entry-index';
@@ -207,9 +207,9 @@ export async function fillRecallStore(
         time: turn.time,
       };
     });
-    await db.transaction('rw', db.chunks, db.shards, async () => {
+    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
       await db.chunks.bulkAdd(rows);
-      await db.shards.add(packShard(BENCH_MODEL.id, Math.floor(first / SHARD_SPAN), rows));
+      await putPiece(db, packShard(BENCH_MODEL.id, Math.floor(first / SHARD_SPAN), rows));
     });
     first += count;
   }

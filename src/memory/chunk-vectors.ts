@@ -10,7 +10,7 @@ import { signCode, signCodeBytes, signCodeOfInt8, signCodesFit } from './kernels
 import { selectTop } from './kernels/select';
 import type { VectorIndexOptions } from './types';
 
-export type ChunkVectorsOptions = VectorIndexOptions;
+export type ChunkVectorsOptions = Omit<VectorIndexOptions, 'compactFrom'>;
 
 export interface VectorHit {
   id: number;

@@ -1,7 +1,13 @@
 // The Dexie schema (docs/design.md, "Data model"). Every past version stays declared; changes
 // get a new version.
 import Dexie, { type Table } from 'dexie';
-import { SHARD_SCHEMA, rebuildShards, type ChunkShard } from './shards';
+import {
+  SHARD_HEAD_SCHEMA,
+  SHARD_SCHEMA,
+  rebuildShards,
+  type ChunkShard,
+  type ShardHead,
+} from './shards';
 import type { Chunk, Conversation, HistoryRow, MemoryEntry, Message, SettingRow } from './types';
 
 export const DEFAULT_DB_NAME = 'structured-memory';
@@ -15,6 +21,8 @@ export class MemoryDB extends Dexie {
   settings!: Table<SettingRow, string>;
   /** Chunk vectors packed a few thousand per row, for a fast cold start (shards.ts). */
   shards!: Table<ChunkShard, number>;
+  /** Each shard's compact part (ids, words, sign codes), read first on a cold start. */
+  shardHeads!: Table<ShardHead, number>;
 
   constructor(name: string = DEFAULT_DB_NAME) {
     super(name);
@@ -33,14 +41,18 @@ export class MemoryDB extends Dexie {
         const chunks = tx.table<Chunk, number>(CHUNK_TABLE);
         const shards = tx.table<ChunkShard, number>(SHARD_TABLE);
         const models = await chunks.orderBy('model').uniqueKeys();
-        for (const model of models) await rebuildShards(chunks, shards, String(model));
+        for (const model of models) await rebuildShards(chunks, { shards }, String(model));
       });
+    // 3: each shard's compact part in a table of its own. Shards written before it load whole
+    // (as in version 2) and get their compact part when next rewritten or rebuilt.
+    this.version(3).stores({ shardHeads: SHARD_HEAD_SCHEMA });
   }
 }
 
 export const ENTRY_TABLE = 'structured_memory';
 export const CHUNK_TABLE = 'chunks';
 export const SHARD_TABLE = 'shards';
+export const SHARD_HEAD_TABLE = 'shardHeads';
 
 /**
  * True when a Dexie/IndexedDB error means the quota is exhausted. It can hide in `inner`

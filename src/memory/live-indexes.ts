@@ -189,17 +189,21 @@ export function createLiveIndexes(
       const fresh = new SemanticIndex(db, info.id, info.dims, vectorIndex);
       await fresh.load();
       semanticIndex = fresh;
-      // The full shard check runs after the index is in use; if it had to rebuild the shards,
-      // the next use reloads (queued behind syncs already under way).
-      fresh.verify().then(
-        (ok) => {
-          if (ok) return;
-          chunkSync = chunkSync.then(() => {
-            if (semanticIndex === fresh) semanticIndex = null;
-          });
-        },
-        () => undefined, // closed meanwhile: the next open checks again
-      );
+      // The full shard check runs after the index is in use, once its vectors are in (a count
+      // of the rows would compete with their read); if it had to rebuild the shards, the next
+      // use reloads (queued behind syncs already under way).
+      void fresh
+        .whenExact()
+        .then(() => fresh.verify())
+        .then(
+          (ok) => {
+            if (ok) return;
+            chunkSync = chunkSync.then(() => {
+              if (semanticIndex === fresh) semanticIndex = null;
+            });
+          },
+          () => undefined, // closed meanwhile: the next open checks again
+        );
     }
     if (pending.chunksAll) {
       // Chunk rows are append-only: read the new ones; reload only if some were deleted.

@@ -1,13 +1,32 @@
 // In-memory index of conversation chunks for one model: vectors and words, loaded once from the
 // packed shards (a few rows, not one per chunk), kept current from the keys that each write
 // touched (ours or another tab's), searched with the WASM kernels and the BM25 index; rescoring
-// reads the few f32 vectors it needs.
+// reads the few f32 vectors it needs. A cold start reads the shards' compact parts first and
+// answers from their words and sign codes (not exactly) while the vectors load behind it
+// (docs/search.md, "Cold start").
 import type { MemoryDB } from './db';
 import { ChunkVectors, type ChunkVectorsOptions, type VectorHit } from './chunk-vectors';
-import { eachShard, hasWords, rebuildShards, shardVectorCount, type ChunkShard } from './shards';
+import { CompactVectors } from './compact-vectors';
+import {
+  eachShard,
+  hasWords,
+  readHeads,
+  rebuildShards,
+  shardVectorCount,
+  type ChunkShard,
+  type ShardHead,
+} from './shards';
 import { Bm25Index } from './lexical/bm25-index';
-import type { Chunk, SemanticIndexInfo } from './types';
+import type { Chunk, SemanticIndexInfo, VectorIndexOptions } from './types';
 import { dot as dotVectors } from './scoring';
+
+/** Fewest candidates a search during a cold start takes from the sign codes (rows read). */
+const COMPACT_CANDIDATES = 64;
+/**
+ * Chunks from which a cold start answers before the vectors are in: below, loading them takes
+ * a small share of the whole and every answer is exact from the start.
+ */
+const COMPACT_FROM = 16_384;
 
 export class SemanticIndex {
   private readonly vectors: ChunkVectors;
@@ -17,13 +36,22 @@ export class SemanticIndex {
   /** Sum of the vectors added since the last load (deletions are not subtracted: rare). */
   private readonly vectorSum: Float64Array;
   private vectorCount = 0;
+  /** A cold start's sign codes, searched until the vectors are in; null once they are. */
+  private compact: CompactVectors | null = null;
+  /** Chunks removed while the vectors load, taken out again once they are in. */
+  private readonly goneWhileLoading = new Set<number>();
+  private vectorsLoaded: Promise<void> = Promise.resolve();
+  /** Bumped by each load, so that a superseded vector load adds nothing. */
+  private generation = 0;
+  private readonly compactFrom: number;
 
   constructor(
     private readonly db: MemoryDB,
     readonly model: string,
     readonly dims: number,
-    options: ChunkVectorsOptions = {},
+    { compactFrom = COMPACT_FROM, ...options }: VectorIndexOptions = {},
   ) {
+    this.compactFrom = compactFrom;
     this.vectors = new ChunkVectors(dims, options);
     this.vectorSum = new Float64Array(dims);
   }
@@ -33,7 +61,7 @@ export class SemanticIndex {
     let sumDot = 0;
     const n = Math.min(q.length, this.dims);
     for (let i = 0; i < n; i++) sumDot += q[i] * this.vectorSum[i];
-    return { sumDot, count: Math.min(this.vectorCount, this.vectors.size) };
+    return { sumDot, count: Math.min(this.vectorCount, this.size) };
   }
 
   /** How the vector searches run from now on (benchmarks: `ChunkVectors.tuneSearch`). */
@@ -53,7 +81,20 @@ export class SemanticIndex {
   }
 
   get size(): number {
-    return this.vectors.size;
+    return this.compact ? this.words.size : this.vectors.size;
+  }
+
+  /**
+   * Whether searches are exact: false while a cold start still reads the vectors (searches then
+   * rank candidates by their sign codes), true from then on.
+   */
+  get exact(): boolean {
+    return this.compact === null;
+  }
+
+  /** Resolves once the vectors are in (at once when they are; a failed read leaves it inexact). */
+  whenExact(): Promise<void> {
+    return this.vectorsLoaded;
   }
 
   /** The turn (message id) of an indexed chunk, as its words were indexed (undefined if none). */
@@ -94,7 +135,7 @@ export class SemanticIndex {
 
   /** The conversation of an indexed chunk (undefined when it is not held). */
   conversationOf(id: number): number | undefined {
-    return this.vectors.conversationOf(id);
+    return this.compact ? this.words.groupOf(id) : this.vectors.conversationOf(id);
   }
 
   info(): SemanticIndexInfo {
@@ -102,7 +143,7 @@ export class SemanticIndex {
     return {
       model: this.model,
       dims: this.dims,
-      chunks: this.vectors.size,
+      chunks: this.size,
       kernel: this.vectors.kernelKind,
       ...this.vectors.mode,
       vectorBytes: mem.vectorBytes,
@@ -119,28 +160,103 @@ export class SemanticIndex {
    */
   async load(): Promise<void> {
     const { db, model } = this;
+    this.reset();
+    // The compact parts first, when every piece has one: the index answers once they are in.
+    const staged = await db.transaction('r', db.chunks, db.shards, db.shardHeads, async () => {
+      const [heads, newest] = await Promise.all([
+        readHeads(db, model),
+        db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
+      ]);
+      if (!heads) return false;
+      let held = 0;
+      for (const h of heads) held += h.count;
+      if (held < this.compactFrom) return false;
+      let maxId = 0;
+      for (const h of heads) if (h.count) maxId = Math.max(maxId, h.ids[h.count - 1]);
+      if ((newest[0] ?? 0) !== maxId) return false;
+      const compact = new CompactVectors(this.dims);
+      this.words.addPackedMany(
+        heads.map((h) => ({
+          keys: h.ids,
+          groups: h.conversations,
+          parents: h.turns,
+          packed: h.words,
+        })),
+      );
+      for (const h of heads) this.putHead(h, compact);
+      this.compact = compact;
+      return true;
+    });
+    if (staged) {
+      this.vectorsLoaded = this.loadVectors(this.generation);
+      return;
+    }
     for (let attempt = 0; ; attempt++) {
-      this.vectors.clear();
-      this.words.clear();
-      this.vectorSum.fill(0);
-      this.vectorCount = 0;
-      this.wordsMissing = false;
-      const consistent = await db.transaction('r', db.chunks, db.shards, async () => {
-        const [held, newest] = await Promise.all([
-          shardVectorCount(db.shards, model),
-          db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
-        ]);
-        this.vectors.reserve(held);
-        let maxId = 0;
-        await eachShard(db.shards, model, (s) => {
-          this.putShard(s);
-          if (s.count) maxId = Math.max(maxId, s.ids[s.count - 1]);
-        });
-        return attempt > 0 || ((newest[0] ?? 0) === maxId && !this.wordsMissing);
-      });
+      this.reset();
+      const consistent = await db.transaction(
+        'r',
+        db.chunks,
+        db.shards,
+        db.shardHeads,
+        async () => {
+          const [held, newest] = await Promise.all([
+            shardVectorCount(db, model),
+            db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
+          ]);
+          this.vectors.reserve(held);
+          let maxId = 0;
+          await eachShard(db, model, (s) => {
+            this.putShard(s);
+            if (s.count) maxId = Math.max(maxId, s.ids[s.count - 1]);
+          });
+          return attempt > 0 || ((newest[0] ?? 0) === maxId && !this.wordsMissing);
+        },
+      );
       if (consistent) return;
       await this.rebuild();
     }
+  }
+
+  private reset(): void {
+    this.generation++;
+    this.vectors.clear();
+    this.words.clear();
+    this.vectorSum.fill(0);
+    this.vectorCount = 0;
+    this.wordsMissing = false;
+    this.compact = null;
+    this.goneWhileLoading.clear();
+    this.vectorsLoaded = Promise.resolve();
+  }
+
+  /**
+   * A cold start's second step: the vector rows of the shards, into the index that answers from
+   * the compact parts meanwhile; then its searches are exact. Writes noted meanwhile are kept:
+   * rows added are in already (a shard's copy is skipped), rows removed are taken out again.
+   */
+  private async loadVectors(generation: number): Promise<void> {
+    const { db, model } = this;
+    const current = () => generation === this.generation;
+    try {
+      await db.transaction('r', db.shards, async () => {
+        const held = await shardVectorCount(db, model);
+        if (current()) this.vectors.reserve(held);
+        await eachShard(
+          db,
+          model,
+          (s) => {
+            if (current()) this.vectors.addMany(s.ids, s.conversations, s.vectors);
+          },
+          { whole: false },
+        );
+      });
+    } catch {
+      return; // closed meanwhile: searches stay inexact; the next open loads again
+    }
+    if (!current()) return;
+    for (const id of this.goneWhileLoading) this.vectors.remove(id);
+    this.goneWhileLoading.clear();
+    this.compact = null;
   }
 
   /**
@@ -150,10 +266,7 @@ export class SemanticIndex {
   async verify(): Promise<boolean> {
     const { db, model } = this;
     const [rows, held] = await db.transaction('r', db.chunks, db.shards, () =>
-      Promise.all([
-        db.chunks.where('model').equals(model).count(),
-        shardVectorCount(db.shards, model),
-      ]),
+      Promise.all([db.chunks.where('model').equals(model).count(), shardVectorCount(db, model)]),
     );
     if (rows === held) return true;
     await this.rebuild();
@@ -162,8 +275,8 @@ export class SemanticIndex {
 
   private rebuild(): Promise<void> {
     const { db, model } = this;
-    return db.transaction('rw', db.chunks, db.shards, () =>
-      rebuildShards(db.chunks, db.shards, model),
+    return db.transaction('rw', db.chunks, db.shards, db.shardHeads, () =>
+      rebuildShards(db.chunks, db, model),
     );
   }
 
@@ -172,6 +285,7 @@ export class SemanticIndex {
    * id, and reloads everything only when the count shows that rows were also deleted.
    */
   async catchUp(): Promise<void> {
+    await this.vectorsLoaded;
     let maxId = 0;
     for (const id of this.vectors.liveIds()) if (id > maxId) maxId = id;
     await this.db.chunks
@@ -194,6 +308,7 @@ export class SemanticIndex {
       else {
         this.vectors.remove(sorted[i]);
         this.words.remove(sorted[i]);
+        if (this.compact) this.goneWhileLoading.add(sorted[i]);
       }
     });
   }
@@ -203,11 +318,46 @@ export class SemanticIndex {
    * conversations with `null`. Cosines are exact (rescored in f32).
    */
   search(conversationId: number | null, query: Float32Array, k: number): Promise<VectorHit[]> {
+    if (this.compact) return this.searchCompact(this.compact, conversationId, query, k);
+    return this.searchVectors(conversationId, query, k);
+  }
+
+  private searchVectors(
+    conversationId: number | null,
+    query: Float32Array,
+    k: number,
+  ): Promise<VectorHit[]> {
     return this.vectors.search(conversationId, query, k, async (ids) =>
       (await this.db.chunks.bulkGet(ids)).map((r) =>
         r && r.model === this.model ? r.embedding : undefined,
       ),
     );
+  }
+
+  /**
+   * A search while the vectors load: the nearest chunks by sign code (at least
+   * COMPACT_CANDIDATES) with their exact cosines, and the best of the vectors already in RAM
+   * (rows written meanwhile, shards read so far). Cosines are exact; the candidates are not.
+   */
+  private async searchCompact(
+    compact: CompactVectors,
+    conversationId: number | null,
+    query: Float32Array,
+    k: number,
+  ): Promise<VectorHit[]> {
+    if (query.length !== this.dims || k <= 0) return [];
+    const near = compact.nearest(conversationId, query, Math.max(k, COMPACT_CANDIDATES), (id) =>
+      this.words.has(id),
+    );
+    const [inRam, exact] = await Promise.all([
+      this.searchVectors(conversationId, query, k),
+      this.exactSimilarities(near, query),
+    ]);
+    for (const h of inRam) exact.set(h.id, h.similarity);
+    return [...exact]
+      .map(([id, similarity]) => ({ id, similarity }))
+      .sort((a, b) => b.similarity - a.similarity || a.id - b.id)
+      .slice(0, k);
   }
 
   private put(c: Chunk): void {
@@ -216,6 +366,15 @@ export class SemanticIndex {
     this.vectors.add(c.id, c.conversationId, c.embedding);
     this.words.add(c.id, c.text, c.conversationId, c.turnId);
     if (c.embedding.length === this.dims) this.addToSum(c.embedding);
+  }
+
+  /** A compact part's codes and vector sum (its words go in with all the others at once). */
+  private putHead(h: ShardHead, compact: CompactVectors): void {
+    compact.add(h);
+    if (h.sum?.length === this.dims) {
+      for (let i = 0; i < this.dims; i++) this.vectorSum[i] += h.sum[i];
+      this.vectorCount += h.count;
+    }
   }
 
   private putShard(s: ChunkShard): void {

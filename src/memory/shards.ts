@@ -2,10 +2,14 @@
 // reads tens of rows instead of one per chunk. Chunk ids are split into ranges of SHARD_SPAN; a
 // range holds one piece per model once it is complete, and while it fills, a few pieces that
 // merge by size (16 small into one larger), so a write adds one small row instead of rewriting
-// a large one. Every helper runs inside the caller's rw transaction over the shard table, the
-// same transaction that writes the chunk rows, so rows and shards land (or fail) together.
+// a large one. Each piece has two rows under one key: its vectors (table `shards`) and its
+// compact part (table `shardHeads`: ids, words, turns, sign codes), which a cold start reads
+// first and answers from while the vectors load (docs/search.md, "Cold start"). Every helper
+// runs inside the caller's rw transaction over both tables, the same transaction that writes
+// the chunk rows, so rows and both parts land (or fail) together.
 import Dexie, { type Table } from 'dexie';
 import { TOKENIZER_VERSION, tokenize } from './lexical/tokenize';
+import { signCode, signCodeBytes } from './kernels/signs';
 import type { Chunk } from './types';
 
 /** Chunk ids per range; one complete range is one row of up to this many vectors. */
@@ -13,6 +17,10 @@ export const SHARD_SPAN = 4096;
 /** Pieces of one size class that trigger a merge into the next class. */
 const MERGE_AT = 16;
 
+/**
+ * A piece's vectors (a row of table `shards`), or, in memory, the whole piece. Rows written
+ * before the compact part existed (database version 2) hold `words` and `turns` here.
+ */
 export interface ChunkShard {
   id?: number;
   model: string;
@@ -26,13 +34,42 @@ export interface ChunkShard {
   /** `count × dims` floats, row i for `ids[i]`. */
   vectors: Float32Array;
   /**
-   * The chunks' index terms, tokenised when the shard was written, so the word index loads with
-   * the vectors without tokenising (docs/search.md, "The two signals"). Absent in shards written
-   * before it, or by another tokeniser version: such shards are rebuilt from the rows on load.
+   * The chunks' index terms, tokenised when the shard was written, so the word index loads
+   * without tokenising (docs/search.md, "The two signals"). In the compact part since version
+   * 3; absent in shards written before either, or by another tokeniser version: such shards are
+   * rebuilt from the rows on load.
    */
   words?: PackedWords;
   /** The turn (message id) of each chunk, for the lexical index's turn context. */
   turns?: Float64Array;
+}
+
+/**
+ * A piece's compact part (a row of table `shardHeads`, under its vector row's key): what a cold
+ * start needs to answer before the vectors are read, a tenth of their bytes or less.
+ */
+export interface ShardHead {
+  /** The key of the piece's vector row. */
+  id: number;
+  model: string;
+  range: number;
+  count: number;
+  ids: Float64Array;
+  conversations: Float64Array;
+  words: PackedWords;
+  turns: Float64Array;
+  /** Sign codes (`signCodeBytes(dims)` a chunk) around `centre`, row i for `ids[i]`. */
+  signs: Uint8Array;
+  /** The mean of the piece's vectors, which its sign codes are taken around. */
+  centre: Float32Array;
+  /** The sum of the piece's vectors (the index's centroid, ranking.ts's baseline). */
+  sum: Float64Array;
+}
+
+/** The two tables a piece lives in; without `shardHeads` (the version 2 upgrade) pieces are written whole, as before. */
+export interface ShardTables {
+  shards: Table<ChunkShard, number>;
+  shardHeads?: Table<ShardHead, number>;
 }
 
 /** The index terms of a shard's chunks: a shard vocabulary, then each chunk's terms in it. */
@@ -50,14 +87,13 @@ export interface PackedWords {
 }
 
 export const SHARD_SCHEMA = '++id, [model+range+count], range';
+export const SHARD_HEAD_SCHEMA = 'id, [model+range+count]';
 
 /** What a shard needs of a chunk row. */
 export type ShardSource = Pick<
   Chunk,
   'id' | 'conversationId' | 'embedding' | 'model' | 'text' | 'turnId'
 >;
-
-type Shards = Table<ChunkShard, number>;
 
 interface PieceKey {
   key: number;
@@ -118,7 +154,7 @@ export function packWords(docs: readonly (readonly string[])[]): PackedWords {
 }
 
 /** Whether `s` carries words for all its chunks, from the current tokeniser. */
-export function hasWords(s: ChunkShard): boolean {
+export function hasWords(s: Pick<ChunkShard, 'count' | 'words' | 'turns'>): boolean {
   const w = s.words;
   return (
     !!w &&
@@ -184,8 +220,79 @@ function group(rows: readonly ShardSource[]): Map<string, Map<number, ShardSourc
   return out;
 }
 
+/**
+ * The compact part of a whole piece (one with words) stored under `key`: its sign codes are
+ * taken around the mean of its own vectors, so a piece needs nothing from the others.
+ */
+export function headOf(s: ChunkShard, key: number): ShardHead {
+  const dims = s.count ? s.vectors.length / s.count : 0;
+  const sum = new Float64Array(dims);
+  for (let i = 0; i < s.count; i++)
+    for (let d = 0; d < dims; d++) sum[d] += s.vectors[i * dims + d];
+  const centre = Float32Array.from(sum, (x) => (s.count ? x / s.count : 0));
+  const bytes = signCodeBytes(dims);
+  const signs = new Uint8Array(s.count * bytes);
+  for (let i = 0; i < s.count; i++)
+    signCode(s.vectors.subarray(i * dims, (i + 1) * dims), centre, signs, i * bytes);
+  return {
+    id: key,
+    model: s.model,
+    range: s.range,
+    count: s.count,
+    ids: s.ids,
+    conversations: s.conversations,
+    words: s.words!,
+    turns: s.turns!,
+    signs,
+    centre,
+    sum,
+  };
+}
+
+/**
+ * Writes a whole piece (`packShard`): its vector row and, when the heads table is there, its
+ * compact part, under one key. Returns the key.
+ */
+export async function putPiece(t: ShardTables, s: ChunkShard): Promise<number> {
+  if (!t.shardHeads || !hasWords(s)) {
+    // Without words (a piece of an older row) it has no compact part: a cold start loads whole.
+    const key = await t.shards.put(s);
+    await t.shardHeads?.delete(key);
+    return key;
+  }
+  const { words: _w, turns: _t, ...vectors } = s;
+  const key = await t.shards.put(vectors);
+  await t.shardHeads.put(headOf(s, key));
+  return key;
+}
+
+async function deletePieces(t: ShardTables, keys: number[]): Promise<void> {
+  await t.shards.bulkDelete(keys);
+  await t.shardHeads?.bulkDelete(keys);
+}
+
+/** Whole pieces (vectors with their words and turns) of vector rows `keys`. */
+async function readPieces(t: ShardTables, keys: number[]): Promise<ChunkShard[]> {
+  const [rows, heads] = await Promise.all([
+    t.shards.bulkGet(keys),
+    t.shardHeads ? t.shardHeads.bulkGet(keys) : keys.map(() => undefined),
+  ]);
+  const out: ChunkShard[] = [];
+  rows.forEach((s, i) => {
+    if (!s) return;
+    const h = heads[i];
+    out.push(h && !hasWords(s) ? { ...s, words: h.words, turns: h.turns } : s);
+  });
+  return out;
+}
+
 /** Piece keys of `model` with range in `[lo, hi]`, from the index alone (no vectors read). */
-async function pieces(table: Shards, model: string, lo: number, hi: number): Promise<PieceKey[]> {
+async function pieces(
+  table: Table<{ model: string }, number>,
+  model: string,
+  lo: number,
+  hi: number,
+): Promise<PieceKey[]> {
   const out: PieceKey[] = [];
   await table
     .where('[model+range+count]')
@@ -198,8 +305,8 @@ async function pieces(table: Shards, model: string, lo: number, hi: number): Pro
 }
 
 /** Replaces shards `keys` (one model and range) with one shard holding all their vectors. */
-async function merge(table: Shards, keys: readonly number[]): Promise<PieceKey> {
-  const rows = (await table.bulkGet(keys as number[])).filter((s) => s !== undefined);
+async function merge(t: ShardTables, keys: readonly number[]): Promise<PieceKey> {
+  const rows = await readPieces(t, keys as number[]);
   const dims = rows[0].count ? rows[0].vectors.length / rows[0].count : 0;
   const entries: { id: number; conv: number; shard: ChunkShard; at: number }[] = [];
   for (const s of rows) {
@@ -220,8 +327,8 @@ async function merge(table: Shards, keys: readonly number[]): Promise<PieceKey> 
   entries.forEach((e, i) =>
     merged.vectors.set(e.shard.vectors.subarray(e.at * dims, (e.at + 1) * dims), i * dims),
   );
-  await table.bulkDelete(keys as number[]);
-  return { key: await table.add(merged), range: merged.range, count: merged.count };
+  await deletePieces(t, keys as number[]);
+  return { key: await putPiece(t, merged), range: merged.range, count: merged.count };
 }
 
 /**
@@ -231,13 +338,13 @@ async function merge(table: Shards, keys: readonly number[]): Promise<PieceKey> 
  * (`tidyShards`); a stream of small writes may tidy every few writes instead.
  */
 export async function addToShards(
-  table: Shards,
+  t: ShardTables,
   rows: readonly ShardSource[],
   { tidy = true }: { tidy?: boolean } = {},
 ): Promise<void> {
   for (const [model, byRange] of group(rows)) {
-    for (const [range, list] of byRange) await table.add(packShard(model, range, list));
-    if (tidy) await tidyShards(table, model);
+    for (const [range, list] of byRange) await putPiece(t, packShard(model, range, list));
+    if (tidy) await tidyShards(t, model);
   }
 }
 
@@ -246,9 +353,9 @@ export async function addToShards(
  * under 256 vectors) become one of the next class; every lower range becomes one piece. One scan
  * of the index keys finds them; only pieces that merge are read.
  */
-export async function tidyShards(table: Shards, model: string): Promise<void> {
+export async function tidyShards(t: ShardTables, model: string): Promise<void> {
   const byRange = new Map<number, PieceKey[]>();
-  for (const p of await pieces(table, model, -Infinity, Infinity)) {
+  for (const p of await pieces(t.shards, model, -Infinity, Infinity)) {
     const list = byRange.get(p.range);
     if (list) list.push(p);
     else byRange.set(p.range, [p]);
@@ -259,7 +366,7 @@ export async function tidyShards(table: Shards, model: string): Promise<void> {
     if (range < top) {
       if (list.length > 1)
         await merge(
-          table,
+          t,
           list.map((p) => p.key),
         );
       continue;
@@ -268,7 +375,7 @@ export async function tidyShards(table: Shards, model: string): Promise<void> {
       const same = list.filter((p) => sizeClass(p.count) === cls);
       if (same.length < MERGE_AT) continue;
       const merged = await merge(
-        table,
+        t,
         same.map((p) => p.key),
       );
       list.splice(0, list.length, ...list.filter((p) => !same.includes(p)), merged);
@@ -277,7 +384,7 @@ export async function tidyShards(table: Shards, model: string): Promise<void> {
 }
 
 /** Removes chunk ids from every shard (of any model) holding them. */
-export async function removeFromShards(table: Shards, ids: readonly number[]): Promise<void> {
+export async function removeFromShards(t: ShardTables, ids: readonly number[]): Promise<void> {
   const byRange = new Map<number, Set<number>>();
   for (const id of ids) {
     const range = Math.floor(id / SHARD_SPAN);
@@ -286,12 +393,13 @@ export async function removeFromShards(table: Shards, ids: readonly number[]): P
     set.add(id);
   }
   for (const [range, gone] of byRange) {
-    for (const s of await table.where('range').equals(range).toArray()) {
+    const keys = await t.shards.where('range').equals(range).primaryKeys();
+    for (const s of await readPieces(t, keys)) {
       const keep: number[] = [];
       for (let i = 0; i < s.count; i++) if (!gone.has(s.ids[i])) keep.push(i);
       if (keep.length === s.count) continue;
       if (!keep.length) {
-        await table.delete(s.id!);
+        await deletePieces(t, [s.id!]);
         continue;
       }
       const dims = s.vectors.length / s.count;
@@ -307,31 +415,53 @@ export async function removeFromShards(table: Shards, ids: readonly number[]): P
       keep.forEach((i, j) =>
         next.vectors.set(s.vectors.subarray(i * dims, (i + 1) * dims), j * dims),
       );
-      await table.put(next);
+      await putPiece(t, next);
     }
   }
 }
 
 /** Vectors of `model` held in shards, from the index alone. */
-export async function shardVectorCount(table: Shards, model: string): Promise<number> {
+export async function shardVectorCount(t: ShardTables, model: string): Promise<number> {
   let n = 0;
-  for (const p of await pieces(table, model, -Infinity, Infinity)) n += p.count;
+  for (const p of await pieces(t.shards, model, -Infinity, Infinity)) n += p.count;
   return n;
+}
+
+/**
+ * The compact parts of every piece of `model` when each piece has one, from the current
+ * tokeniser; undefined otherwise (a database written before them: load the whole pieces).
+ */
+export async function readHeads(t: ShardTables, model: string): Promise<ShardHead[] | undefined> {
+  if (!t.shardHeads) return undefined;
+  const [rows, heads] = await Promise.all([
+    pieces(t.shards, model, -Infinity, Infinity),
+    pieces(t.shardHeads, model, -Infinity, Infinity),
+  ]);
+  const counts = new Map(heads.map((p) => [p.key, p.count]));
+  if (rows.some((p) => counts.get(p.key) !== p.count)) return undefined;
+  const out = await t.shardHeads.bulkGet(rows.map((p) => p.key));
+  if (!out.every((h) => h !== undefined && hasWords(h) && h.signs?.length)) return undefined;
+  return out as ShardHead[];
 }
 
 /**
  * Calls `visit` with every shard of `model`, reading `perRead` rows at a time so that only a
  * few shards are in memory at once (at 1M chunks, all f32 vectors would be 1.5 GB). The next
- * read is already under way while `visit` handles the current one.
+ * read is already under way while `visit` handles the current one. With `whole`, each comes
+ * with its words and turns (from its compact part); without, only the vector rows are read.
  */
 export async function eachShard(
-  table: Shards,
+  t: ShardTables,
   model: string,
   visit: (shard: ChunkShard) => void,
-  perRead = 4,
+  { perRead = 4, whole = true }: { perRead?: number; whole?: boolean } = {},
 ): Promise<void> {
-  const keys = (await pieces(table, model, -Infinity, Infinity)).map((p) => p.key);
-  const read = (i: number) => (i < keys.length ? table.bulkGet(keys.slice(i, i + perRead)) : null);
+  const keys = (await pieces(t.shards, model, -Infinity, Infinity)).map((p) => p.key);
+  const read = (i: number) => {
+    if (i >= keys.length) return null;
+    const batch = keys.slice(i, i + perRead);
+    return whole ? readPieces(t, batch) : t.shards.bulkGet(batch);
+  };
   let next = read(0);
   for (let i = 0; next; i += perRead) {
     const current = await next;
@@ -341,20 +471,27 @@ export async function eachShard(
 }
 
 /**
- * Rebuilds the shards of `model` from its chunk rows (when they disagree: rows written by an
- * older version, or by hand), reading the rows range by range. Call in a rw transaction over
- * both tables.
+ * Rebuilds the shards of `model` (both parts) from its chunk rows (when they disagree: rows
+ * written by an older version, or by hand), reading the rows range by range. Call in a rw
+ * transaction over the chunk table and both shard tables.
  */
 export async function rebuildShards(
   chunks: Table<Chunk, number>,
-  table: Shards,
+  t: ShardTables,
   model: string,
 ): Promise<void> {
-  await table.bulkDelete((await pieces(table, model, -Infinity, Infinity)).map((p) => p.key));
+  await deletePieces(
+    t,
+    (await pieces(t.shards, model, -Infinity, Infinity)).map((p) => p.key),
+  );
+  if (t.shardHeads)
+    await t.shardHeads.bulkDelete(
+      (await pieces(t.shardHeads, model, -Infinity, Infinity)).map((p) => p.key),
+    );
   let batch: Chunk[] = [];
   let range = -1;
   const flush = async () => {
-    if (batch.length) await table.add(packShard(model, range, batch));
+    if (batch.length) await putPiece(t, packShard(model, range, batch));
     batch = [];
   };
   const ids = await chunks.where('model').equals(model).primaryKeys();

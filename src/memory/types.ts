@@ -422,6 +422,11 @@ export interface ChunkHit {
   score: number;
   /** Query words found in the chunk, in index form. */
   terms: string[];
+  /**
+   * False when the search ran while a cold start was still reading the vectors: its candidates
+   * came from the sign codes, so a better match may have been missed (cosines are exact).
+   */
+  exact: boolean;
 }
 
 /** A node of the memory outline: a heading or entry with the number of entries at or below it. */
@@ -847,6 +852,11 @@ export interface VectorIndexOptions {
   signShare?: number;
   /** …and the fewest it keeps (default 2,048). */
   signMin?: number;
+  /**
+   * From this many chunks a cold start answers from the shards' compact parts while the vectors
+   * load (default 16,384; docs/search.md, "Cold start"); below, it loads them whole first.
+   */
+  compactFrom?: number;
 }
 
 /** The semantic index of the active model, as `indexInfo()` reports it. */

@@ -9,12 +9,14 @@ import {
   SHARD_SPAN,
   addToShards,
   hasWords,
+  headOf,
   removeFromShards,
   tidyShards,
   type ChunkShard,
 } from '../../src/memory/shards';
 import type { Chunk } from '../../src/memory/types';
 import { tokenize } from '../../src/memory/lexical/tokenize';
+import { signCode, signCodeBytes } from '../../src/memory/kernels/signs';
 import { closeAll, openTestMemory, otherModel, sharedEmbedder } from './helpers';
 
 afterEach(closeAll);
@@ -26,11 +28,15 @@ afterEach(closeAll);
  */
 async function expectConsistent(
   db: MemoryDB,
-  { tidy = false } = {},
+  { tidy = false, whole = false } = {},
 ): Promise<{ shards: number; vectors: number }> {
-  const [rows, shards] = await db.transaction('r', db.chunks, db.shards, () =>
-    Promise.all([db.chunks.toArray(), db.shards.toArray()]),
+  const [rows, shards, heads] = await db.transaction('r', db.chunks, db.shards, db.shardHeads, () =>
+    Promise.all([db.chunks.toArray(), db.shards.toArray(), db.shardHeads.toArray()]),
   );
+  // Each piece's compact part sits under its vector row's key, and nothing else does.
+  // (`whole`: as version 2 wrote them, words in the vector row and no compact part.)
+  const headOfKey = new Map(heads.map((h) => [h.id, h]));
+  expect(heads.length).toBe(whole ? 0 : shards.length);
   const fromRows = new Map<string, Map<number, Chunk>>();
   for (const r of rows) {
     if (!fromRows.has(r.model)) fromRows.set(r.model, new Map());
@@ -39,6 +45,32 @@ async function expectConsistent(
   const seen = new Map<string, Set<number>>();
   const pieces = new Map<string, number>();
   for (const s of shards) {
+    if (whole) {
+      expect(hasWords(s)).toBe(true);
+      headOfKey.set(s.id!, { ...headOf(s, s.id!) });
+      s.words = undefined;
+    }
+    const head = headOfKey.get(s.id!);
+    expect(head, `shard ${s.id} without its compact part`).toBeDefined();
+    const h = head!;
+    expect([h.model, h.range, h.count]).toEqual([s.model, s.range, s.count]);
+    expect([...h.ids]).toEqual([...s.ids]);
+    expect([...h.conversations]).toEqual([...s.conversations]);
+    expect(s.words, 'words live in the compact part').toBeUndefined();
+    // The sign codes are the vectors' around the centre stored with them, the mean.
+    const d = s.vectors.length / s.count;
+    const bytes = signCodeBytes(d);
+    for (let k = 0; k < d; k++) {
+      let sum = 0;
+      for (let i = 0; i < s.count; i++) sum += s.vectors[i * d + k];
+      expect(h.sum[k]).toBeCloseTo(sum, 9);
+      expect(h.centre[k]).toBeCloseTo(sum / s.count, 6);
+    }
+    const code = new Uint8Array(bytes);
+    for (let i = 0; i < s.count; i++) {
+      signCode(s.vectors.subarray(i * d, (i + 1) * d), h.centre, code, 0);
+      expect([...h.signs.subarray(i * bytes, (i + 1) * bytes)]).toEqual([...code]);
+    }
     expect(s.count).toBe(s.ids.length);
     expect(s.conversations.length).toBe(s.count);
     const dims = s.vectors.length / s.count;
@@ -59,9 +91,9 @@ async function expectConsistent(
       expect(s.conversations[i]).toBe(row!.conversationId);
       expect([...s.vectors.subarray(i * dims, (i + 1) * dims)]).toEqual([...row!.embedding]);
       // The words the index loads without tokenising: the row's terms, counted.
-      expect(s.turns?.[i]).toBe(row!.turnId);
-      expect(hasWords(s)).toBe(true);
-      const w = s.words!;
+      expect(h.turns[i]).toBe(row!.turnId);
+      expect(hasWords(h)).toBe(true);
+      const w = h.words;
       const held = new Map<string, number>();
       for (let j = w.offsets[i]; j < w.offsets[i + 1]; j++)
         held.set(w.vocab[w.terms[j]], w.freqs[j]);
@@ -100,16 +132,16 @@ function fakeRow(id: number, conv: number, model = 'm', dims = 8): Chunk {
 
 /** Adds rows like recordTurn does: chunk rows and their shards in one transaction. */
 async function addRows(db: MemoryDB, rows: Chunk[], tidy = true): Promise<void> {
-  await db.transaction('rw', db.chunks, db.shards, async () => {
+  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
     await db.chunks.bulkAdd(rows);
-    await addToShards(db.shards, rows, { tidy });
+    await addToShards(db, rows, { tidy });
   });
 }
 
 async function deleteRows(db: MemoryDB, ids: number[]): Promise<void> {
-  await db.transaction('rw', db.chunks, db.shards, async () => {
+  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
     await db.chunks.bulkDelete(ids);
-    await removeFromShards(db.shards, ids);
+    await removeFromShards(db, ids);
   });
 }
 
@@ -135,7 +167,7 @@ describe('shard bookkeeping (helpers)', () => {
       if (turn % 400 === 0) await expectConsistent(db);
     }
     expect(id - 1).toBeGreaterThan(2 * SHARD_SPAN);
-    await db.transaction('rw', db.shards, () => tidyShards(db.shards, 'm'));
+    await db.transaction('rw', db.shards, db.shardHeads, () => tidyShards(db, 'm'));
     const { shards, vectors } = await expectConsistent(db, { tidy: true });
     expect(vectors).toBe(id - 1);
     expect(shards).toBeLessThan(2 + 46);
@@ -152,20 +184,23 @@ describe('shard bookkeeping (helpers)', () => {
     db.close();
   });
 
-  it('a transaction that aborts after writing rows and shards leaves both unchanged', async () => {
+  it('a transaction that aborts after writing rows and shards leaves all three unchanged', async () => {
     const db = new MemoryDB(`shards-${crypto.randomUUID()}`);
     await addRows(db, [fakeRow(1, 1), fakeRow(2, 1)]);
     const before = await db.shards.toArray();
+    const headsBefore = await db.shardHeads.toArray();
     await expect(
-      db.transaction('rw', db.chunks, db.shards, async () => {
+      db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
         const rows = Array.from({ length: 40 }, (_, i) => fakeRow(3 + i, 2));
         await db.chunks.bulkAdd(rows);
-        await addToShards(db.shards, rows); // merges pieces on the way
-        await removeFromShards(db.shards, [1]);
+        await addToShards(db, rows); // merges pieces on the way
+        await removeFromShards(db, [1]);
         throw new Error('crash');
       }),
     ).rejects.toThrow('crash');
+    // Both parts of every piece as they were: none was written outside the transaction.
     expect(await db.shards.toArray()).toEqual(before);
+    expect(await db.shardHeads.toArray()).toEqual(headsBefore);
     expect(await db.chunks.count()).toBe(2);
     await expectConsistent(db);
     db.close();
@@ -189,10 +224,11 @@ describe('shard bookkeeping (helpers)', () => {
     await old.table('chunks').bulkAdd(rows);
     old.close();
     const db = new MemoryDB(name);
-    const { shards, vectors } = await expectConsistent(db, { tidy: true });
+    // Version 2's upgrade wrote them whole; version 3 adds the compact parts' table, empty.
+    const { shards, vectors } = await expectConsistent(db, { tidy: true, whole: true });
     expect(vectors).toBe(35);
     expect(shards).toBe(2);
-    expect(db.verno).toBe(2);
+    expect(db.verno).toBe(3);
     db.close();
   });
 });
@@ -243,33 +279,41 @@ describe('shard bookkeeping (tools)', () => {
     db.close();
   });
 
-  it('a write whose shard update fails writes no chunk rows either', async () => {
-    const a = openTestMemory();
-    const db = new MemoryDB(a.name);
-    await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[0] });
-    const rowsBefore = await db.chunks.toArray();
-    const shardsBefore = await db.shards.toArray();
-    const add = IDBObjectStore.prototype.add;
-    const spy = vi.spyOn(IDBObjectStore.prototype, 'add').mockImplementation(function (
-      this: IDBObjectStore,
-      ...args: Parameters<IDBObjectStore['add']>
-    ) {
-      if (this.name === 'shards') throw new DOMException('disk on fire', 'UnknownError');
-      return add.apply(this, args);
-    });
-    try {
-      const r = await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[1] });
-      expect(r).toMatchObject({ status: 'ERROR', code: 'INTERNAL_ERROR' });
-    } finally {
-      spy.mockRestore();
-    }
-    expect(await db.chunks.toArray()).toEqual(rowsBefore);
-    expect(await db.shards.toArray()).toEqual(shardsBefore);
-    // The search still sees exactly the first turn.
-    const hits = await a.mem.searchChunks(1, 'database schema index', 10);
-    expect(hits.map((h) => h.chunk.turnId)).toEqual(hits.map(() => rowsBefore[0].turnId));
-    db.close();
-  });
+  // A crash between a piece's two parts (its vector row written, its compact part not) cannot
+  // leave them apart: both are written in the transaction that writes the rows.
+  it.each(['shards', 'shardHeads'])(
+    'a write whose %s update fails writes nothing',
+    async (store) => {
+      const a = openTestMemory();
+      const db = new MemoryDB(a.name);
+      await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[0] });
+      const rowsBefore = await db.chunks.toArray();
+      const shardsBefore = await db.shards.toArray();
+      const headsBefore = await db.shardHeads.toArray();
+      expect(headsBefore.length).toBe(shardsBefore.length);
+      const put = IDBObjectStore.prototype.put;
+      const spy = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
+        this: IDBObjectStore,
+        ...args: Parameters<IDBObjectStore['put']>
+      ) {
+        if (this.name === store) throw new DOMException('disk on fire', 'UnknownError');
+        return put.apply(this, args);
+      });
+      try {
+        const r = await a.mem.recordTurn({ conversationId: 1, role: 'user', text: TEXTS[1] });
+        expect(r).toMatchObject({ status: 'ERROR', code: 'INTERNAL_ERROR' });
+      } finally {
+        spy.mockRestore();
+      }
+      expect(await db.chunks.toArray()).toEqual(rowsBefore);
+      expect(await db.shards.toArray()).toEqual(shardsBefore);
+      expect(await db.shardHeads.toArray()).toEqual(headsBefore);
+      // The search still sees exactly the first turn.
+      const hits = await a.mem.searchChunks(1, 'database schema index', 10);
+      expect(hits.map((h) => h.chunk.turnId)).toEqual(hits.map(() => rowsBefore[0].turnId));
+      db.close();
+    },
+  );
 
   it('a cold start reads the shards, not one row per chunk', async () => {
     const a = openTestMemory();
@@ -339,11 +383,16 @@ describe('shard bookkeeping (tools)', () => {
     await a.mem.close();
     const db = new MemoryDB(a.name);
     const shards = await db.shards.toArray();
+    const heads = await db.shardHeads.bulkGet(shards.map((s) => s.id!));
     expect(shards.length).toBeGreaterThan(0);
-    // As an older version wrote them: one shard without words, another from an older tokeniser.
+    // As an older version wrote them (whole, no compact part): one shard without words, another
+    // from an older tokeniser.
+    await db.shardHeads.clear();
     await db.shards.bulkPut(
       shards.map((s, i) =>
-        i % 2 ? { ...s, words: { ...s.words!, version: 0 } } : { ...s, words: undefined },
+        i % 2
+          ? { ...s, words: { ...heads[i]!.words, version: 0 }, turns: heads[i]!.turns }
+          : { ...s, words: undefined },
       ),
     );
     const b = openTestMemory({ name: a.name });

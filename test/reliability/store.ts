@@ -3,7 +3,7 @@
 // and that nothing reached Object.prototype.
 import Dexie from 'dexie';
 import { expect } from 'vitest';
-import type { ChunkShard } from '../../src/memory/shards';
+import type { ChunkShard, ShardHead } from '../../src/memory/shards';
 import type { Chunk, HistoryRow, MemoryApi, MemoryEntry, Message } from '../../src/memory/types';
 import { closeAll, safeJson, type Snapshot } from '../integration/helpers';
 
@@ -75,6 +75,14 @@ export function storeProblems(snap: Snapshot): string[] {
       const key = `${s.model}#${id}`;
       inShards.set(key, (inShards.get(key) ?? 0) + 1);
     }
+  }
+  // Each shard's compact part under its key, holding the same chunks (none for older shards).
+  const byKey = new Map(shards.map((s) => [s.id, s]));
+  for (const h of (snap.shardHeads ?? []) as ShardHead[]) {
+    const s = byKey.get(h.id);
+    if (!s) out.push(`compact part ${h.id} has no shard`);
+    else if (h.count !== s.count || h.ids.some((id, i) => id !== s.ids[i]))
+      out.push(`compact part ${h.id} holds other chunks than its shard`);
   }
   for (const c of chunks) {
     const key = `${c.model}#${c.id}`;

@@ -179,6 +179,49 @@ describe('Bm25Index', () => {
     }
   });
 
+  it('loads many packed batches at once (a cold start) into the same index as one by one', () => {
+    const words = ['cat', 'dog', 'fish', 'bird', 'cow', 'yak'];
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.array(
+            fc.record({
+              key: fc.integer({ min: 1, max: 40 }),
+              terms: fc.array(fc.constantFrom(...words), { maxLength: 6 }),
+              group: fc.integer({ min: 1, max: 3 }),
+            }),
+            { maxLength: 12 },
+          ),
+          { maxLength: 5 },
+        ),
+        (batches) => {
+          const packed = batches.map((docs) => ({
+            keys: docs.map((d) => d.key),
+            groups: docs.map((d) => d.group),
+            parents: docs.map((d) => d.key * 10),
+            packed: packWords(docs.map((d) => d.terms)),
+          }));
+          const one = new Bm25Index();
+          for (const b of packed) one.addPacked(b.keys, b.groups, b.parents, b.packed);
+          const many = new Bm25Index();
+          many.addPackedMany(packed);
+          expect(many.size).toBe(one.size);
+          expect(many.groupCount).toBe(one.groupCount);
+          for (const q of ['cat dog', 'fish', 'bird cow yak']) {
+            const sorted = (i: Bm25Index) =>
+              i.search(i.prepare(q), null).sort((a, b) => a.key - b.key);
+            expect(sorted(many)).toEqual(sorted(one));
+            expect(
+              many.searchTop(many.prepare(q), null, 5, { parent: 1, neighbours: 0.5, after: true }),
+            ).toEqual(
+              one.searchTop(one.prepare(q), null, 5, { parent: 1, neighbours: 0.5, after: true }),
+            );
+          }
+        },
+      ),
+    );
+  });
+
   it('selects the best documents by their words with their turn as context, as a full sort would', () => {
     const words = ['cat', 'dog', 'fish', 'bird', 'cow'];
     fc.assert(

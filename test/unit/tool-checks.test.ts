@@ -105,15 +105,15 @@ describe('dropTurnChunks', () => {
       }));
       const ids = (await db.chunks.bulkAdd(rows, { allKeys: true })) as number[];
       rows.forEach((r, i) => (r.id = ids[i]));
-      await addToShards(db.shards, rows);
-      expect(await shardVectorCount(db.shards, 'm')).toBe(3);
+      await addToShards(db, rows);
+      expect(await shardVectorCount(db, 'm')).toBe(3);
 
-      const dropped = await db.transaction('rw', db.chunks, db.shards, () =>
+      const dropped = await db.transaction('rw', db.chunks, db.shards, db.shardHeads, () =>
         dropTurnChunks(db, [1]),
       );
       expect(dropped.sort()).toEqual(ids.slice(0, 2).sort());
       expect((await db.chunks.toArray()).map((c) => c.turnId)).toEqual([2]);
-      expect(await shardVectorCount(db.shards, 'm')).toBe(1);
+      expect(await shardVectorCount(db, 'm')).toBe(1);
       expect(await dropTurnChunks(db, [])).toEqual([]);
     } finally {
       db.close();

@@ -50,6 +50,28 @@ class Postings {
   slots = new Int32Array(2);
   tfs = new Uint16Array(2);
   n = 0;
+  /** Postings announced by `addPackedMany` before it fills them. */
+  want = 0;
+
+  /** Grows to hold the announced postings at once. */
+  reserveWanted(): void {
+    const cap = this.n + this.want;
+    this.want = 0;
+    if (cap <= this.slots.length) return;
+    const slots = new Int32Array(cap);
+    slots.set(this.slots.subarray(0, this.n));
+    this.slots = slots;
+    const tfs = new Uint16Array(cap);
+    tfs.set(this.tfs.subarray(0, this.n));
+    this.tfs = tfs;
+  }
+
+  /** `push` where room is known to be there (after `reserveWanted`). */
+  append(slot: number, tf: number): void {
+    this.slots[this.n] = slot;
+    this.tfs[this.n++] = tf;
+  }
+
   push(slot: number, tf: number): void {
     if (this.n === this.slots.length) {
       const slots = new Int32Array(this.n * 2);
@@ -145,6 +167,12 @@ export class Bm25Index {
     return this.slotOf.has(key);
   }
 
+  /** A live document's group (a chunk's conversation), undefined when it is not indexed. */
+  groupOf(key: number): number | undefined {
+    const slot = this.slotOf.get(key);
+    return slot === undefined ? undefined : this.groups[slot];
+  }
+
   /** A live document's parent (a chunk's turn), undefined when it is not indexed or has none. */
   parentOf(key: number): number | undefined {
     const slot = this.slotOf.get(key);
@@ -213,6 +241,79 @@ export class Bm25Index {
       for (let j = offsets[i]; j < offsets[i + 1]; j++) lists[terms[j]]?.push(slot, freqs[j]);
       this.postings += offsets[i + 1] - offsets[i];
     }
+  }
+
+  /**
+   * `addPacked` for many batches at once (a cold start's shards). Each term's postings are
+   * counted over all batches and allocated once; each batch is turned term by term in arrays of
+   * its own size, so a term's postings are appended as a run rather than one at a time across
+   * the whole index (the cache misses, not the arithmetic, were the load's cost).
+   */
+  addPackedMany(
+    batches: readonly {
+      keys: ArrayLike<number>;
+      groups: ArrayLike<number>;
+      parents: ArrayLike<number>;
+      packed: PackedTerms;
+    }[],
+  ): void {
+    // A key held already or twice would free a slot on the way (and may compact or clear the
+    // index under the lists below): such batches go one by one. A cold start has neither.
+    const seen = new Set<number>();
+    for (const b of batches) {
+      for (let i = 0; i < b.keys.length; i++) {
+        const key = b.keys[i];
+        if (seen.has(key) || this.slotOf.has(key)) {
+          for (const c of batches) this.addPacked(c.keys, c.groups, c.parents, c.packed);
+          return;
+        }
+        seen.add(key);
+      }
+    }
+    const byTerm = batches.map((b) => {
+      const { vocab, terms, freqs, offsets } = b.packed;
+      const docs = b.keys.length;
+      const at = new Int32Array(vocab.length + 1);
+      const end = offsets[docs] ?? 0;
+      for (let j = 0; j < end; j++) at[terms[j] + 1]++;
+      for (let t = 0; t < vocab.length; t++) at[t + 1] += at[t];
+      const cursor = at.slice(0, vocab.length);
+      const docOf = new Int32Array(end);
+      const tfOf = new Uint16Array(end);
+      for (let i = 0; i < docs; i++) {
+        for (let j = offsets[i]; j < offsets[i + 1]; j++) {
+          const pos = cursor[terms[j]]++;
+          docOf[pos] = i;
+          tfOf[pos] = freqs[j];
+        }
+      }
+      const lists = vocab.map((t, k) => {
+        const p = this.postingsOf(t);
+        p.want += at[k + 1] - at[k];
+        return p;
+      });
+      return { at, docOf, tfOf, lists };
+    });
+    for (const { lists } of byTerm) for (const p of lists) p.reserveWanted();
+    let docs = 0;
+    for (const b of batches) docs += b.keys.length;
+    this.grow(this.slotCount + docs);
+    batches.forEach((b, k) => {
+      const { offsets, freqs } = b.packed;
+      // Slots are taken in order, so document i of the batch is slot `first + i`.
+      const first = this.slotCount;
+      for (let i = 0; i < b.keys.length; i++) {
+        let length = 0;
+        for (let j = offsets[i]; j < offsets[i + 1]; j++) length += freqs[j];
+        this.newSlot(b.keys[i], b.groups[i], b.parents[i], length);
+      }
+      const { at, docOf, tfOf, lists } = byTerm[k];
+      for (let t = 0; t < lists.length; t++) {
+        const p = lists[t];
+        for (let pos = at[t]; pos < at[t + 1]; pos++) p.append(first + docOf[pos], tfOf[pos]);
+      }
+      this.postings += offsets[b.keys.length] ?? 0;
+    });
   }
 
   private newSlot(key: number, group: number, parent: number, length: number): number {

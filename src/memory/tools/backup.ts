@@ -346,7 +346,15 @@ export function backupTools(ctx: StoreContext) {
 
       const result = await db.transaction(
         'rw',
-        [db.structured_memory, db.history, db.conversations, db.messages, db.chunks, db.shards],
+        [
+          db.structured_memory,
+          db.history,
+          db.conversations,
+          db.messages,
+          db.chunks,
+          db.shards,
+          db.shardHeads,
+        ],
         async () => {
           // Read before anything is written, so that an error here leaves the store as it was.
           const history: HistoryRow[] | ToolError = replace ? [] : await takeOver(ctx, rows, when);
@@ -364,6 +372,7 @@ export function backupTools(ctx: StoreContext) {
               db.messages.clear(),
               db.chunks.clear(),
               db.shards.clear(),
+              db.shardHeads.clear(),
             ]);
             noteWrite(entryIds);
             noteChunkWrite(chunkIds);
@@ -394,7 +403,7 @@ export function backupTools(ctx: StoreContext) {
           if (chunks.length) {
             const ids = await db.chunks.bulkAdd(chunks, { allKeys: true });
             chunks.forEach((c, i) => (c.id = ids[i]));
-            await addToShards(db.shards, chunks);
+            await addToShards(db, chunks);
             noteChunkWrite(ids);
           }
           for (const row of rows) {

@@ -46,13 +46,13 @@ export function checkMessage(
  * and their place in the shards. The ids of the chunk rows deleted.
  */
 export async function dropTurnChunks(
-  db: Pick<MemoryDB, 'chunks' | 'shards'>,
+  db: Pick<MemoryDB, 'chunks' | 'shards' | 'shardHeads'>,
   turnIds: number[],
 ): Promise<number[]> {
   if (!turnIds.length) return [];
   const chunkIds = await db.chunks.where('turnId').anyOf(turnIds).primaryKeys();
   await db.chunks.bulkDelete(chunkIds);
-  await removeFromShards(db.shards, chunkIds);
+  await removeFromShards(db, chunkIds);
   return chunkIds;
 }
 
@@ -173,11 +173,11 @@ export function conversationTools(ctx: StoreContext) {
       if (isToolError(id)) return id;
       return db.transaction(
         'rw',
-        [db.conversations, db.messages, db.chunks, db.shards],
+        [db.conversations, db.messages, db.chunks, db.shards, db.shardHeads],
         async () => {
           const chunkIds = await db.chunks.where('conversationId').equals(id).primaryKeys();
           await db.chunks.bulkDelete(chunkIds);
-          await removeFromShards(db.shards, chunkIds);
+          await removeFromShards(db, chunkIds);
           noteChunkWrite(chunkIds);
           const messages = await db.messages.where('conversationId').equals(id).delete();
           await db.conversations.delete(id);
@@ -247,13 +247,17 @@ export function conversationTools(ctx: StoreContext) {
       if (isToolError(parts)) return parts;
       Object.assign(changes, parts as Pick<Message, 'toolCalls' | 'meta'>);
       if (!Object.keys(changes).length) return { status: 'SUCCESS' as const };
-      const found = await db.transaction('rw', [db.messages, db.chunks, db.shards], async () => {
-        const m = await db.messages.get(id);
-        if (!m) return false;
-        if (changes.text !== undefined && changes.text !== m.text) await dropChunks([id]);
-        await db.messages.update(id, changes);
-        return true;
-      });
+      const found = await db.transaction(
+        'rw',
+        [db.messages, db.chunks, db.shards, db.shardHeads],
+        async () => {
+          const m = await db.messages.get(id);
+          if (!m) return false;
+          if (changes.text !== undefined && changes.text !== m.text) await dropChunks([id]);
+          await db.messages.update(id, changes);
+          return true;
+        },
+      );
       return found ? { status: 'SUCCESS' as const } : toolError('NOT_FOUND', `No message ${id}`);
     });
   }
@@ -274,7 +278,7 @@ export function conversationTools(ctx: StoreContext) {
         return toolError('INVALID_ARGUMENT', `text must be non-empty text, got ${short(text)}`);
       return db.transaction(
         'rw',
-        [db.conversations, db.messages, db.chunks, db.shards],
+        [db.conversations, db.messages, db.chunks, db.shards, db.shardHeads],
         async () => {
           const m = await db.messages.get(id);
           if (!m) return toolError('NOT_FOUND', `No message ${id}`);
@@ -308,7 +312,7 @@ export function conversationTools(ctx: StoreContext) {
     return guard(async () => {
       const id = intArg(idIn, 'messageId', -1, 1, Number.MAX_SAFE_INTEGER);
       if (isToolError(id)) return id;
-      return db.transaction('rw', [db.messages, db.chunks, db.shards], async () => {
+      return db.transaction('rw', [db.messages, db.chunks, db.shards, db.shardHeads], async () => {
         const m = await db.messages.get(id);
         if (!m) return toolError('NOT_FOUND', `No message ${id}`);
         const all = await db.messages.where('conversationId').equals(m.conversationId).toArray();

@@ -203,7 +203,7 @@ export function foreignTools(ctx: StoreContext) {
 
       const written = await db.transaction(
         'rw',
-        [db.structured_memory, db.conversations, db.messages, db.chunks, db.shards],
+        [db.structured_memory, db.conversations, db.messages, db.chunks, db.shards, db.shardHeads],
         async () => {
           if (source !== undefined && (await importedBefore(source))) return 'duplicate' as const;
           if (rows.length) {
@@ -252,7 +252,7 @@ export function foreignTools(ctx: StoreContext) {
           if (chunks.length) {
             const ids = await db.chunks.bulkAdd(chunks, { allKeys: true });
             chunks.forEach((c, i) => (c.id = ids[i]));
-            await addToShards(db.shards, chunks);
+            await addToShards(db, chunks);
             noteChunkWrite(ids);
           }
           return out;

@@ -55,6 +55,7 @@ export function turnsTools(ctx: StoreContext) {
         db.messages,
         db.chunks,
         db.shards,
+        db.shardHeads,
         db.conversations,
         async () => {
           const conv = await db.conversations.get(conversationId);
@@ -86,7 +87,7 @@ export function turnsTools(ctx: StoreContext) {
             const ids = await db.chunks.bulkAdd(rows, { allKeys: true });
             rows.forEach((r, i) => (r.id = ids[i]));
             // Turns come one by one: their small pieces merge every few turns, not each time.
-            await addToShards(db.shards, rows, { tidy: ++shardWrites % TIDY_EVERY === 0 });
+            await addToShards(db, rows, { tidy: ++shardWrites % TIDY_EVERY === 0 });
           }
           return { turnId, rows };
         },
@@ -120,6 +121,8 @@ export function turnsTools(ctx: StoreContext) {
     const emb = await embed([text]);
     if (isToolError(emb)) return [];
     const idx = await chunksIndex(emb.info);
+    // Read as the search starts: it takes the compact path exactly when this is false.
+    const exact = idx.exact;
     const hits = await searchChunkIndex(
       db.chunks,
       idx,
@@ -138,6 +141,7 @@ export function turnsTools(ctx: StoreContext) {
         match: h.match,
         score: h.score,
         terms: h.terms,
+        exact,
       };
     });
   }
@@ -147,7 +151,10 @@ export function turnsTools(ctx: StoreContext) {
     return guard(async () => {
       const info = await model();
       if (isToolError(info)) return info;
-      return (await chunksIndex(info)).info();
+      // The storage form is known once the vectors are in (a cold start reads them last).
+      const idx = await chunksIndex(info);
+      await idx.whenExact();
+      return idx.info();
     });
   }
 

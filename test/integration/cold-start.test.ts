@@ -1,0 +1,181 @@
+// Cold start (docs/search.md, "Cold start"): the index reads the shards' compact parts first and
+// answers from their words and sign codes, saying the answer is not exact, while the vectors
+// load; then it is exact. Shards written before the compact parts load whole, as before.
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryDB } from '../../src/memory/db';
+import { dot } from '../../src/memory/scoring';
+import { SemanticIndex } from '../../src/memory/semantic-index';
+import {
+  SHARD_SPAN,
+  addToShards,
+  putPiece,
+  packShard,
+  removeFromShards,
+} from '../../src/memory/shards';
+import type { Chunk } from '../../src/memory/types';
+import { closeAll, openTestMemory } from './helpers';
+
+afterEach(closeAll);
+
+const DIMS = 16;
+/** Chunks over three ranges, so that the index loads several pieces. */
+const N = 2 * SHARD_SPAN + 500;
+/** A cold start answers from the compact parts from 16,384 chunks; these tests have fewer. */
+const STAGED = { compactFrom: 0 };
+
+function unit(seed: number): Float32Array {
+  const v = Float32Array.from({ length: DIMS }, (_, i) => Math.sin(seed * 12.9898 + i * 78.233));
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+}
+
+function row(id: number, text = `note ${id} about item ${id % 97}`): Chunk {
+  return {
+    id,
+    conversationId: 1 + (id % 3),
+    turnId: id,
+    sentenceId: 0,
+    role: 'user',
+    text,
+    tokenCount: 4,
+    embedding: unit(id),
+    model: 'm',
+    time: new Date(0),
+  };
+}
+
+/** A database of N chunks with their shards (`whole`: as version 2 wrote them). */
+async function filled(whole = false): Promise<MemoryDB> {
+  const db = new MemoryDB(`cold-${crypto.randomUUID()}`);
+  const rows = Array.from({ length: N }, (_, i) => row(i + 1));
+  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+    await db.chunks.bulkAdd(rows);
+    if (!whole) return addToShards(db, rows);
+    for (let r = 0; r * SHARD_SPAN <= N; r++) {
+      const of = rows.filter((c) => Math.floor(c.id! / SHARD_SPAN) === r);
+      await putPiece({ shards: db.shards }, packShard('m', r, of));
+    }
+  });
+  return db;
+}
+
+/** The exact top `k` by cosine (brute force). */
+function exactTop(q: Float32Array, k: number, ids: Iterable<number>): number[] {
+  return [...ids]
+    .map((id) => ({ id, c: dot(q, unit(id)) }))
+    .sort((a, b) => b.c - a.c || a.id - b.id)
+    .slice(0, k)
+    .map((h) => h.id);
+}
+
+describe('cold start', () => {
+  it('answers from the compact parts while the vectors load, then exactly', async () => {
+    const db = await filled();
+    const idx = new SemanticIndex(db, 'm', DIMS, STAGED);
+    await idx.load();
+    // The compact parts are in, the vectors not yet: the words and sign codes answer.
+    expect(idx.exact).toBe(false);
+    expect(idx.size).toBe(N);
+    const q = unit(777);
+    const during = idx.search(null, q, 10);
+    const hits = await during;
+    // The chunk the query is taken from is found, with its exact cosine; all cosines are exact.
+    expect(hits[0]).toEqual({ id: 777, similarity: expect.closeTo(1, 5) });
+    for (const h of hits) expect(h.similarity).toBeCloseTo(dot(q, unit(h.id)), 5);
+    expect(idx.words.size).toBe(N);
+    const byWords = idx.words.search(idx.words.prepare('note 777'), null);
+    expect(byWords.sort((x, y) => y.score - x.score)[0].key).toBe(777);
+    expect(idx.conversationOf(777)).toBe(1 + (777 % 3));
+
+    await idx.whenExact();
+    expect(idx.exact).toBe(true);
+    const after = await idx.search(null, q, 10);
+    expect(after.map((h) => h.id)).toEqual(
+      exactTop(
+        q,
+        10,
+        Array.from({ length: N }, (_, i) => i + 1),
+      ),
+    );
+    expect(idx.size).toBe(N);
+    db.close();
+  });
+
+  it('keeps writes made while the vectors load', async () => {
+    const db = await filled();
+    const idx = new SemanticIndex(db, 'm', DIMS, STAGED);
+    await idx.load();
+    expect(idx.exact).toBe(false);
+    // One chunk added and one removed, each with its shard, as recordTurn and deleteConversation
+    // do; the index is told their keys as the change feed would.
+    const added = row(N + 1, 'a brand new sentence about pelicans');
+    const write = db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+      await db.chunks.add(added);
+      await addToShards(db, [added]);
+      await db.chunks.delete(5);
+      await removeFromShards(db, [5]);
+    });
+    await write;
+    await idx.refresh([N + 1, 5]);
+    await idx.whenExact();
+    expect(idx.exact).toBe(true);
+    expect(idx.size).toBe(N);
+    const q = unit(N + 1);
+    expect((await idx.search(null, q, 1))[0].id).toBe(N + 1);
+    expect((await idx.search(null, unit(5), 50)).map((h) => h.id)).not.toContain(5);
+    expect(idx.words.search(idx.words.prepare('pelicans'), null).map((m) => m.key)).toEqual([
+      N + 1,
+    ]);
+
+    // A fresh load sees the same: the writes reached both parts of the shards.
+    const again = new SemanticIndex(db, 'm', DIMS, STAGED);
+    await again.load();
+    expect(again.exact).toBe(false);
+    await again.whenExact();
+    expect(again.size).toBe(N);
+    expect((await again.search(null, q, 1))[0].id).toBe(N + 1);
+    db.close();
+  });
+
+  it('loads a small index whole, exact at once, compact parts or not', async () => {
+    const db = await filled();
+    const idx = new SemanticIndex(db, 'm', DIMS, { compactFrom: N + 1 });
+    await idx.load();
+    expect(idx.exact).toBe(true);
+    expect((await idx.search(null, unit(99), 1))[0].id).toBe(99);
+    db.close();
+  });
+
+  it('loads shards written before the compact parts whole, exact at once', async () => {
+    const db = await filled(true);
+    expect(await db.shardHeads.count()).toBe(0);
+    const idx = new SemanticIndex(db, 'm', DIMS, STAGED);
+    await idx.load();
+    expect(idx.exact).toBe(true);
+    expect(idx.size).toBe(N);
+    const q = unit(1234);
+    expect((await idx.search(null, q, 1))[0].id).toBe(1234);
+    // Loading rewrites nothing: they get their compact parts when next rewritten or rebuilt.
+    expect(await db.shardHeads.count()).toBe(0);
+    db.close();
+  });
+
+  it('searchChunks says whether its answer was exact', async () => {
+    const a = openTestMemory();
+    await a.mem.recordTurn({
+      conversationId: 1,
+      role: 'user',
+      text: 'The plumber comes on Monday.',
+    });
+    await a.mem.recordTurn({
+      conversationId: 1,
+      role: 'user',
+      text: 'Tomatoes go on the south side.',
+    });
+    await a.mem.close();
+    const b = openTestMemory({ name: a.name, vectorIndex: STAGED });
+    const [first] = await b.mem.searchChunks(1, 'plumber Monday', 1);
+    expect(first.chunk.text).toBe('The plumber comes on Monday.');
+    expect(first.exact).toBe(false);
+  });
+});
