@@ -603,7 +603,9 @@ export async function benchChunkSearch(o: {
       nowMs,
     );
   const warm = o.warmup ?? 5;
-  const backend = 'db' in rows ? (rows as Table<Chunk, number>).db.backendDB() : null;
+  // A Dexie table's database opens on its first request: open it to reach IndexedDB's own.
+  const dexie = 'db' in rows ? (rows as Table<Chunk, number>).db : null;
+  const backend = dexie ? (await dexie.open()).backendDB() : null;
   const info = idx.info();
   const twoStage = info.signCodes;
   const rowsRescored = twoStage && !info.f32InMemory;
