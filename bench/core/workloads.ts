@@ -12,7 +12,7 @@ import { Bm25Index } from '../../src/memory/lexical/bm25-index';
 import { tokenize } from '../../src/memory/lexical/tokenize';
 import { dotRow, topK } from '../../src/memory/scoring';
 import type { Signals } from '../../src/memory/ranking';
-import { searchChunkIndex } from '../../src/memory/search';
+import { rankChunks, searchChunkIndex } from '../../src/memory/search';
 import { SemanticIndex } from '../../src/memory/semantic-index';
 import {
   SHARD_SPAN,
@@ -516,12 +516,33 @@ export interface ChunkSearchBenchResult {
    * the same queries as `lexical`. */
   baseline: number[];
   /**
-   * With the sign-code pass on (`info().signCodes`): the same fused query with the vector search
-   * in one stage (int8 over every row, the exact ranking's), on the same query, the two taking
-   * turns going first; and recall@10 of the two-stage hits against it.
+   * With the sign-code pass on (`info().signCodes`): the same fused query ranked exactly, on the
+   * same query, the variants taking turns going first: the vector search in one stage (int8
+   * over every row) with every cosine exact (`rescoreFromRows`: above the f32 budget the
+   * candidates' f32 vectors read from the rows); and recall@10 of the fused hits against it.
    */
   fusedOneStage: number[];
   fusedRecall: number[];
+  /**
+   * With the sign-code pass on and the f32 vectors not in RAM: the two-stage query with exact
+   * cosines read from the rows (the search before its cosines were taken from the int8 rows),
+   * and recall@10 of its hits against the exact ranking.
+   */
+  fusedRowsRescored: number[];
+  fusedRowsRescoredRecall: number[];
+  /**
+   * The fused query's parts, on another query of the same kind: the ranking alone
+   * (`rankChunks`, no row read) and then reading its k hits' rows (one bulkGet).
+   */
+  ranking: number[];
+  readHits: number[];
+  /**
+   * With rows in a real IndexedDB: the same read (10 hits of a third query) made with
+   * IndexedDB's own `get`s in one transaction, without Dexie: how much of a read is Dexie's.
+   */
+  readHitsRaw: number[];
+  /** Largest |int8 − exact| cosine among the fused hits (0 with the f32 vectors in RAM). */
+  int8CosineError: number;
   /** Mean chunks the lexical index matched per query. */
   matches: number;
   /** Hits of the fused query that the lexical index also found (mean of 10). */
@@ -529,6 +550,24 @@ export interface ChunkSearchBenchResult {
   wordsMb: number;
   baselineBuildMs: number | null;
   baselineHeapMb: number | null;
+}
+
+/** Rows `ids` of the chunk store read with IndexedDB's own gets, in one transaction. */
+function rawGet(db: IDBDatabase, ids: number[]): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    const store = db.transaction('chunks', 'readonly').objectStore('chunks');
+    const out: unknown[] = new Array(ids.length);
+    let left = ids.length;
+    ids.forEach((id, i) => {
+      const req = store.get(id);
+      req.onsuccess = () => {
+        out[i] = req.result;
+        if (--left === 0) resolve(out);
+      };
+      req.onerror = () => reject(req.error);
+    });
+    if (!left) resolve(out);
+  });
 }
 
 /** The candidates each signal brings for k = 10 (search.ts: max(64, 4k)). */
@@ -581,6 +620,12 @@ export async function benchChunkSearch(o: {
     baseline: [],
     fusedOneStage: [],
     fusedRecall: [],
+    fusedRowsRescored: [],
+    fusedRowsRescoredRecall: [],
+    ranking: [],
+    readHits: [],
+    readHitsRaw: [],
+    int8CosineError: 0,
     matches: 0,
     fusedWithWords: 0,
     wordsMb: words.memoryBytes() / 2 ** 20,
@@ -599,27 +644,57 @@ export async function benchChunkSearch(o: {
       nowMs,
     );
   const warm = o.warmup ?? 5;
-  const twoStage = idx.info().signCodes;
+  // A Dexie table's database opens on its first request: open it to reach IndexedDB's own.
+  const dexie = 'db' in rows ? (rows as Table<Chunk, number>).db : null;
+  const backend = dexie ? (await dexie.open()).backendDB() : null;
+  const info = idx.info();
+  const twoStage = info.signCodes;
+  const rowsRescored = twoStage && !info.f32InMemory;
   for (let i = 0; i < warm + o.queries; i++) {
     const fusedText = texts.query(i, o.n);
     const fusedVector = o.gen.query(i);
-    let oneStage: { ms: number; ids: number[] } | null = null;
-    const runOneStage = async () => {
-      const before = idx.tuneSearch({ signFrom: Infinity });
+    type Run = { ms: number; ids: number[] };
+    const variant = async (tune: Parameters<SemanticIndex['tuneSearch']>[0]): Promise<Run> => {
+      const before = idx.tuneSearch(tune);
       const a = now();
       const h = await search(fusedText, fusedVector);
-      oneStage = { ms: now() - a, ids: h.map((x) => x.row.id!) };
+      const run = { ms: now() - a, ids: h.map((x) => x.row.id!) };
       idx.tuneSearch(before);
+      return run;
     };
-    if (twoStage && i % 2 === 1) await runOneStage();
-    const t0 = now();
-    const hits = await search(fusedText, fusedVector);
-    const t1 = now();
-    if (twoStage && i % 2 === 0) await runOneStage();
+    let hits: Awaited<ReturnType<typeof search>> = [];
+    let fusedMs = 0;
+    let exact: Run | null = null;
+    let rescored: Run | null = null;
+    // Each variant goes first, second and last in turn (rows a query reads stay in IndexedDB's
+    // cache for the next variant).
+    const runs = [
+      async () => {
+        const t0 = now();
+        hits = await search(fusedText, fusedVector);
+        fusedMs = now() - t0;
+      },
+      ...(twoStage
+        ? [
+            async () => {
+              exact = await variant({ signFrom: Infinity, rescoreFromRows: true });
+            },
+          ]
+        : []),
+      ...(rowsRescored
+        ? [
+            async () => {
+              rescored = await variant({ rescoreFromRows: true });
+            },
+          ]
+        : []),
+    ];
+    for (let r = 0; r < runs.length; r++) await runs[(i + r) % runs.length]();
     // The parts run on another query of the same kind, so that none of them reads rows the
     // fused query has just brought into IndexedDB's cache.
     const text = texts.query(PARTS_OFFSET + i, o.n);
     const vector = o.gen.query(PARTS_OFFSET + i);
+    const t1 = now();
     await search(text, vector, 'semantic');
     const t2 = now();
     await search(text, vector, 'lexical');
@@ -630,17 +705,70 @@ export async function benchChunkSearch(o: {
     const t4 = now();
     if (ms) ms.search(text).slice(0, CANDIDATES);
     const t5 = now();
+    const partText = texts.query(2 * PARTS_OFFSET + i, o.n);
+    const partVector = o.gen.query(2 * PARTS_OFFSET + i);
+    const t6 = now();
+    const ranked = await rankChunks(
+      idx,
+      null,
+      { text: partText, vector: partVector, info: BENCH_MODEL },
+      CANDIDATES,
+      20,
+    );
+    const t7 = now();
+    await rows.bulkGet(ranked.slice(0, 10).map((c) => c.id));
+    const t8 = now();
+    let raw: number | null = null;
+    if (backend) {
+      const ids = (
+        await rankChunks(
+          idx,
+          null,
+          {
+            text: texts.query(3 * PARTS_OFFSET + i, o.n),
+            vector: o.gen.query(3 * PARTS_OFFSET + i),
+            info: BENCH_MODEL,
+          },
+          CANDIDATES,
+          20,
+        )
+      )
+        .slice(0, 10)
+        .map((c) => c.id);
+      const t9 = now();
+      await rawGet(backend, ids);
+      raw = now() - t9;
+    }
     if (i < warm) continue;
-    out.fused.push(t1 - t0);
-    if (oneStage) {
-      const exact: { ms: number; ids: number[] } = oneStage;
-      out.fusedOneStage.push(exact.ms);
-      out.fusedRecall.push(
-        recall(
-          hits.map((h) => h.row.id!),
-          exact.ids,
-        ),
+    out.ranking.push(t7 - t6);
+    out.readHits.push(t8 - t7);
+    if (raw !== null) out.readHitsRaw.push(raw);
+    out.fused.push(fusedMs);
+    const hitIds = hits.map((h) => h.row.id!);
+    if (exact) {
+      const e: Run = exact;
+      out.fusedOneStage.push(e.ms);
+      out.fusedRecall.push(recall(hitIds, e.ids));
+      if (rescored) {
+        const r: Run = rescored;
+        out.fusedRowsRescored.push(r.ms);
+        out.fusedRowsRescoredRecall.push(recall(r.ids, e.ids));
+      }
+    }
+    if (!idx.exactCosines) {
+      const int8 = await rankChunks(
+        idx,
+        null,
+        { text: fusedText, vector: fusedVector, info: BENCH_MODEL },
+        CANDIDATES,
+        20,
       );
+      const cosOf = new Map(int8.map((c) => [c.id, c.similarity]));
+      for (const h of hits) {
+        const c = cosOf.get(h.row.id!);
+        if (c !== undefined && h.similarity !== 0)
+          out.int8CosineError = Math.max(out.int8CosineError, Math.abs(c - h.similarity));
+      }
     }
     out.vectorSearch.push(t2 - t1);
     out.lexicalSearch.push(t3 - t2);

@@ -2,8 +2,8 @@
 // f32 scoring while small; from `quantiseFrom` rows an int8 first pass and exact f32 rescoring of
 // the best candidates; from `signFrom` rows a sign-code pass before it, so that only its best
 // candidates are scored in int8 (docs/search.md, "Two stages"); above the f32 budget only the
-// int8 form (and the sign codes) stay in RAM and rescoring reads the few f32 vectors it needs
-// through `fetch` (the chunk rows in IndexedDB).
+// int8 form (and the sign codes) stay in RAM, and the candidates keep their int8 cosines unless
+// a `fetch` reads their f32 vectors (the chunk rows in IndexedDB).
 import { createKernel, type DotKernel, type KernelKind } from './kernels/dot-kernel';
 import { quantiseQuery } from './kernels/int8';
 import { signCode, signCodeBytes, signCodeOfInt8, signCodesFit } from './kernels/signs';
@@ -35,6 +35,7 @@ const DEFAULTS: Required<ChunkVectorsOptions> = {
   f32Budget: 256 * 2 ** 20,
   rescoreFactor: 4,
   minRescore: 64,
+  rescoreFromRows: false,
   signFrom: 65_536,
   signShare: 0.005,
   signMin: 2048,
@@ -153,7 +154,10 @@ export class ChunkVectors {
    * replaced. Benchmarks compare the passes with it on one index.
    */
   tuneSearch(
-    options: Pick<ChunkVectorsOptions, 'rescoreFactor' | 'minRescore' | 'signShare' | 'signMin'> & {
+    options: Pick<
+      ChunkVectorsOptions,
+      'rescoreFactor' | 'minRescore' | 'signShare' | 'signMin' | 'rescoreFromRows'
+    > & {
       signFrom?: number;
     },
   ): Partial<ChunkVectorsOptions> {
@@ -206,6 +210,35 @@ export class ChunkVectors {
       const base = slot * dims;
       for (let i = 0; i < dims; i++) s += query[i] * f32[base + i];
       return s;
+    });
+  }
+
+  /**
+   * Whether a search's cosines need the f32 vectors read from the rows: only the int8 form is
+   * held and `rescoreFromRows` asks for exact cosines anyway.
+   */
+  get rescoresFromRows(): boolean {
+    return !this.lay.f32 && this.opts.rescoreFromRows;
+  }
+
+  /**
+   * The cosine of each id's vector with `query` from what RAM holds: exact from the f32
+   * vectors, else (above the f32 budget) from the int8 codes, `scale × (query · codes)` with
+   * the query in f32 (docs/search.md, "Two stages", gives its error); undefined for an id not
+   * held.
+   */
+  similarities(ids: readonly number[], query: Float32Array): (number | undefined)[] {
+    const { dims, lay } = this;
+    if (lay.f32 || !lay.codes || query.length !== dims) return this.exactSimilarities(ids, query);
+    const codes = new Int8Array(this.kernel.buffer, lay.codeBase, this.used * dims);
+    const scales = new Float32Array(this.kernel.buffer, lay.scales, this.used);
+    return ids.map((id) => {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined) return undefined;
+      let s = 0;
+      const base = slot * dims;
+      for (let i = 0; i < dims; i++) s += query[i] * codes[base + i];
+      return s * scales[slot];
     });
   }
 
@@ -384,7 +417,8 @@ export class ChunkVectors {
 
   /**
    * The `k` rows most similar to `query` (of one conversation, or of all with `null`), best
-   * first, with exact f32 cosines when f32 vectors are in RAM or `fetch` is given.
+   * first, with exact f32 cosines when f32 vectors are in RAM or `fetch` is given, else with
+   * their int8 cosines (ranked by them).
    */
   async search(
     conversationId: number | null,

@@ -211,13 +211,18 @@ export interface ChunkMatch {
    * along.
    */
   ownMatch: number;
-  /** Exact cosine with the query (0 without a model). */
+  /**
+   * Cosine with the query (0 without a model): exact while the f32 vectors are in RAM, else the
+   * int8 one (`SemanticIndex.exactCosines`; docs/search.md, "Two stages", gives its error).
+   */
   similarity: number;
   terms: string[];
 }
 
 export interface ChunkSearchHit extends Omit<ChunkMatch, 'id'> {
   row: Chunk;
+  /** Exact cosine with the query (0 without a model), from the row when the ranking's was int8. */
+  similarity: number;
   /** Relative to the best match of the search: the blend's. */
   relevance: number;
   recency: number;
@@ -228,8 +233,8 @@ export interface ChunkSearchHit extends Omit<ChunkMatch, 'id'> {
  * The chunks of a conversation (or of all with `null`) that match the query, by the one ranking
  * function, best first: the vector index and the word index each bring their best `m`
  * candidates; the union is ranked with a bound for the cosine a word-only candidate lacks, then
- * the best `leaders` are ranked exactly (their cosines from the vectors in RAM). No chunk row
- * is read while the f32 vectors fit in RAM.
+ * the best `leaders` are ranked with their cosines from the vectors in RAM (exact while the f32
+ * vectors fit, else int8). No chunk row is read.
  */
 export async function rankChunks(
   idx: SemanticIndex,
@@ -298,9 +303,9 @@ export async function rankChunks(
     .map((id) => ({ id, rel: matchOf(lexical.get(id) ?? 0, sem(cos.get(id)), id) }))
     .sort((a, b) => b.rel - a.rel)
     .slice(0, leaders);
-  // Word-only leaders get their exact cosine (the bound ranked them so far).
+  // Word-only leaders get their cosine (the bound ranked them so far).
   const lacking = signals === 'lexical' ? [] : first.filter((c) => !cos.has(c.id)).map((c) => c.id);
-  const exact = lacking.length ? await idx.exactSimilarities(lacking, q.vector!) : undefined;
+  const exact = lacking.length ? await idx.similarities(lacking, q.vector!) : undefined;
   const out: ChunkMatch[] = [];
   for (const { id } of first) {
     const c = cos.get(id) ?? exact?.get(id);
@@ -327,7 +332,8 @@ export function chunkCandidates(k: number): number {
 /**
  * The best `k` chunks of a conversation (or of all with `null`) by the one ranking function
  * (`rankChunks`), blended with recency by `bias`, with their rows: only the `k` returned are
- * read (with a recency blend, every leader, for its time).
+ * read (with a recency blend, every leader, for its time), in one transaction. Their
+ * similarity is exact: where the ranking's cosines were int8, from the rows read.
  */
 export async function searchChunkIndex(
   chunks: Table<Chunk, number>,
@@ -342,10 +348,13 @@ export async function searchChunkIndex(
   const ranked = await rankChunks(idx, conversationId, q, m, bias > 0 ? m : k * 2);
   const read = bias > 0 ? ranked : ranked.slice(0, k);
   const rows = await chunks.bulkGet(read.map((c) => c.id));
+  const rescore = q.vector && q.info && q.signals !== 'lexical' && !idx.exactCosines;
   const out: ChunkSearchHit[] = [];
   rows.forEach((row, i) => {
     if (!row || row.id === undefined) return;
     const { id: _id, ...hit } = read[i];
+    if (rescore && row.model === idx.model && row.embedding.length === q.vector!.length)
+      hit.similarity = dot(q.vector!, row.embedding);
     out.push({ row, ...hit, relevance: 0, recency: 0, score: 0 });
   });
   let best = 0;

@@ -1,9 +1,9 @@
 // In-memory index of conversation chunks for one model: vectors and words, loaded once from the
 // packed shards (a few rows, not one per chunk), kept current from the keys that each write
-// touched (ours or another tab's), searched with the WASM kernels and the BM25 index; rescoring
-// reads the few f32 vectors it needs. A cold start reads the shards' compact parts first and
-// answers from their words and sign codes (not exactly) while the vectors load behind it
-// (docs/search.md, "Cold start").
+// touched (ours or another tab's), searched with the WASM kernels and the BM25 index; a search
+// reads no row (above the f32 budget its cosines are the int8 ones, docs/search.md). A cold start
+// reads the shards' compact parts first and answers from their words and sign codes (not
+// exactly) while the vectors load behind it (docs/search.md, "Cold start").
 import type { MemoryDB } from './db';
 import { ChunkVectors, type ChunkVectorsOptions, type VectorHit } from './chunk-vectors';
 import { CompactVectors } from './compact-vectors';
@@ -103,16 +103,25 @@ export class SemanticIndex {
   }
 
   /**
-   * Exact cosines of chunks with `query`: from the f32 vectors in RAM, reading the rows of those
-   * it does not hold that way (an index above its f32 budget); absent ids are left out.
+   * Whether the cosines a search ranks by are exact: the f32 vectors are in RAM, or the search
+   * reads them from the rows (`rescoreFromRows`); else they are the int8 ones.
    */
-  async exactSimilarities(
-    ids: readonly number[],
-    query: Float32Array,
-  ): Promise<Map<number, number>> {
+  get exactCosines(): boolean {
+    return this.vectors.mode.f32InMemory || this.vectors.rescoresFromRows;
+  }
+
+  /**
+   * Cosines of chunks with `query` as a search ranks by them (`exactCosines` says whether they
+   * are exact or int8): from the vectors in RAM, reading the rows of those it does not hold
+   * (and, with `rescoreFromRows` above the f32 budget, of all); absent ids are left out.
+   */
+  async similarities(ids: readonly number[], query: Float32Array): Promise<Map<number, number>> {
     const out = new Map<number, number>();
     const missing: number[] = [];
-    this.vectors.exactSimilarities(ids, query).forEach((c, i) => {
+    const held = this.vectors.rescoresFromRows
+      ? ids.map(() => undefined)
+      : this.vectors.similarities(ids, query);
+    held.forEach((c, i) => {
       if (c === undefined) missing.push(ids[i]);
       else out.set(ids[i], c);
     });
@@ -315,7 +324,8 @@ export class SemanticIndex {
 
   /**
    * Chunk ids with their cosine to `query`, best `k` first: of one conversation, or of all
-   * conversations with `null`. Cosines are exact (rescored in f32).
+   * conversations with `null`. Cosines are exact (rescored in f32) while the f32 vectors are in
+   * RAM, else the int8 ones, and no row is read (`exactCosines`).
    */
   search(conversationId: number | null, query: Float32Array, k: number): Promise<VectorHit[]> {
     if (this.compact) return this.searchCompact(this.compact, conversationId, query, k);
@@ -327,17 +337,20 @@ export class SemanticIndex {
     query: Float32Array,
     k: number,
   ): Promise<VectorHit[]> {
-    return this.vectors.search(conversationId, query, k, async (ids) =>
-      (await this.db.chunks.bulkGet(ids)).map((r) =>
-        r && r.model === this.model ? r.embedding : undefined,
-      ),
-    );
+    const fetch = this.vectors.rescoresFromRows
+      ? async (ids: number[]) =>
+          (await this.db.chunks.bulkGet(ids)).map((r) =>
+            r && r.model === this.model ? r.embedding : undefined,
+          )
+      : undefined;
+    return this.vectors.search(conversationId, query, k, fetch);
   }
 
   /**
    * A search while the vectors load: the nearest chunks by sign code (at least
    * COMPACT_CANDIDATES) with their exact cosines, and the best of the vectors already in RAM
-   * (rows written meanwhile, shards read so far). Cosines are exact; the candidates are not.
+   * (rows written meanwhile, shards read so far). Cosines as `similarities` gives them (the
+   * candidates' read from their rows); the candidates are not exact.
    */
   private async searchCompact(
     compact: CompactVectors,
@@ -351,7 +364,7 @@ export class SemanticIndex {
     );
     const [inRam, exact] = await Promise.all([
       this.searchVectors(conversationId, query, k),
-      this.exactSimilarities(near, query),
+      this.similarities(near, query),
     ]);
     for (const h of inRam) exact.set(h.id, h.similarity);
     return [...exact]

@@ -844,6 +844,12 @@ export interface VectorIndexOptions {
   /** Fewest candidates rescored (default 64). */
   minRescore?: number;
   /**
+   * Above the f32 budget, read the candidates' f32 vectors from the chunk rows for exact
+   * cosines instead of taking their int8 cosines from RAM (default false: the benchmarks'
+   * exact reference; docs/search.md, "Two stages").
+   */
+  rescoreFromRows?: boolean;
+  /**
    * Row count from which a search first ranks sign codes (one bit a dimension) and scores only
    * their best candidates in int8 (docs/search.md, "Two stages"; default 65,536).
    */
