@@ -9,7 +9,7 @@ import { CHUNK_TABLE, ENTRY_TABLE, type MemoryDB } from './db';
 import type { ModelAccess, Result } from './embedding-model';
 import { EntryIndex, changedPaths, entrySummary } from './entry-index';
 import { SemanticIndex } from './semantic-index';
-import type { ChangedKeys, EntrySummary, OpenMemoryOptions } from './types';
+import type { ChangedKeys, Chunk, EntrySummary, OpenMemoryOptions } from './types';
 import { isToolError, toolError } from './validate';
 
 export interface LiveIndexes {
@@ -28,7 +28,11 @@ export interface LiveIndexes {
   chunksIndex(info: ModelInfo): Promise<SemanticIndex>;
   /** Our own writes are applied to the indexes before the next read, events or not. */
   noteWrite(ids: Iterable<number | undefined>): void;
-  noteChunkWrite(ids: Iterable<number | undefined>): void;
+  /**
+   * With `rows`, the rows just written: the index takes them as they are at its next use, with no
+   * read (chunk rows never change once written; a delete noted after drops them).
+   */
+  noteChunkWrite(ids: Iterable<number | undefined>, rows?: readonly Chunk[]): void;
   /** Stops listening for writes. */
   stop(): void;
 }
@@ -38,6 +42,9 @@ export interface LiveIndexes {
  * as long as the index would cost as much, docs/design.md "Change notifications").
  */
 export const MAX_ENTRY_CHANGES = 500;
+
+/** Most rows of our own chunk writes kept for the index's next use (a chat turn's are a few). */
+const WRITTEN_ROWS = 256;
 
 /** Indexes over `db` (named `name`), for the model that `models` loads. */
 export function createLiveIndexes(
@@ -68,6 +75,13 @@ export function createLiveIndexes(
       entryLog.paths.clear();
     }
   };
+  // Rows of this engine's own chunk writes not yet in the index, by id (at most WRITTEN_ROWS).
+  const written = new Map<number, Chunk>();
+  const dropWritten = (dels: IntervalTree) => {
+    const ids = new Set<number>();
+    if (!collectKeys(dels, ids)) written.clear();
+    else for (const id of ids) written.delete(id);
+  };
   const prefix = `idb://${name}/`;
   const onMutated = (parts: ObservabilitySet) => {
     for (const [part, tree] of Object.entries(parts)) {
@@ -77,6 +91,7 @@ export function createLiveIndexes(
       if (table === ENTRY_TABLE) {
         if (!collectKeys(tree, pending.entries)) pending.entriesAll = true;
       } else if (table === CHUNK_TABLE) {
+        if (index === ':dels') dropWritten(tree);
         if (!collectKeys(tree, pending.chunks)) pending.chunksAll = true;
       }
     }
@@ -185,6 +200,7 @@ export function createLiveIndexes(
     if (!semanticIndex || semanticIndex.model !== info.id) {
       pending.chunksAll = false;
       pending.chunks.clear();
+      written.clear();
       semanticIndex = null;
       const fresh = new SemanticIndex(db, info.id, info.dims, vectorIndex);
       await fresh.load();
@@ -208,12 +224,19 @@ export function createLiveIndexes(
     if (pending.chunksAll) {
       // Chunk rows are append-only: read the new ones; reload only if some were deleted.
       pending.chunksAll = false;
+      written.clear();
       await semanticIndex.catchUp();
     }
     if (pending.chunks.size) {
       const ids = [...pending.chunks];
       pending.chunks.clear();
-      await semanticIndex.refresh(ids);
+      const known = new Map<number, Chunk>();
+      for (const id of ids) {
+        const row = written.get(id);
+        if (row) known.set(id, row);
+      }
+      written.clear();
+      await semanticIndex.refresh(ids, known);
     }
     return semanticIndex;
   }
@@ -222,8 +245,15 @@ export function createLiveIndexes(
     for (const id of ids) if (id !== undefined) pending.entries.add(id);
   }
 
-  function noteChunkWrite(ids: Iterable<number | undefined>) {
-    for (const id of ids) if (id !== undefined) pending.chunks.add(id);
+  function noteChunkWrite(ids: Iterable<number | undefined>, rows?: readonly Chunk[]) {
+    for (const id of ids) {
+      if (id === undefined) continue;
+      pending.chunks.add(id);
+      written.delete(id);
+    }
+    for (const row of rows ?? []) {
+      if (row.id !== undefined && written.size < WRITTEN_ROWS) written.set(row.id, row);
+    }
   }
 
   return {

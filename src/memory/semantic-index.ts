@@ -306,12 +306,16 @@ export class SemanticIndex {
   }
 
   /** Brings the index in line with the rows now stored under `ids` (added, changed or gone). */
-  async refresh(ids: readonly number[]): Promise<void> {
+  async refresh(ids: readonly number[], known?: ReadonlyMap<number, Chunk>): Promise<void> {
     if (!ids.length) return;
     // In id order, as the chunks were written: the word index finds a chat's newest chunks
     // without a full pass when its keys rise with its documents.
     const sorted = [...ids].sort((a, b) => a - b);
-    const rows = await this.db.chunks.bulkGet(sorted);
+    // Rows just written by this engine are taken as they are; the rest are read.
+    const unknown = known?.size ? sorted.filter((id) => !known.has(id)) : sorted;
+    const read = unknown.length ? await this.db.chunks.bulkGet(unknown) : [];
+    const readRows = new Map(unknown.map((id, i) => [id, read[i]]));
+    const rows = sorted.map((id) => known?.get(id) ?? readRows.get(id));
     rows.forEach((row, i) => {
       if (row && row.model === this.model) this.put(row);
       else {

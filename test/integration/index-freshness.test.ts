@@ -164,6 +164,39 @@ describe('in-memory indexes', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('a turn just recorded is searched without reading its rows back; one another connection deleted meanwhile is not found', async () => {
+    const name = dbName();
+    const a = openMemory({ name, embedder });
+    const b = openMemory({ name, embedder });
+    await a.searchChunks(null, 'warm up the index');
+    await a.recordTurn({
+      conversationId: 1,
+      role: 'user',
+      text: 'My cat is called Miso. She likes tuna.',
+    });
+    let hits: Awaited<ReturnType<typeof a.searchChunks>> = [];
+    const reads = await countReads('chunks', async () => {
+      hits = await a.searchChunks(1, 'What is the name of my cat?', 1);
+    });
+    expect(hits[0]?.chunk.text).toBe('My cat is called Miso.');
+    // The hit's row only: the two rows the turn wrote went into the index as written.
+    expect(reads.get).toBe(1);
+
+    await a.recordTurn({
+      conversationId: 2,
+      role: 'user',
+      text: 'The spare key is under the blue flowerpot.',
+    });
+    expect(await b.deleteConversation(2)).toMatchObject({ status: 'SUCCESS' });
+    const gone = await a.searchChunks(null, 'spare key blue flowerpot', 5);
+    expect(gone.map((h) => h.chunk.text)).not.toContain(
+      'The spare key is under the blue flowerpot.',
+    );
+    const info = await a.indexInfo();
+    await Promise.all([a.close(), b.close()]);
+    expect('chunks' in info && info.chunks).toBe(2);
+  });
+
   it('rebuilds nothing it should not: the raw table matches after many mixed writes', async () => {
     const name = dbName();
     const mem = openMemory({ name, embedder });

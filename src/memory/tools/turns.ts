@@ -93,7 +93,10 @@ export function turnsTools(ctx: StoreContext) {
         },
       );
       state.lastConversationId = conversationId;
-      noteChunkWrite(rows.map((r) => r.id));
+      noteChunkWrite(
+        rows.map((r) => r.id),
+        rows,
+      );
       const result: RecordTurnResult = { status: 'SUCCESS', turnId, chunks: rows.length };
       if (indexed.length < turn.text.length)
         result.unindexedChars = turn.text.length - indexed.length;
