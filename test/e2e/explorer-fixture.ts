@@ -282,14 +282,21 @@ export async function reportArrived(
 }
 
 /**
+ * The longest a view waits after a change report before it loads again (the header's counts and
+ * storage, `debounceMs` in src/ui/sm-app.ts), with a margin.
+ */
+const LONGEST_RELOAD_DELAY_MS = 300 + 50;
+
+/**
  * Waits until the page is settled: no call to the worker waits for its answer, and two frames
- * pass (a view patches a report on the next frame, and loads again from there) with no new call.
- * Then what has not been called is not coming from what happened before.
+ * pass (a view patches a report on the next frame, and loads again from there) and a view's
+ * longest delayed reload (`LONGEST_RELOAD_DELAY_MS`) with no new call. Then what has not been
+ * called is not coming from what happened before.
  */
 export async function settled(p: Page): Promise<void> {
   for (;;) {
     const quiet = await p.evaluate(
-      () =>
+      (delay) =>
         new Promise<boolean>((resolve) => {
           const w = window as unknown as { __workerCalls: string[]; __workerPending: Set<string> };
           const frame = (f: () => void) =>
@@ -298,10 +305,15 @@ export async function settled(p: Page): Promise<void> {
           const idle = w.__workerPending.size === 0;
           frame(() =>
             frame(() =>
-              resolve(idle && w.__workerPending.size === 0 && w.__workerCalls.length === mark),
+              setTimeout(
+                () =>
+                  resolve(idle && w.__workerPending.size === 0 && w.__workerCalls.length === mark),
+                delay,
+              ),
             ),
           );
         }),
+      LONGEST_RELOAD_DELAY_MS,
     );
     if (quiet) return;
   }
