@@ -144,17 +144,21 @@ const api = {
 
   /**
    * Generates a reply to `request.messages` under the model's chat template; each piece of text
-   * goes to `onText` as it comes. Resolves with why it ended.
+   * goes to `onText` as it comes. Resolves with why it ended, once the page has taken every
+   * piece: `onText` is a proxy on a port of its own, and a message on another port (this
+   * answer) is not ordered after its messages, so the last piece's delivery is awaited first.
    */
   async chat(
     request: InPageChatRequest,
-    onText: (text: string) => void,
+    onText: (text: string) => void | Promise<void>,
   ): Promise<{ finish: 'stop' | 'length' | 'aborted' }> {
     if (!engine) throw Object.assign(new Error('No model is loaded.'), { code: 'no-model' });
     running?.abort();
     const controller = new AbortController();
     running = controller;
     let finish: 'stop' | 'length' | 'aborted' = 'stop';
+    // The last piece's delivery (the port delivers in order: when it is taken, all are).
+    let delivered: void | Promise<void> = undefined;
     try {
       await engine.createChatCompletion({
         messages: request.messages,
@@ -180,7 +184,7 @@ const api = {
         onData: (chunk) => {
           const choice = chunk.choices[0];
           const text = choice?.delta.content;
-          if (text) onText(text);
+          if (text) delivered = onText(text);
           if (choice?.finish_reason === 'length') finish = 'length';
         },
       });
@@ -195,6 +199,8 @@ const api = {
     } finally {
       if (running === controller) running = undefined;
     }
+    // A page that could not take it (gone, or its callback failed) changes nothing here.
+    await Promise.resolve(delivered).catch(() => undefined);
     return { finish: controller.signal.aborted ? 'aborted' : finish };
   },
 
