@@ -127,6 +127,8 @@ export class SmInPageModel extends LitElement {
   /** False on a page that cannot keep files (the portable file): no downloads there. */
   @state() private canDownload = true;
   private download: AbortController | undefined;
+  /** The running download's end (it never rejects): Cancel waits for it before discarding. */
+  private downloading: Promise<void> = Promise.resolve();
 
   override connectedCallback(): void {
     super.connectedCallback();
@@ -326,10 +328,15 @@ export class SmInPageModel extends LitElement {
     return this.startDownload(this.link.trim());
   }
 
-  private async startDownload(link: string): Promise<void> {
-    this.error = '';
+  private startDownload(link: string): Promise<void> {
     const controller = new AbortController();
     this.download = controller;
+    this.downloading = this.runDownload(link, controller);
+    return this.downloading;
+  }
+
+  private async runDownload(link: string, controller: AbortController): Promise<void> {
+    this.error = '';
     this.pending = undefined;
     this.busy = 'Checking the file at this link…';
     try {
@@ -350,10 +357,14 @@ export class SmInPageModel extends LitElement {
         this.error = err instanceof Error ? err.message : String(err);
       }
     } finally {
-      if (this.download === controller) this.download = undefined;
-      this.progress = undefined;
-      this.busy = '';
-      await this.refreshPending();
+      // Cancelled (handleCancel took it away): Cancel shows what is left once it has discarded
+      // the download; reading the stopped download here could show Resume for the one dropped.
+      if (this.download === controller) {
+        this.download = undefined;
+        this.progress = undefined;
+        this.busy = '';
+        await this.refreshPending();
+      }
     }
   }
 
@@ -364,6 +375,8 @@ export class SmInPageModel extends LitElement {
     this.progress = undefined;
     this.busy = 'Cancelling the download…';
     try {
+      // The aborted download stops writing before what it kept is dropped.
+      if (running) await this.downloading;
       await discardDownload();
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
