@@ -432,7 +432,11 @@ export function assistantReplies(p: Page): Promise<string[]> {
   });
 }
 
-/** Sends a message, waits for the model's reply to stream some text, then presses Stop. */
+/**
+ * Sends a message, waits for the model's reply to stream some text, then presses Stop. The
+ * text may come in a later bubble than the first: a model that calls a tool first (the tests'
+ * random-weight model may) shows the call's bubble, then its reply in the next.
+ */
 export async function chatAndStop(
   p: Page,
   text: string,
@@ -442,10 +446,28 @@ export async function chatAndStop(
   const box = p.getByRole('textbox', { name: /message/i });
   await box.fill(text);
   await box.press('Enter');
-  await expect
-    .poll(async () => (await assistantReplies(p))[before]?.length ?? 0, poll)
-    .toBeGreaterThan(20);
+  try {
+    await expect
+      .poll(async () => (await assistantReplies(p)).slice(before).join('').length, poll)
+      .toBeGreaterThan(20);
+  } catch (e) {
+    // What a person would see instead of the reply: the failure names it.
+    throw new Error(`No reply streamed to “${text}”; the page shows ${await whatPageSays(p)}`, {
+      cause: e,
+    });
+  }
   await p.getByRole('button', { name: 'Stop' }).click();
+}
+
+/** The page's alerts, statuses and replies so far, as text (for a failing test's message). */
+export async function whatPageSays(p: Page): Promise<string> {
+  const texts = async (role: 'alert' | 'status') =>
+    (await p.getByRole(role).allInnerTexts()).map((t) => t.trim()).filter(Boolean);
+  return JSON.stringify({
+    alerts: await texts('alert'),
+    statuses: await texts('status'),
+    replies: await assistantReplies(p),
+  });
 }
 
 /**
