@@ -223,13 +223,14 @@ export class SmMessage extends LitElement {
   private caretAt?: Element;
   /** How far streamSeen looked in which stream, and whether it found more than white space. */
   private seen?: { pieces: readonly string[]; count: number; found: boolean };
-  private frame?: number;
+  /** Blocks are to be put in (a frame, then a task after it, or a task alone): its cancel. */
+  private frame?: () => void;
   /** The frame (its time) in which blocks were last put in. */
   private putAt?: CSSNumberish | null;
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    if (this.frame !== undefined) cancelAnimationFrame(this.frame);
+    this.frame?.();
     this.frame = undefined;
     this.removeEventListener('pointerup', this.handleSelectEnd);
     this.removeEventListener('keyup', this.handleSelectEnd);
@@ -771,24 +772,31 @@ export class SmMessage extends LitElement {
     shown.final = final;
     if (final) this.moveCaret(undefined);
     shown.waiting.push(...shown.feed.split(final));
-    // With blocks still waiting, the frame already asked for puts these in after them.
-    if (this.frame === undefined) this.putBlocks();
+    // With blocks still waiting, the put already asked for puts these in after them. Blocks
+    // closed while the reply streams go in in a task of their own right after this frame, laid
+    // out there, so that a frame holds only the block still arriving: style, layout and paint
+    // of what was put in made frames of about 30 ms CPU on a 1 MB reply (bench/README.md,
+    // Streaming). A text shown whole (stored, or the stream's end) goes in at once, as before.
+    if (this.frame !== undefined) return;
+    if (!final && shown.waiting.length) this.scheduleBlocks(false);
+    else this.putBlocks(false);
   }
 
   /**
-   * Puts waiting blocks in, up to the budget (what it puts in is laid out in the same frame),
-   * then the block still arriving; asks for a frame for the rest.
+   * Puts waiting blocks in, up to the budget, then the block still arriving; asks for another
+   * put after the next frame for the rest. `layoutNow` (a put in a task of its own): what was put
+   * in is laid out in this task, not in the next frame's.
    */
-  private putBlocks(): void {
+  private putBlocks(layoutNow: boolean): void {
     const shown = this.shown;
     if (!shown) return;
-    // Once per frame: the chat's update and this element's own frame can both come in one.
+    // In a frame, blocks once: the chat's update and this element's own can both come in one.
     const frameTime = document.timeline.currentTime;
-    if (frameTime !== null && frameTime === this.putAt) {
-      this.scheduleBlocks();
+    if (!layoutNow && shown.waiting.length && frameTime !== null && frameTime === this.putAt) {
+      this.scheduleBlocks(true);
       return;
     }
-    this.putAt = frameTime;
+    if (!layoutNow && shown.waiting.length) this.putAt = frameTime;
     const { host } = shown;
     for (const n of shown.tail) n.parentNode?.removeChild(n);
     shown.tail = [];
@@ -801,7 +809,7 @@ export class SmMessage extends LitElement {
       const { nodes, taken } = renderMarkdownBlocks(
         shown.waiting.slice(0, offered),
         true,
-        PARSE_MS,
+        layoutNow ? TASK_PARSE_MS : PARSE_MS,
       );
       untab(nodes);
       shown.waiting.splice(0, taken);
@@ -819,18 +827,22 @@ export class SmMessage extends LitElement {
       }
     }
     if (shown.waiting.length) {
-      this.scheduleBlocks();
-      if (!shown.final) this.caretAtEnd(host);
-      return;
-    }
-    const open = shown.final ? '' : shown.feed.openSource();
-    if (open) {
-      const { nodes } = renderMarkdownBlocks([open], false);
-      untab(nodes);
-      shown.tail = [...nodes.childNodes];
-      host.append(nodes);
+      // Small puts, several between two frames while the frame's share lasts: a task's layout
+      // grows with what it put in.
+      const sinceFrame = typeof frameTime === 'number' ? performance.now() - frameTime : Infinity;
+      this.scheduleBlocks(!layoutNow || !(sinceFrame < TASKS_MS));
+    } else {
+      const open = shown.final ? '' : shown.feed.openSource();
+      if (open) {
+        const { nodes } = renderMarkdownBlocks([open], false);
+        untab(nodes);
+        shown.tail = [...nodes.childNodes];
+        host.append(nodes);
+      }
     }
     if (!shown.final) this.caretAtEnd(host);
+    // Reading a size lays out what changed now, in this task.
+    if (layoutNow && offered) void host.offsetHeight;
   }
 
   /** The caret after the last block shown. */
@@ -846,12 +858,26 @@ export class SmMessage extends LitElement {
     this.caretAt = to ?? undefined;
   }
 
-  private scheduleBlocks(): void {
+  /** A put of waiting blocks in a task of its own: after the next frame, or as soon as can be. */
+  private scheduleBlocks(afterFrame = true): void {
     if (this.frame !== undefined || !this.isConnected) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = undefined;
-      this.putBlocks();
-    });
+    let cancelTask: (() => void) | undefined;
+    const put = () => {
+      cancelTask = postTask(() => {
+        this.frame = undefined;
+        this.putBlocks(true);
+      });
+    };
+    if (!afterFrame) {
+      put();
+      this.frame = () => cancelTask?.();
+      return;
+    }
+    const raf = requestAnimationFrame(put);
+    this.frame = () => {
+      cancelAnimationFrame(raf);
+      cancelTask?.();
+    };
   }
 
   private renderMark() {
@@ -866,6 +892,32 @@ export class SmMessage extends LitElement {
   }
 }
 
+/**
+ * Runs `fn` in a task of its own, ahead of the stream reader's (which yields with
+ * `scheduler.yield()`, whose continuations would otherwise come first); returns its cancel.
+ */
+function postTask(fn: () => void): () => void {
+  const scheduler = (
+    globalThis as {
+      scheduler?: {
+        postTask?: (
+          f: () => void,
+          o: { priority: 'user-blocking'; signal: AbortSignal },
+        ) => Promise<unknown>;
+      };
+    }
+  ).scheduler;
+  if (typeof scheduler?.postTask === 'function') {
+    const abort = new AbortController();
+    scheduler.postTask(fn, { priority: 'user-blocking', signal: abort.signal }).catch(() => {
+      // Aborted: the message left the page or started afresh.
+    });
+    return () => abort.abort();
+  }
+  const timer = setTimeout(fn, 0);
+  return () => clearTimeout(timer);
+}
+
 /** Links in the model's words are reached with the arrow keys, not Tab (the message is one stop). */
 function untab(nodes: ParentNode): void {
   for (const a of nodes.querySelectorAll<HTMLElement>('a[href]')) a.tabIndex = -1;
@@ -878,6 +930,15 @@ function untab(nodes: ParentNode): void {
  * (bench/README.md, Streaming).
  */
 const PARSE_MS = 1.5;
+
+/**
+ * The same for a put in a task of its own (blocks closed while the reply streams), which lays out
+ * what it put in as well: smaller, so that such a task stays short (bench/README.md, Streaming).
+ */
+const TASK_PARSE_MS = 1;
+
+/** Milliseconds after a frame's start in which more puts may follow one another. */
+const TASKS_MS = 20;
 
 /** Markdown offered to one frame's parse at most (its time budget decides what is taken). */
 const OFFER_CHARS = 64 * 1024;

@@ -222,4 +222,54 @@ describe('a long streamed reply in the chat, in Chromium', () => {
     await expectComposerUsable();
     await expect.poll(() => model!.generations[3].clientClosed, POLL).toBe(true);
   });
+
+  it('puts the finished blocks of a streaming reply in outside animation frames, the reply shown whole', async () => {
+    // A page of its own: the turns above are numbered.
+    const own = await browser!.newPage({ viewport: { width: 1100, height: 800 } });
+    try {
+      await own.goto(
+        `${server!.url}${HARNESS}?scenario=live&endpoint=${encodeURIComponent(model!.url)}`,
+      );
+      await own.waitForFunction(() => 'harness' in window);
+      // Each frame callback runs inside a function of a known name; a box of finished blocks
+      // that takes a block says whether that function is on the stack.
+      await own.evaluate(() => {
+        const probe = { inFrame: 0, outside: 0 };
+        (window as unknown as { probe: typeof probe }).probe = probe;
+        const raf = window.requestAnimationFrame.bind(window);
+        window.requestAnimationFrame = (cb) =>
+          raf(function smProbeFrame(t) {
+            cb(t);
+          });
+        const append = Element.prototype.append;
+        Element.prototype.append = function (this: Element, ...nodes: (Node | string)[]) {
+          if (this.classList.contains('chunk')) {
+            if (new Error().stack?.includes('smProbeFrame')) probe.inFrame++;
+            else probe.outside++;
+          }
+          return append.apply(this, nodes);
+        };
+      });
+      await own.locator('sm-chat textarea').fill('Tell me everything, once more.');
+      await own.locator('sm-chat textarea').press('Enter');
+      await own.waitForFunction(
+        (end) => (window as unknown as { harness: Harness }).harness.lastShown().endsWith(end),
+        LONG.last,
+        { timeout: 120_000, polling: 100 },
+      );
+      const shown = await own.evaluate(() =>
+        (window as unknown as { harness: Harness }).harness.shownText(),
+      );
+      expect(shown === LONG.visible).toBe(true);
+      const probe = await own.evaluate(
+        () => (window as unknown as { probe: { inFrame: number; outside: number } }).probe,
+      );
+      // Blocks went in (the probe saw them), none of them in a frame's own callback, where their
+      // layout and paint made frames of about 30 ms CPU (bench/README.md, Streaming).
+      expect(probe.outside).toBeGreaterThan(100);
+      expect(probe.inFrame).toBe(0);
+    } finally {
+      await own.close();
+    }
+  });
 });
