@@ -18,14 +18,23 @@ export const LEXICAL_WEIGHT = 0.7;
 export const SNAPSHOT_WEIGHT = 0.35;
 
 /**
- * How much a chat as a whole (its sentences' words as one text, its best sentence's meaning)
- * adds to each of its sentences, per signal, within the room the sentence's own match (with its
- * turn) leaves, when a search spans several chats: half, weaker than the sentence's own text.
- * Floors apply to the sentence's own match, so a chat's other topics never ride along
- * (docs/search.md, "Relevance through the hierarchy"). 0.25, 0.5, 0.75 and 1 were measured on
- * the LoCoMo dev conversations; 0.5 gave the best episodic recall, its neighbours within 0.02.
+ * How much a chat sitting as a whole (its sentences' words as one text, its best sentence's
+ * meaning) adds to each of its sentences, per signal, within the room the sentence's own match
+ * (with its turn) leaves, when a search spans several sittings: half, weaker than the sentence's
+ * own text. Floors apply to the sentence's own match, so a sitting's other topics never ride
+ * along (docs/search.md, "Relevance through the hierarchy"). 0.25, 0.5, 0.75 and 1 were measured
+ * on the LoCoMo dev conversations (a chat a session); 0.5 gave the best episodic recall, its
+ * neighbours within 0.02.
  */
 export const CHAT_WEIGHT = 0.5;
+/**
+ * A chat's sitting (episode) ends at a pause longer than this between two of its turns: a
+ * person's one long chat over weeks is many sittings, each evidence for its own turns as a chat
+ * is when each sitting has a chat of its own. Thirty minutes: the inactivity that ends a session
+ * in web analytics, by convention, not measured here (LoCoMo's sessions are hours to weeks
+ * apart, so any pause from minutes to hours splits them the same).
+ */
+export const EPISODE_GAP_MS = 30 * 60_000;
 /**
  * The same for a heading as a whole (every entry directly under it) and each of its entries,
  * when a search spans several headings. 0.25, 0.5 and 1 measured; 0.5 taken, as for chats.

@@ -252,12 +252,12 @@ export async function rankChunks(
     cosBound = vec.length >= m ? vec[vec.length - 1].similarity : -1;
   }
   const query = idx.words.prepare(q.text);
-  // Across chats, a chat as a whole is evidence for each of its sentences (CHAT_WEIGHT): its
-  // words as one text, its best sentence's meaning. One chat alone tells its sentences nothing
-  // apart.
-  const acrossChats = conversationId === null && CHAT_WEIGHT > 0 && idx.chatCount > 1;
+  // Across chats, a chat sitting as a whole is evidence for each of its sentences (CHAT_WEIGHT):
+  // its words as one text, its best sentence's meaning. One sitting alone tells its sentences
+  // nothing apart.
+  const bySitting = CHAT_WEIGHT > 0 && idx.episodeCount > 1;
   const chatWords =
-    acrossChats && signals !== 'semantic' ? idx.words.groupMatches(query) : undefined;
+    bySitting && signals !== 'semantic' ? idx.words.episodeMatches(query) : undefined;
   const weights = chatWords ? { ...TURN_CONTEXT, group: CHAT_WEIGHT } : TURN_CONTEXT;
   // A chunk's words, and with them the words of its whole turn (what the person said at once):
   // a sentence rarely holds every word of a question about its turn.
@@ -276,19 +276,19 @@ export async function rankChunks(
   }
   const sem = (c: number | undefined) =>
     signals === 'lexical' ? 0 : semanticRelevance(c ?? cosBound, q.info!, baseline);
-  // A chat's meaning as a whole: its best sentence's among the vector candidates.
+  // A sitting's meaning as a whole: its best sentence's among the vector candidates.
   const chatSem = new Map<number, number>();
-  if (acrossChats && signals !== 'lexical') {
+  if (bySitting && signals !== 'lexical') {
     for (const [id, c] of cos) {
-      const conv = idx.conversationOf(id);
+      const conv = idx.episodeOf(id);
       if (conv === undefined) continue;
       const r = sem(c);
       if (r > (chatSem.get(conv) ?? 0)) chatSem.set(conv, r);
     }
   }
-  /** A sentence's match: its own (with its turn) and, across chats, its chat's, per signal. */
+  /** A sentence's match: its own (with its turn) and, across chats, its sitting's, per signal. */
   const matchOf = (lex: number, semantic: number, id: number) => {
-    const conv = acrossChats ? idx.conversationOf(id) : undefined;
+    const conv = bySitting ? idx.episodeOf(id) : undefined;
     if (conv === undefined) return fuse(lex, semantic, signals);
     return fuse(
       withContext(lex, chatWords?.get(conv) ?? 0, CHAT_WEIGHT),

@@ -17,6 +17,7 @@ import {
   type ShardHead,
 } from './shards';
 import { Bm25Index } from './lexical/bm25-index';
+import { EPISODE_GAP_MS } from './ranking';
 import type { Chunk, SemanticIndexInfo, VectorIndexOptions } from './types';
 import { dot as dotVectors } from './scoring';
 
@@ -31,7 +32,7 @@ const COMPACT_FROM = 16_384;
 export class SemanticIndex {
   private readonly vectors: ChunkVectors;
   /** The chunks' words, grouped by conversation, kept beside the vectors. */
-  readonly words = new Bm25Index();
+  readonly words = new Bm25Index({ episodeGap: EPISODE_GAP_MS });
   private wordsMissing = false;
   /** Sum of the vectors added since the last load (deletions are not subtracted: rare). */
   private readonly vectorSum: Float64Array;
@@ -69,9 +70,14 @@ export class SemanticIndex {
     return this.vectors.tuneSearch(options);
   }
 
-  /** Chats with a sentence held. */
-  get chatCount(): number {
-    return this.words.groupCount;
+  /** Chat sittings (episodes) with a sentence held. */
+  get episodeCount(): number {
+    return this.words.episodeCount;
+  }
+
+  /** The sitting (episode) of an indexed chunk: its chat's run without a long pause. */
+  episodeOf(id: number): number | undefined {
+    return this.words.episodeOf(id);
   }
 
   private addToSum(v: Float32Array, offset = 0): void {
@@ -190,6 +196,7 @@ export class SemanticIndex {
           groups: h.conversations,
           parents: h.turns,
           packed: h.words,
+          times: h.times,
         })),
       );
       for (const h of heads) this.putHead(h, compact);
@@ -381,7 +388,7 @@ export class SemanticIndex {
     // Chunk rows never change once written (a re-embed writes them under another model).
     if (c.id === undefined) return;
     this.vectors.add(c.id, c.conversationId, c.embedding);
-    this.words.add(c.id, c.text, c.conversationId, c.turnId);
+    this.words.add(c.id, c.text, c.conversationId, c.turnId, c.time?.getTime?.() ?? NaN);
     if (c.embedding.length === this.dims) this.addToSum(c.embedding);
   }
 
@@ -403,6 +410,6 @@ export class SemanticIndex {
       this.wordsMissing = true;
       return;
     }
-    this.words.addPacked(s.ids, s.conversations, s.turns!, s.words!);
+    this.words.addPacked(s.ids, s.conversations, s.turns!, s.words!, s.times);
   }
 }

@@ -42,6 +42,11 @@ export interface ChunkShard {
   words?: PackedWords;
   /** The turn (message id) of each chunk, for the lexical index's turn context. */
   turns?: Float64Array;
+  /**
+   * When each chunk was said (ms), for the lexical index's episodes (a chat's sittings). Absent
+   * in pieces written before them: such shards are rebuilt from the rows on load.
+   */
+  times?: Float64Array;
 }
 
 /**
@@ -58,6 +63,7 @@ export interface ShardHead {
   conversations: Float64Array;
   words: PackedWords;
   turns: Float64Array;
+  times: Float64Array;
   /** Sign codes (`signCodeBytes(dims)` a chunk) around `centre`, row i for `ids[i]`. */
   signs: Uint8Array;
   /** The mean of the piece's vectors, which its sign codes are taken around. */
@@ -92,7 +98,7 @@ export const SHARD_HEAD_SCHEMA = 'id, [model+range+count]';
 /** What a shard needs of a chunk row. */
 export type ShardSource = Pick<
   Chunk,
-  'id' | 'conversationId' | 'embedding' | 'model' | 'text' | 'turnId'
+  'id' | 'conversationId' | 'embedding' | 'model' | 'text' | 'turnId' | 'time'
 >;
 
 interface PieceKey {
@@ -115,6 +121,7 @@ export function packShard(model: string, range: number, rows: readonly ShardSour
     vectors: new Float32Array(rows.length * dims),
     words: packWords(rows.map((r) => tokenize(r.text))),
     turns: Float64Array.from(rows, (r) => r.turnId),
+    times: Float64Array.from(rows, (r) => timeOf(r.time)),
   };
   rows.forEach((r, i) => {
     shard.ids[i] = r.id!;
@@ -122,6 +129,11 @@ export function packShard(model: string, range: number, rows: readonly ShardSour
     shard.vectors.set(r.embedding, i * dims);
   });
   return shard;
+}
+
+/** A row's time in ms (NaN for a row without a valid one). */
+function timeOf(time: Date | undefined): number {
+  return time instanceof Date ? time.getTime() : NaN;
 }
 
 /** Each chunk's terms (in order, repeats kept: `tokenize`) packed against one vocabulary. */
@@ -153,8 +165,8 @@ export function packWords(docs: readonly (readonly string[])[]): PackedWords {
   };
 }
 
-/** Whether `s` carries words for all its chunks, from the current tokeniser. */
-export function hasWords(s: Pick<ChunkShard, 'count' | 'words' | 'turns'>): boolean {
+/** Whether `s` carries words, turns and times for all its chunks, from the current tokeniser. */
+export function hasWords(s: Pick<ChunkShard, 'count' | 'words' | 'turns' | 'times'>): boolean {
   const w = s.words;
   return (
     !!w &&
@@ -162,7 +174,8 @@ export function hasWords(s: Pick<ChunkShard, 'count' | 'words' | 'turns'>): bool
     w.offsets?.length === s.count + 1 &&
     w.terms?.length === w.offsets[s.count] &&
     w.freqs?.length === w.terms.length &&
-    s.turns?.length === s.count
+    s.turns?.length === s.count &&
+    s.times?.length === s.count
   );
 }
 
@@ -243,6 +256,7 @@ export function headOf(s: ChunkShard, key: number): ShardHead {
     conversations: s.conversations,
     words: s.words!,
     turns: s.turns!,
+    times: s.times!,
     signs,
     centre,
     sum,
@@ -260,7 +274,7 @@ export async function putPiece(t: ShardTables, s: ChunkShard): Promise<number> {
     await t.shardHeads?.delete(key);
     return key;
   }
-  const { words: _w, turns: _t, ...vectors } = s;
+  const { words: _w, turns: _t, times: _s, ...vectors } = s;
   const key = await t.shards.put(vectors);
   await t.shardHeads.put(headOf(s, key));
   return key;
@@ -281,7 +295,7 @@ async function readPieces(t: ShardTables, keys: number[]): Promise<ChunkShard[]>
   rows.forEach((s, i) => {
     if (!s) return;
     const h = heads[i];
-    out.push(h && !hasWords(s) ? { ...s, words: h.words, turns: h.turns } : s);
+    out.push(h && !hasWords(s) ? { ...s, words: h.words, turns: h.turns, times: h.times } : s);
   });
   return out;
 }
@@ -323,6 +337,7 @@ async function merge(t: ShardTables, keys: readonly number[]): Promise<PieceKey>
     vectors: new Float32Array(entries.length * dims),
     words: pickWords(entries),
     turns: Float64Array.from(entries, (e) => e.shard.turns?.[e.at] ?? 0),
+    times: Float64Array.from(entries, (e) => e.shard.times?.[e.at] ?? NaN),
   };
   entries.forEach((e, i) =>
     merged.vectors.set(e.shard.vectors.subarray(e.at * dims, (e.at + 1) * dims), i * dims),
@@ -411,6 +426,7 @@ export async function removeFromShards(t: ShardTables, ids: readonly number[]): 
         vectors: new Float32Array(keep.length * dims),
         words: pickWords(keep.map((at) => ({ shard: s, at }))),
         ...(s.turns ? { turns: Float64Array.from(keep, (i) => s.turns![i]) } : {}),
+        ...(s.times ? { times: Float64Array.from(keep, (i) => s.times![i]) } : {}),
       };
       keep.forEach((i, j) =>
         next.vectors.set(s.vectors.subarray(i * dims, (i + 1) * dims), j * dims),
@@ -488,24 +504,17 @@ export async function rebuildShards(
     await t.shardHeads.bulkDelete(
       (await pieces(t.shardHeads, model, -Infinity, Infinity)).map((p) => p.key),
     );
-  let batch: Chunk[] = [];
-  let range = -1;
-  const flush = async () => {
-    if (batch.length) await putPiece(t, packShard(model, range, batch));
-    batch = [];
-  };
   const ids = await chunks.where('model').equals(model).primaryKeys();
   ids.sort((a, b) => a - b);
-  for (let i = 0; i < ids.length; i += SHARD_SPAN) {
-    for (const row of await chunks.bulkGet(ids.slice(i, i + SHARD_SPAN))) {
-      if (!row?.embedding.length) continue;
-      const r = Math.floor(row.id! / SHARD_SPAN);
-      if (r !== range) {
-        await flush();
-        range = r;
-      }
-      batch.push(row);
-    }
+  // Range by range, awaiting only Dexie's own promises and putPiece here: the rows of one range
+  // are at most SHARD_SPAN.
+  for (let i = 0; i < ids.length;) {
+    const range = Math.floor(ids[i] / SHARD_SPAN);
+    let end = i;
+    while (end < ids.length && Math.floor(ids[end] / SHARD_SPAN) === range) end++;
+    const got = await chunks.bulkGet(ids.slice(i, end));
+    const rows = got.filter((r): r is Chunk => !!r?.embedding.length);
+    if (rows.length) await putPiece(t, packShard(model, range, rows));
+    i = end;
   }
-  await flush();
 }

@@ -160,6 +160,47 @@ describe('cold start', () => {
     db.close();
   });
 
+  it('keeps a chat’s sittings: from the compact parts, whole, and from pieces written before times', async () => {
+    // Each of the three chats talks on two days: six sittings.
+    const DAY = 86_400_000;
+    const db = new MemoryDB(`sittings-${crypto.randomUUID()}`);
+    const rows = Array.from({ length: N }, (_, i) => ({
+      ...row(i + 1),
+      time: new Date(i < N / 2 ? i * 1000 : DAY + i * 1000),
+    }));
+    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+      await db.chunks.bulkAdd(rows);
+      await addToShards(db, rows);
+    });
+    const sittings = async (options: { compactFrom: number }) => {
+      const idx = new SemanticIndex(db, 'm', DIMS, options);
+      await idx.load();
+      const exact = idx.exact;
+      await idx.whenExact();
+      const first = idx.episodeOf(1);
+      return {
+        exact,
+        count: idx.episodeCount,
+        sameDay: idx.episodeOf(4) === first,
+        nextDay: idx.episodeOf(N - 2) === first,
+      };
+    };
+    const expected = { count: 6, sameDay: true, nextDay: false };
+    expect(await sittings(STAGED)).toEqual({ exact: false, ...expected });
+    expect(await sittings({ compactFrom: N + 1 })).toEqual({ exact: true, ...expected });
+    // Pieces written before times: the load rebuilds them from the rows, times and all.
+    await db.transaction('rw', db.shards, db.shardHeads, async () => {
+      await db.shards.toCollection().modify((s) => void delete s.times);
+      await db.shardHeads
+        .toCollection()
+        .modify((h) => void delete (h as { times?: unknown }).times);
+    });
+    expect(await sittings(STAGED)).toEqual({ exact: true, ...expected });
+    expect((await db.shardHeads.toArray()).every((h) => h.times.length === h.count)).toBe(true);
+    expect(await sittings(STAGED)).toEqual({ exact: false, ...expected });
+    db.close();
+  });
+
   it('searchChunks says whether its answer was exact', async () => {
     const a = openTestMemory();
     await a.mem.recordTurn({

@@ -57,6 +57,35 @@ describe('recallMemory with past turns', () => {
     expect(texts.some((t) => t.includes('report'))).toBe(false);
   });
 
+  it('in one long chat, lifts the turn whose sitting, all told, answers the question', async () => {
+    // One chat over two days: the same helmet line each day, and the second day's sitting is
+    // about the bicycle trip (two turns away from its helmet line, not next to it).
+    const helmets = async (pause: boolean) => {
+      const { mem, clock } = openTestMemory();
+      const conv = ok(await mem.createConversation('Everything'));
+      const say = async (text: string) =>
+        ok(await mem.recordTurn({ conversationId: conv.id, role: 'user', text })).turnId;
+      const first = await say('I need a new helmet.');
+      await say('The oven needs cleaning.');
+      await say('The plumber comes on Monday.');
+      await say('The cat sleeps all day.');
+      if (pause) clock.advanceDays(1);
+      const second = await say('I need a new helmet.');
+      await say('The kettle is broken.');
+      await say('The rent is due soon.');
+      await say('The bicycle trip to the coast is in June.');
+      const found = turns(await mem.recallMemory('a helmet for the bicycle trip', 10));
+      const of = (id: number) => found.find((h) => h.turnId === id)?.relevance ?? 0;
+      return { first: of(first), second: of(second) };
+    };
+    const sittings = await helmets(true);
+    expect(sittings.first).toBeGreaterThan(0);
+    expect(sittings.second).toBeGreaterThan(sittings.first);
+    // Said in one sitting, the two lines weigh the same: the sitting, not the words, told them apart.
+    const one = await helmets(false);
+    expect(one.second).toBeCloseTo(one.first, 6);
+  });
+
   it('gives one hit per turn, however many of its sentences match', async () => {
     const { mem } = openTestMemory();
     await chat(mem, 'Garden', [

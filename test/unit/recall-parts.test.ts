@@ -78,8 +78,11 @@ describe('a chat as a whole (the word index’s groups)', () => {
     // Without the chats' evidence the two helmet sentences tie, chat 2's first.
     const plain = idx.searchTop(q, null, 10, weights);
     expect(rank(plain, 4)).toBeLessThan(rank(plain, 1));
-    // With it, chat 1's leads; their own relevance is the same.
-    const top = idx.searchTop(q, null, 10, weights, [], chats);
+    // With it, chat 1's leads; their own relevance is the same. (Without times a chat is one
+    // sitting: its episode's match is its chat's.)
+    const sittings = idx.episodeMatches(q);
+    expect(sittings.get(idx.episodeOf(1)!)).toBeCloseTo(chats.get(1)!, 6);
+    const top = idx.searchTop(q, null, 10, weights, [], sittings);
     expect(rank(top, 1)).toBeLessThan(rank(top, 4));
     const of = (key: number) => top.find((m) => m.key === key)!;
     expect(of(1).relevance).toBeCloseTo(of(4).relevance, 6);
@@ -105,6 +108,66 @@ describe('a chat as a whole (the word index’s groups)', () => {
     const before = chat1();
     idx.remove(1);
     expect(chat1()).toBeLessThan(before);
+  });
+});
+
+describe('a chat’s sittings (the word index’s episodes)', () => {
+  const HOUR = 3_600_000;
+  const GAP = 30 * 60_000;
+
+  it('splits a chat at a pause longer than the gap, and only there', () => {
+    const idx = new Bm25Index({ episodeGap: GAP });
+    idx.add(1, 'first sitting, first turn', 1, 11, 0);
+    idx.add(2, 'first sitting, twenty minutes on', 1, 12, 20 * 60_000);
+    idx.add(3, 'another chat meanwhile', 2, 21, 25 * 60_000);
+    idx.add(4, 'first sitting still: forty minutes after the first turn', 1, 13, 40 * 60_000);
+    idx.add(5, 'the next day', 1, 14, 24 * HOUR);
+    expect(idx.episodeOf(2)).toBe(idx.episodeOf(1));
+    expect(idx.episodeOf(4)).toBe(idx.episodeOf(1));
+    expect(idx.episodeOf(3)).not.toBe(idx.episodeOf(1));
+    expect(idx.episodeOf(5)).not.toBe(idx.episodeOf(1));
+    expect(idx.episodeCount).toBe(3);
+    // Without times a chat stays one sitting; without a gap, every chat is one.
+    const untimed = new Bm25Index({ episodeGap: GAP });
+    untimed.add(1, 'a', 1, 11);
+    untimed.add(2, 'b', 1, 12);
+    expect(untimed.episodeCount).toBe(1);
+    const noGap = new Bm25Index();
+    noGap.add(1, 'a', 1, 11, 0);
+    noGap.add(2, 'b', 1, 12, 10 * 24 * HOUR);
+    expect(noGap.episodeCount).toBe(1);
+  });
+
+  it('lifts the sentences of the sitting whose words answer the question, in one long chat', () => {
+    const idx = new Bm25Index({ episodeGap: GAP });
+    // One chat, two days: the helmet of the second day's sitting is the bicycle trip's.
+    idx.add(1, 'I need a new helmet', 1, 101, 0);
+    idx.add(2, 'the oven needs cleaning', 1, 102, 60_000);
+    idx.add(3, 'I need a new helmet', 1, 201, 24 * HOUR);
+    idx.add(4, 'the bicycle trip to the coast is in June', 1, 202, 24 * HOUR + 60_000);
+    const q = idx.prepare('helmet for the bicycle trip');
+    const weights = { parent: 1, neighbours: 0, group: 0.5 };
+    const rank = (top: { key: number }[], key: number) => top.findIndex((m) => m.key === key);
+    // As one chat (no sittings) the helmets tie, the first day's first.
+    const plain = idx.searchTop(q, 1, 10, weights);
+    expect(rank(plain, 1)).toBeLessThan(rank(plain, 3));
+    const top = idx.searchTop(q, 1, 10, weights, [], idx.episodeMatches(q));
+    expect(rank(top, 3)).toBeLessThan(rank(top, 1));
+  });
+
+  it('keeps sittings through removals and compaction, and forgets them on clear', () => {
+    const idx = new Bm25Index({ episodeGap: GAP });
+    for (let k = 1; k <= 200; k++) idx.add(k, `turn ${k} about rowing`, 1, k, k * HOUR);
+    const before = idx.episodeOf(200);
+    for (let k = 1; k <= 150; k++) idx.remove(k); // compacts on the way
+    expect(idx.episodeOf(200)).toBe(before);
+    expect(idx.episodeCount).toBe(50);
+    // A turn right after the last one joins its sitting.
+    idx.add(201, 'turn 201 about rowing', 1, 201, 200 * HOUR + 60_000);
+    expect(idx.episodeOf(201)).toBe(before);
+    idx.clear();
+    idx.add(1, 'again', 1, 1, 0);
+    expect(idx.episodeCount).toBe(1);
   });
 });
 

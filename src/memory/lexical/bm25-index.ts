@@ -1,5 +1,7 @@
 // A compact in-memory inverted index with BM25 scoring (docs/search.md). Documents are numeric
-// keys (entry ids, chunk ids) with an optional group (a conversation id) to search within.
+// keys (entry ids, chunk ids) with an optional group (a conversation id) to search within, and,
+// where they have times, episodes: a group's runs of documents without a long pause (a chat's
+// sittings).
 // Postings are typed arrays per term; a removed document is skipped at once and its postings
 // dropped by the next compaction (once removed ones pass a quarter of the live ones), so writes
 // stay cheap and document frequencies stay close. Measured against MiniSearch in
@@ -21,11 +23,19 @@ export interface ContextWeights {
   /** Whether the parent after counts too, or only the one before. */
   after?: boolean;
   /**
-   * The share of the group's words (a chat's, all its documents'), counted after the parent's:
-   * evidence of the whole chat for each of its sentences (docs/search.md). 0 or absent: none.
-   * Only informative when the search spans several groups.
+   * The share of the episode's words (a chat sitting's, all its documents'), counted after the
+   * parent's: evidence of the whole sitting for each of its sentences (docs/search.md). 0 or
+   * absent: none. Only informative when the search spans several episodes.
    */
   group?: number;
+}
+
+export interface Bm25Options {
+  /**
+   * A pause longer than this (ms) between a group's documents, by the times they are added
+   * with, starts a new episode of the group. Absent: a group is one episode.
+   */
+  episodeGap?: number;
 }
 
 /** Documents' terms already counted (as the chunk shards store them): see `addPacked`. */
@@ -138,6 +148,16 @@ export class Bm25Index {
   private groupLengths = new Float64Array(64);
   private groupDocs = new Int32Array(64);
   private liveGroups = 0;
+  /** Each slot's episode (dense numbers, never reused until `clear`). */
+  private episodeSlots = new Int32Array(1024);
+  /** Each episode's words in all and its live documents. */
+  private episodeLengths = new Float64Array(64);
+  private episodeDocs = new Int32Array(64);
+  private episodes = 0;
+  private liveEpisodes = 0;
+  /** Each group's latest episode and the latest time seen in it. */
+  private readonly lastEpisodeOf = new Map<number, { episode: number; time: number }>();
+  private readonly episodeGap: number;
   private lengths = new Uint32Array(1024);
   private alive = new Uint8Array(1024);
   private slotCount = 0;
@@ -154,8 +174,23 @@ export class Bm25Index {
   private parentMasks = new Uint32Array(1024);
   private touched = new Int32Array(1024);
 
+  constructor(options: Bm25Options = {}) {
+    this.episodeGap = options.episodeGap ?? Infinity;
+  }
+
   get size(): number {
     return this.live;
+  }
+
+  /** Episodes with a live document (a chat's sittings; a group is one without times). */
+  get episodeCount(): number {
+    return this.liveEpisodes;
+  }
+
+  /** A live document's episode (a number of this index's own), undefined when not indexed. */
+  episodeOf(key: number): number | undefined {
+    const slot = this.slotOf.get(key);
+    return slot === undefined ? undefined : this.episodeSlots[slot];
   }
 
   /** Groups with a live document (chats with a sentence indexed). */
@@ -205,13 +240,13 @@ export class Bm25Index {
     return top.reverse();
   }
 
-  /** Indexes `text` under `key` (replacing what was there). */
-  add(key: number, text: string, group = 0, parent = 0): void {
-    this.addTerms(key, tokenize(text), group, parent);
+  /** Indexes `text` under `key` (replacing what was there), said at `time` (ms) if known. */
+  add(key: number, text: string, group = 0, parent = 0, time = NaN): void {
+    this.addTerms(key, tokenize(text), group, parent, time);
   }
 
-  addTerms(key: number, terms: readonly string[], group = 0, parent = 0): void {
-    const slot = this.newSlot(key, group, parent, terms.length);
+  addTerms(key: number, terms: readonly string[], group = 0, parent = 0, time = NaN): void {
+    const slot = this.newSlot(key, group, parent, terms.length, time);
     const tf = new Map<string, number>();
     for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
     for (const [t, n] of tf) {
@@ -223,13 +258,15 @@ export class Bm25Index {
   /**
    * Indexes `keys.length` documents whose terms are already counted, as the chunk shards store
    * them: one dictionary lookup per distinct term instead of tokenising every text (the cold
-   * load's cost). Document i is `keys[i]`, in `groups[i]`, child of `parents[i]`.
+   * load's cost). Document i is `keys[i]`, in `groups[i]`, child of `parents[i]`, said at
+   * `times[i]` (ms; absent: unknown).
    */
   addPacked(
     keys: ArrayLike<number>,
     groups: ArrayLike<number>,
     parents: ArrayLike<number>,
     packed: PackedTerms,
+    times?: ArrayLike<number>,
   ): void {
     const lists = packed.vocab.map((t) => this.postingsOf(t));
     const { offsets, terms, freqs } = packed;
@@ -237,7 +274,7 @@ export class Bm25Index {
     for (let i = 0; i < keys.length; i++) {
       let length = 0;
       for (let j = offsets[i]; j < offsets[i + 1]; j++) length += freqs[j];
-      const slot = this.newSlot(keys[i], groups[i], parents[i], length);
+      const slot = this.newSlot(keys[i], groups[i], parents[i], length, times?.[i] ?? NaN);
       for (let j = offsets[i]; j < offsets[i + 1]; j++) lists[terms[j]]?.push(slot, freqs[j]);
       this.postings += offsets[i + 1] - offsets[i];
     }
@@ -255,6 +292,7 @@ export class Bm25Index {
       groups: ArrayLike<number>;
       parents: ArrayLike<number>;
       packed: PackedTerms;
+      times?: ArrayLike<number>;
     }[],
   ): void {
     // A key held already or twice would free a slot on the way (and may compact or clear the
@@ -264,7 +302,7 @@ export class Bm25Index {
       for (let i = 0; i < b.keys.length; i++) {
         const key = b.keys[i];
         if (seen.has(key) || this.slotOf.has(key)) {
-          for (const c of batches) this.addPacked(c.keys, c.groups, c.parents, c.packed);
+          for (const c of batches) this.addPacked(c.keys, c.groups, c.parents, c.packed, c.times);
           return;
         }
         seen.add(key);
@@ -305,7 +343,7 @@ export class Bm25Index {
       for (let i = 0; i < b.keys.length; i++) {
         let length = 0;
         for (let j = offsets[i]; j < offsets[i + 1]; j++) length += freqs[j];
-        this.newSlot(b.keys[i], b.groups[i], b.parents[i], length);
+        this.newSlot(b.keys[i], b.groups[i], b.parents[i], length, b.times?.[i] ?? NaN);
       }
       const { at, docOf, tfOf, lists } = byTerm[k];
       for (let t = 0; t < lists.length; t++) {
@@ -316,7 +354,13 @@ export class Bm25Index {
     });
   }
 
-  private newSlot(key: number, group: number, parent: number, length: number): number {
+  private newSlot(
+    key: number,
+    group: number,
+    parent: number,
+    length: number,
+    time: number,
+  ): number {
     if (this.slotOf.has(key)) this.remove(key);
     const slot = this.slotCount++;
     this.grow(this.slotCount);
@@ -329,6 +373,9 @@ export class Bm25Index {
     const g = (this.groupSlots[slot] = this.groupSlot(group));
     if (this.groupDocs[g]++ === 0) this.liveGroups++;
     this.groupLengths[g] += length;
+    const e = (this.episodeSlots[slot] = this.episodeSlot(group, time));
+    if (this.episodeDocs[e]++ === 0) this.liveEpisodes++;
+    this.episodeLengths[e] += length;
     this.lengths[slot] = length;
     this.alive[slot] = 1;
     this.live++;
@@ -375,6 +422,29 @@ export class Bm25Index {
     return g;
   }
 
+  /**
+   * The episode of a document of `group` said at `time`: its group's latest, unless it comes
+   * more than `episodeGap` after the latest time seen there (an unknown time never starts one).
+   */
+  private episodeSlot(group: number, time: number): number {
+    const last = this.lastEpisodeOf.get(group);
+    if (last && !(time - last.time > this.episodeGap)) {
+      if (time > last.time || Number.isNaN(last.time)) last.time = time;
+      return last.episode;
+    }
+    const e = this.episodes++;
+    if (e >= this.episodeDocs.length) {
+      const lengths = new Float64Array(this.episodeDocs.length * 2);
+      lengths.set(this.episodeLengths);
+      this.episodeLengths = lengths;
+      const docs = new Int32Array(this.episodeDocs.length * 2);
+      docs.set(this.episodeDocs);
+      this.episodeDocs = docs;
+    }
+    this.lastEpisodeOf.set(group, { episode: e, time });
+    return e;
+  }
+
   private postingsOf(term: string): Postings {
     let p = this.terms.get(term);
     if (!p) this.terms.set(term, (p = new Postings()));
@@ -391,6 +461,9 @@ export class Bm25Index {
     const g = this.groupSlots[slot];
     this.groupLengths[g] -= this.lengths[slot];
     if (--this.groupDocs[g] === 0) this.liveGroups--;
+    const e = this.episodeSlots[slot];
+    this.episodeLengths[e] -= this.lengths[slot];
+    if (--this.episodeDocs[e] === 0) this.liveEpisodes--;
     this.deadPostings += this.lengths[slot] ? 1 : 0; // a hint; compaction recounts
     if (this.slotOf.size === 0) this.clear();
     // Removed documents still count in document frequencies until compacted: keep them few.
@@ -410,6 +483,11 @@ export class Bm25Index {
     this.groupLengths.fill(0);
     this.groupDocs.fill(0);
     this.liveGroups = 0;
+    this.lastEpisodeOf.clear();
+    this.episodeLengths.fill(0);
+    this.episodeDocs.fill(0);
+    this.episodes = 0;
+    this.liveEpisodes = 0;
     this.slotCount = 0;
     this.keysAscending = true;
     this.live = 0;
@@ -424,6 +502,7 @@ export class Bm25Index {
     let bytes = this.lengths.byteLength + this.alive.byteLength + this.parentSlots.byteLength;
     bytes += this.groupSlots.byteLength + this.groupSlotOf.size * 40;
     bytes += this.groupLengths.byteLength + this.groupDocs.byteLength;
+    bytes += this.episodeSlots.byteLength + this.episodeLengths.byteLength * 1.5;
     bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 3;
     bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
     bytes += (this.slotOf.size + this.parentSlotOf.size) * 40;
@@ -472,17 +551,17 @@ export class Bm25Index {
     m: number,
     weights: ContextWeights,
     also: Iterable<number> = [],
-    groupMatches?: ReadonlyMap<number, number>,
+    episodeMatches?: ReadonlyMap<number, number>,
   ): LexicalMatch[] {
     const n = this.score(q, group);
-    const { touched, masks, rel, parentSlots, parentMasks, groups } = this;
+    const { touched, masks, rel, parentSlots, parentMasks, episodeSlots } = this;
     for (let i = 0; i < n; i++) {
       const slot = touched[i];
       const p = parentSlots[slot];
       if (p >= 0) parentMasks[p] |= masks[slot];
     }
-    const byGroup = (weights.group ?? 0) > 0 && !!groupMatches;
-    const groupOf = (slot: number) => (byGroup ? (groupMatches.get(groups[slot]) ?? 0) : 0);
+    const byGroup = (weights.group ?? 0) > 0 && !!episodeMatches;
+    const groupOf = (slot: number) => (byGroup ? (episodeMatches.get(episodeSlots[slot]) ?? 0) : 0);
     const combined = new Float32Array(n);
     const context = new Float32Array(n);
     for (let i = 0; i < n; i++) {
@@ -522,27 +601,58 @@ export class Bm25Index {
   groupMatches(q: LexicalQuery): Map<number, number> {
     const out = new Map<number, number>();
     if (!q.total) return out;
-    this.groupRelevance(q).forEach((r, g) => {
+    this.groupRelevance(
+      q,
+      this.groupSlots,
+      this.groupLengths,
+      this.groupSlotOf.size,
+      this.liveGroups,
+    ).forEach((r, g) => {
       if (r > 0) out.set(this.groupKeys[g], r);
     });
     return out;
   }
 
   /**
-   * Each group's relevance as one document (a chat as a whole), by group slot: the calibrated
-   * BM25 relevance over the groups, where a term's frequency is its count in all of the group's
-   * documents, its idf is over groups, and the length is the group's. A word every chat holds
-   * (a speaker's name) tells chats apart little and counts for little.
+   * The relevance of each episode holding a query term, as one document (a chat sitting as a
+   * whole), by episode (`episodeOf`): what `searchTop` takes as its `episodeMatches`.
    */
-  private groupRelevance(q: LexicalQuery): Float32Array {
-    const groups = this.groupSlotOf.size;
+  episodeMatches(q: LexicalQuery): Map<number, number> {
+    const out = new Map<number, number>();
+    if (!q.total) return out;
+    this.groupRelevance(
+      q,
+      this.episodeSlots,
+      this.episodeLengths,
+      this.episodes,
+      this.liveEpisodes,
+    ).forEach((r, e) => {
+      if (r > 0) out.set(e, r);
+    });
+    return out;
+  }
+
+  /**
+   * Each group's relevance as one document (a chat as a whole, or a sitting: `slotsOf` says
+   * which), by group slot: the calibrated BM25 relevance over the groups, where a term's
+   * frequency is its count in all of the group's documents, its idf is over groups, and the
+   * length is the group's. A word every chat holds (a speaker's name) tells chats apart little
+   * and counts for little.
+   */
+  private groupRelevance(
+    q: LexicalQuery,
+    groupSlots: Int32Array,
+    groupLengths: Float64Array,
+    groups: number,
+    liveGroups: number,
+  ): Float32Array {
     const out = new Float32Array(groups);
-    if (!this.liveGroups) return out;
-    const avg = this.totalLength / this.liveGroups || 1;
+    if (!liveGroups) return out;
+    const avg = this.totalLength / liveGroups || 1;
     const tf = new Float64Array(groups);
     const seen: number[] = [];
     let total = 0;
-    const { alive, groupSlots, groupLengths } = this;
+    const { alive } = this;
     const terms: { idf: number; groups: number[]; tfs: number[] }[] = [];
     for (const t of q.terms) {
       const p = this.terms.get(t);
@@ -555,8 +665,8 @@ export class Bm25Index {
         tf[g] += p.tfs[j];
       }
       if (!seen.length) continue;
-      const df = Math.min(seen.length, this.liveGroups);
-      const idf = Math.log(1 + (this.liveGroups - df + 0.5) / (df + 0.5));
+      const df = Math.min(seen.length, liveGroups);
+      const idf = Math.log(1 + (liveGroups - df + 0.5) / (df + 0.5));
       total += idf;
       terms.push({ idf, groups: seen.slice(), tfs: seen.map((g) => tf[g]) });
       for (const g of seen) tf[g] = 0;
@@ -672,6 +782,7 @@ export class Bm25Index {
     const lengths = new Uint32Array(Math.max(1024, next * 2));
     const parentSlots = new Int32Array(lengths.length);
     const groupSlots = new Int32Array(lengths.length);
+    const episodeSlots = new Int32Array(lengths.length);
     for (let s = 0; s < this.slotCount; s++) {
       const to = remap[s];
       if (to < 0) continue;
@@ -680,6 +791,7 @@ export class Bm25Index {
       parents[to] = this.parents[s];
       parentSlots[to] = this.parentSlots[s];
       groupSlots[to] = this.groupSlots[s];
+      episodeSlots[to] = this.episodeSlots[s];
       lengths[to] = this.lengths[s];
       this.slotOf.set(this.keys[s], to);
     }
@@ -703,6 +815,7 @@ export class Bm25Index {
     this.lengths = lengths;
     this.parentSlots = parentSlots;
     this.groupSlots = groupSlots;
+    this.episodeSlots = episodeSlots;
     this.alive = new Uint8Array(lengths.length);
     this.alive.fill(1, 0, next);
     this.slotCount = next;
@@ -724,6 +837,9 @@ export class Bm25Index {
     const groupSlots = new Int32Array(cap);
     groupSlots.set(this.groupSlots);
     this.groupSlots = groupSlots;
+    const episodeSlots = new Int32Array(cap);
+    episodeSlots.set(this.episodeSlots);
+    this.episodeSlots = episodeSlots;
     const alive = new Uint8Array(cap);
     alive.set(this.alive);
     this.alive = alive;
