@@ -291,7 +291,7 @@ export async function rankChunks(
     const conv = bySitting ? idx.episodeOf(id) : undefined;
     if (conv === undefined) return fuse(lex, semantic, signals);
     return fuse(
-      withContext(lex, chatWords?.get(conv) ?? 0, CHAT_WEIGHT),
+      withContext(lex, chatWords?.[conv] ?? 0, CHAT_WEIGHT),
       signals === 'lexical' ? 0 : withContext(semantic, chatSem.get(conv) ?? 0, CHAT_WEIGHT),
       signals,
     );

@@ -81,7 +81,7 @@ describe('a chat as a whole (the word index’s groups)', () => {
     // With it, chat 1's leads; their own relevance is the same. (Without times a chat is one
     // sitting: its episode's match is its chat's.)
     const sittings = idx.episodeMatches(q);
-    expect(sittings.get(idx.episodeOf(1)!)).toBeCloseTo(chats.get(1)!, 6);
+    expect(sittings[idx.episodeOf(1)!]).toBeCloseTo(chats.get(1)!, 6);
     const top = idx.searchTop(q, null, 10, weights, [], sittings);
     expect(rank(top, 1)).toBeLessThan(rank(top, 4));
     const of = (key: number) => top.find((m) => m.key === key)!;

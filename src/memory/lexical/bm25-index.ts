@@ -551,7 +551,7 @@ export class Bm25Index {
     m: number,
     weights: ContextWeights,
     also: Iterable<number> = [],
-    episodeMatches?: ReadonlyMap<number, number>,
+    episodeMatches?: Float32Array,
   ): LexicalMatch[] {
     const n = this.score(q, group);
     const { touched, masks, rel, parentSlots, parentMasks, episodeSlots } = this;
@@ -561,7 +561,7 @@ export class Bm25Index {
       if (p >= 0) parentMasks[p] |= masks[slot];
     }
     const byGroup = (weights.group ?? 0) > 0 && !!episodeMatches;
-    const groupOf = (slot: number) => (byGroup ? (episodeMatches.get(episodeSlots[slot]) ?? 0) : 0);
+    const groupOf = (slot: number) => (byGroup ? (episodeMatches[episodeSlots[slot]] ?? 0) : 0);
     const combined = new Float32Array(n);
     const context = new Float32Array(n);
     for (let i = 0; i < n; i++) {
@@ -615,21 +615,18 @@ export class Bm25Index {
 
   /**
    * The relevance of each episode holding a query term, as one document (a chat sitting as a
-   * whole), by episode (`episodeOf`): what `searchTop` takes as its `episodeMatches`.
+   * whole), indexed by episode (`episodeOf`; 0 for one without a query term): what `searchTop`
+   * takes as its `episodeMatches`.
    */
-  episodeMatches(q: LexicalQuery): Map<number, number> {
-    const out = new Map<number, number>();
-    if (!q.total) return out;
-    this.groupRelevance(
+  episodeMatches(q: LexicalQuery): Float32Array {
+    if (!q.total) return new Float32Array(this.episodes);
+    return this.groupRelevance(
       q,
       this.episodeSlots,
       this.episodeLengths,
       this.episodes,
       this.liveEpisodes,
-    ).forEach((r, e) => {
-      if (r > 0) out.set(e, r);
-    });
-    return out;
+    );
   }
 
   /**
