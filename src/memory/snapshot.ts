@@ -132,8 +132,9 @@ async function readChunks(db: MemoryDB, ids: readonly number[]): Promise<Chunk[]
 
 /**
  * The conversation's best SNAPSHOT_CANDIDATES chunks for the query (searchChunkIndex's ranking
- * without a recency blend, in its order), less those a snapshot never keeps (below
- * MIN_RELEVANCE, or after turn `upTo`), with the rows of those not in `held` (read elsewhere).
+ * without a recency blend, in its order), less those a snapshot never keeps (their own match,
+ * without their sitting's evidence, below MIN_RELEVANCE, or after turn `upTo`), with the rows of
+ * those not in `held` (read elsewhere).
  */
 async function relevantChunks(
   db: MemoryDB,
@@ -153,7 +154,7 @@ async function relevantChunks(
     k * 2,
   );
   const hits = ranked.slice(0, k).filter((hit) => {
-    if (hit.match < MIN_RELEVANCE) return false;
+    if (hit.ownMatch < MIN_RELEVANCE) return false;
     const turn = upTo === undefined ? undefined : idx.turnOf(hit.id);
     return turn === undefined || turn <= (upTo as number);
   });

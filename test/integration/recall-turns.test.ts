@@ -86,6 +86,39 @@ describe('recallMemory with past turns', () => {
     expect(one.second).toBeCloseTo(one.first, 6);
   });
 
+  it('keeps a sitting’s other topics out of a save’s snapshot', async () => {
+    const { mem, clock } = openTestMemory();
+    const conv = ok(await mem.createConversation('Everything'));
+    const say = (text: string) => mem.recordTurn({ conversationId: conv.id, role: 'user', text });
+    // Monday's sitting is about the bicycle trip; a line two turns from those shares only "trip".
+    await say('I need a new helmet for my bicycle.');
+    await say('The bicycle needs new tyres and a bicycle pump.');
+    await say('The cat sleeps all day.');
+    await say('The kettle is broken.');
+    await say('The trip starts early.');
+    await say('The window sticks.');
+    clock.advanceDays(1);
+    await say('The oven needs cleaning.');
+    await say('The plumber comes at nine.');
+    await say('The rent is due soon.');
+    ok(
+      await mem.saveMemory(
+        'Bicycle/Helmet',
+        'A helmet, tyres and a pump for the bicycle trip',
+        undefined,
+        {
+          conversationId: conv.id,
+        },
+      ),
+    );
+    const entry = await mem.getEntry('Bicycle/Helmet');
+    if ('status' in entry) throw new Error(entry.message);
+    const kept = entry.contextChunks.map((c) => c.text);
+    expect(kept).toContain('I need a new helmet for my bicycle.');
+    // Its sitting's words would lift it over the floor; its own match does not reach it.
+    expect(kept).not.toContain('The trip starts early.');
+  });
+
   it('gives one hit per turn, however many of its sentences match', async () => {
     const { mem } = openTestMemory();
     await chat(mem, 'Garden', [

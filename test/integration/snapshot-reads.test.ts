@@ -92,7 +92,7 @@ async function snapshotAsBefore(
     for (const row of turn) take(row, dot(query.vector, row.embedding), half);
   }
   for (const hit of hits) {
-    if (hit.match < MIN_RELEVANCE || (upTo !== undefined && hit.row.turnId > upTo)) continue;
+    if (hit.ownMatch < MIN_RELEVANCE || (upTo !== undefined && hit.row.turnId > upTo)) continue;
     take(hit.row, hit.similarity, budget);
   }
   const chunks = [...taken.values()].sort(
