@@ -412,12 +412,8 @@ export class Bm25Index {
     this.groupSlotOf.set(group, (g = this.groupSlotOf.size));
     this.groupKeys[g] = group;
     if (g >= this.groupDocs.length) {
-      const lengths = new Float64Array(this.groupDocs.length * 2);
-      lengths.set(this.groupLengths);
-      this.groupLengths = lengths;
-      const docs = new Int32Array(this.groupDocs.length * 2);
-      docs.set(this.groupDocs);
-      this.groupDocs = docs;
+      this.groupLengths = doubled(this.groupLengths, Float64Array);
+      this.groupDocs = doubled(this.groupDocs, Int32Array);
     }
     return g;
   }
@@ -434,12 +430,8 @@ export class Bm25Index {
     }
     const e = this.episodes++;
     if (e >= this.episodeDocs.length) {
-      const lengths = new Float64Array(this.episodeDocs.length * 2);
-      lengths.set(this.episodeLengths);
-      this.episodeLengths = lengths;
-      const docs = new Int32Array(this.episodeDocs.length * 2);
-      docs.set(this.episodeDocs);
-      this.episodeDocs = docs;
+      this.episodeLengths = doubled(this.episodeLengths, Float64Array);
+      this.episodeDocs = doubled(this.episodeDocs, Int32Array);
     }
     this.lastEpisodeOf.set(group, { episode: e, time });
     return e;
@@ -844,6 +836,13 @@ export class Bm25Index {
     this.rel = new Float32Array(cap);
     this.masks = new Uint32Array(cap);
   }
+}
+
+/** A copy of `a` in an array twice its length (the rest zero). */
+function doubled<T extends Float64Array | Int32Array>(a: T, make: new (n: number) => T): T {
+  const b = new make(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 /**
