@@ -1,0 +1,120 @@
+// End to end, in the production build: memory written by a version that kept no chunk times in
+// its shards (before the word index's sittings) still loads and answers after the update. The
+// first load rebuilds the shards from the chunk rows, over several ranges of chunk ids, in one
+// transaction (docs/design.md, "shards").
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium';
+import { buildAndServe, callWorker } from './explorer-fixture';
+
+/** Turns of ten sentences each: 430 of them pass 4,096 chunks, two shard ranges and more. */
+const TURNS = 430;
+
+describe('an update that rebuilds the shards (Chromium)', () => {
+  let app: Awaited<ReturnType<typeof buildAndServe>> | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+
+  beforeAll(async () => {
+    app = await buildAndServe();
+    browser = await launchChromium();
+    page = await (await browser.newContext()).newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.dispose();
+  });
+
+  /** Every compact part's chunk count and how many times it holds, read from IndexedDB. */
+  const heads = (): Promise<{ count: number; times: number }[]> =>
+    page.evaluate(async () => {
+      const db = await new Promise<IDBDatabase>((ok, fail) => {
+        const r = indexedDB.open('structured-memory');
+        r.onsuccess = () => ok(r.result);
+        r.onerror = () => fail(r.error);
+      });
+      const rows = await new Promise<{ count: number; times?: ArrayLike<number> }[]>((ok) => {
+        const r = db.transaction('shardHeads').objectStore('shardHeads').getAll();
+        r.onsuccess = () => ok(r.result);
+      });
+      db.close();
+      return rows.map((h) => ({ count: h.count, times: h.times?.length ?? 0 }));
+    });
+
+  it('rebuilds shards written without times, and finds a sentence of every range', async () => {
+    await page.goto(app!.server.url);
+    const conv = await callWorker<{ id: number }>(page, 'createConversation', 'A long chat');
+    await page.evaluate(
+      async ([id, turns]) => {
+        const memory = (
+          document.querySelector('sm-app') as unknown as {
+            memory: { recordTurn(t: object): Promise<{ status: string; message?: string }> };
+          }
+        ).memory;
+        for (let i = 0; i < turns; i++) {
+          const text = Array.from(
+            { length: 10 },
+            (_, j) => `Line ${j} of turn ${i} names the token tok${i}x${j}.`,
+          ).join(' ');
+          const r = await memory.recordTurn({ conversationId: id, role: 'user', text });
+          if (r.status !== 'SUCCESS') throw new Error(r.message);
+        }
+      },
+      [conv.id, TURNS] as const,
+    );
+    const before = await heads();
+    expect(before.reduce((n, h) => n + h.count, 0)).toBeGreaterThan(4096);
+    expect(before.every((h) => h.times === h.count)).toBe(true);
+
+    // As the previous version wrote them: no times in either part of any piece.
+    await page.evaluate(async () => {
+      const db = await new Promise<IDBDatabase>((ok, fail) => {
+        const r = indexedDB.open('structured-memory');
+        r.onsuccess = () => ok(r.result);
+        r.onerror = () => fail(r.error);
+      });
+      const tx = db.transaction(['shards', 'shardHeads'], 'readwrite');
+      for (const name of ['shards', 'shardHeads']) {
+        const r = tx.objectStore(name).openCursor();
+        r.onsuccess = () => {
+          const c = r.result;
+          if (!c) return;
+          const v = c.value as { times?: unknown };
+          delete v.times;
+          c.update(v);
+          c.continue();
+        };
+      }
+      await new Promise<void>((ok, fail) => {
+        tx.oncomplete = () => ok();
+        tx.onerror = () => fail(tx.error);
+      });
+      db.close();
+    });
+    expect((await heads()).every((h) => h.times === 0)).toBe(true);
+
+    await page.reload();
+    // The first search loads the index, which rebuilds the shards first; a sentence of the first
+    // range and one of the last are found.
+    for (const turn of [3, TURNS - 2]) {
+      const hits = await callWorker<{ chunk: { text: string } }[] | { message: string }>(
+        page,
+        'searchChunks',
+        conv.id,
+        `tok${turn}x7`,
+        1,
+      );
+      expect(hits).toEqual([
+        expect.objectContaining({
+          chunk: expect.objectContaining({
+            text: `Line 7 of turn ${turn} names the token tok${turn}x7.`,
+          }),
+        }),
+      ]);
+    }
+    const after = await heads();
+    expect(after.reduce((n, h) => n + h.count, 0)).toBe(before.reduce((n, h) => n + h.count, 0));
+    expect(after.every((h) => h.times === h.count)).toBe(true);
+  });
+});
