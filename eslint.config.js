@@ -11,6 +11,16 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser, ...globals.node, ...globals.worker } },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
+      // Dexie follows an async transaction scope through every await; a plain function returning
+      // a promise loses the transaction two async levels down (docs/design.md, "Data model").
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.property.name='transaction'] > :matches(ArrowFunctionExpression, FunctionExpression)[async=false]",
+          message: 'A transaction scope must be an async function (docs/design.md, "Data model").',
+        },
+      ],
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },

@@ -99,7 +99,7 @@ function createBenchApi() {
         sink: db
           ? async (first, vectors) => {
               const d = gen.spec.dims;
-              await db.transaction('rw', db.chunks, () =>
+              await db.transaction('rw', db.chunks, async () =>
                 db.chunks.bulkAdd(
                   Array.from({ length: vectors.length / d }, (_, i) =>
                     chunkRow(first + i, (first + i - 1) % 1000, vectors.slice(i * d, (i + 1) * d)),

@@ -557,7 +557,7 @@ export async function recallSteps(
   lap();
   const turnMessages = await db.messages.bulkGet(turnIds);
   const messagesRead = lap();
-  await db.transaction('r', db.messages, () => hiddenAlternatives(db.messages, turnMessages));
+  await db.transaction('r', db.messages, async () => hiddenAlternatives(db.messages, turnMessages));
   const hiddenCheck = lap();
   // As recall does it: each message and the one before it read together, then the check.
   await db.transaction('r', db.messages, async () => {

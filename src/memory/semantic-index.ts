@@ -281,7 +281,7 @@ export class SemanticIndex {
    */
   async verify(): Promise<boolean> {
     const { db, model } = this;
-    const [rows, held] = await db.transaction('r', db.chunks, db.shards, () =>
+    const [rows, held] = await db.transaction('r', db.chunks, db.shards, async () =>
       Promise.all([db.chunks.where('model').equals(model).count(), shardVectorCount(db, model)]),
     );
     if (rows === held) return true;
@@ -291,7 +291,10 @@ export class SemanticIndex {
 
   private rebuild(): Promise<void> {
     const { db, model } = this;
-    return db.transaction('rw', db.chunks, db.shards, db.shardHeads, () =>
+    // An async scope: Dexie keeps the transaction through every await of its body however deep
+    // its helpers nest (a plain arrow returning a promise keeps it only briefly after each of
+    // Dexie's own promises).
+    return db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () =>
       rebuildShards(db.chunks, db, model),
     );
   }

@@ -6,7 +6,9 @@
 // compact part (table `shardHeads`: ids, words, turns, sign codes), which a cold start reads
 // first and answers from while the vectors load (docs/search.md, "Cold start"). Every helper
 // runs inside the caller's rw transaction over both tables, the same transaction that writes
-// the chunk rows, so rows and both parts land (or fail) together.
+// the chunk rows, so rows and both parts land (or fail) together. That transaction's scope
+// function must be `async`: Dexie keeps a plain arrow's transaction only briefly after each of
+// its own promises, and a helper two async levels deep then runs outside it.
 import Dexie, { type Table } from 'dexie';
 import { TOKENIZER_VERSION, tokenize } from './lexical/tokenize';
 import { signCode, signCodeBytes } from './kernels/signs';

@@ -511,7 +511,7 @@ export function createSync(options: SyncOptions) {
     const [entries, history, convs, msgs, settings] = await mdb.transaction(
       'r',
       [mdb.structured_memory, mdb.history, mdb.conversations, mdb.messages, mdb.settings],
-      () =>
+      async () =>
         Promise.all([
           read(mdb.structured_memory),
           read(mdb.history),

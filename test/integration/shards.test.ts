@@ -30,8 +30,12 @@ async function expectConsistent(
   db: MemoryDB,
   { tidy = false, whole = false } = {},
 ): Promise<{ shards: number; vectors: number }> {
-  const [rows, shards, heads] = await db.transaction('r', db.chunks, db.shards, db.shardHeads, () =>
-    Promise.all([db.chunks.toArray(), db.shards.toArray(), db.shardHeads.toArray()]),
+  const [rows, shards, heads] = await db.transaction(
+    'r',
+    db.chunks,
+    db.shards,
+    db.shardHeads,
+    async () => Promise.all([db.chunks.toArray(), db.shards.toArray(), db.shardHeads.toArray()]),
   );
   // Each piece's compact part sits under its vector row's key, and nothing else does.
   // (`whole`: as version 2 wrote them, words in the vector row and no compact part.)
@@ -167,7 +171,7 @@ describe('shard bookkeeping (helpers)', () => {
       if (turn % 400 === 0) await expectConsistent(db);
     }
     expect(id - 1).toBeGreaterThan(2 * SHARD_SPAN);
-    await db.transaction('rw', db.shards, db.shardHeads, () => tidyShards(db, 'm'));
+    await db.transaction('rw', db.shards, db.shardHeads, async () => tidyShards(db, 'm'));
     const { shards, vectors } = await expectConsistent(db, { tidy: true });
     expect(vectors).toBe(id - 1);
     expect(shards).toBeLessThan(2 + 46);

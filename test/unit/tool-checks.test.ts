@@ -108,7 +108,7 @@ describe('dropTurnChunks', () => {
       await addToShards(db, rows);
       expect(await shardVectorCount(db, 'm')).toBe(3);
 
-      const dropped = await db.transaction('rw', db.chunks, db.shards, db.shardHeads, () =>
+      const dropped = await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () =>
         dropTurnChunks(db, [1]),
       );
       expect(dropped.sort()).toEqual(ids.slice(0, 2).sort());

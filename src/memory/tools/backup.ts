@@ -307,7 +307,7 @@ export function backupTools(ctx: StoreContext) {
         db.history,
         db.conversations,
         db.messages,
-        () =>
+        async () =>
           Promise.all([
             db.structured_memory.orderBy('path').toArray(),
             db.history.toArray(),

@@ -195,7 +195,7 @@ export function conversationTools(ctx: StoreContext) {
       const checked = checkMessage(msg);
       if (isToolError(checked)) return checked;
       const at = new Date(now());
-      const [id] = await db.transaction('rw', db.conversations, db.messages, () =>
+      const [id] = await db.transaction('rw', db.conversations, db.messages, async () =>
         insert(checked.conversationId, [{ msg, parts: checked.parts }], at),
       );
       return { status: 'SUCCESS' as const, id };
@@ -223,7 +223,7 @@ export function conversationTools(ctx: StoreContext) {
         rows.push({ msg, parts: checked.parts });
       }
       const at = new Date(now());
-      const ids = await db.transaction('rw', db.conversations, db.messages, () =>
+      const ids = await db.transaction('rw', db.conversations, db.messages, async () =>
         insert(conversationId!, rows, at),
       );
       return { status: 'SUCCESS' as const, ids };

@@ -122,7 +122,7 @@ export function trashTools(ctx: StoreContext) {
 
   async function listTrash(): Promise<TrashResult | ToolError> {
     return guard(async () => {
-      const groups = await db.transaction('r', db.structured_memory, db.history, () =>
+      const groups = await db.transaction('r', db.structured_memory, db.history, async () =>
         readTrash(db),
       );
       return { status: 'SUCCESS' as const, items: groups.map(trashItem) };
