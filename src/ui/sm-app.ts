@@ -187,8 +187,6 @@ export class SmApp extends LitElement {
     this.addEventListener('sm-test-connection', (e) => {
       e.detail.reply = this.app?.testConnection(e.detail);
     });
-    // The chat's "Open settings" is about the server: straight to its address.
-    this.addEventListener('sm-open-settings', () => this.openSettings('endpoint'));
     this.addEventListener('sm-open-backups', () => this.openSettings('data'));
     this.addEventListener('sm-notice', (e) => this.app?.showNotice(e.detail.message));
     this.addEventListener('sm-composer-input', (e) => this.app?.noteTyping(e.detail.drafting));

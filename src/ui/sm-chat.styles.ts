@@ -156,23 +156,10 @@ export const chatStyles = css`
     padding: 2px 8px;
     font-size: 0.8rem;
   }
-  .guide {
-    display: flex;
-    align-items: center;
-    gap: 10px;
-    padding: 8px 10px;
-    border: 1px solid var(--sm-border);
-    border-left: 4px solid var(--sm-warn);
-    border-radius: var(--sm-radius);
-    background: #fff8e8;
-    font-size: 0.875rem;
-  }
-  .guide p {
-    flex: 1;
+  .opening {
     margin: 0;
-  }
-  .guide button {
-    flex: none;
+    color: var(--sm-muted);
+    font-size: 0.875rem;
   }
   form {
     display: flex;

@@ -43,8 +43,6 @@ export type ChatStatus = ServerStatus;
 
 declare module './events' {
   interface SmEvents {
-    /** Open the Settings dialog (from the "Not connected" guidance). */
-    'sm-open-settings': undefined;
     /** The composer's words changed (the memory keeper waits while the person writes). */
     'sm-composer-input': ComposerInputDetail;
     /** "Use it here too": the model in this browser is open in another tab; load it here. */
@@ -59,7 +57,6 @@ export interface ComposerInputDetail {
 
 declare global {
   interface GlobalEventHandlersEventMap {
-    'sm-open-settings': CustomEvent<undefined>;
     'sm-composer-input': CustomEvent<ComposerInputDetail>;
     'sm-use-model-here': CustomEvent<undefined>;
   }
@@ -163,7 +160,6 @@ const STOP_GRACE_MS = 2000;
  * `<sm-chat>`: one conversation with the model.
  *
  * @fires sm-select-path - A memory path on a tool card was clicked (`{ path }`, from sm-tool-card).
- * @fires sm-open-settings - "Open settings" in the not-connected guidance was clicked.
  * @fires sm-use-model-here - "Use it here too" (the in-page model is open in another tab).
  * @fires sm-new-conversation - "Start a chat" was clicked when no conversation is open.
  * @fires sm-composer-input - The composer's words changed (`{ drafting }`).
@@ -176,7 +172,7 @@ export class SmChat extends LitElement {
   /** The memory engine (worker proxy): messages are read from it. */
   @property({ attribute: false }) memory?: MemoryClient;
 
-  /** The chat session that talks to the model; undefined shows the "Not connected" guidance. */
+  /** The chat session that talks to the model; undefined while the app opens. */
   @property({ attribute: false }) session?: ChatSession;
 
   /** The conversation shown. */
@@ -369,7 +365,7 @@ export class SmChat extends LitElement {
       </div>
       <div class="bottom">
         <div class="bottom-inner">
-          ${this.renderError()} ${this.renderGuide()}
+          ${this.renderError()} ${this.renderOpening()}
           <form @submit=${this.handleSubmit}>
             <label class="visually-hidden" for="message">Message</label>
             <textarea
@@ -720,15 +716,11 @@ export class SmChat extends LitElement {
     </div>`;
   }
 
-  private renderGuide() {
+  private renderOpening() {
+    // The app hands the chat its session once it has opened the memory and read the settings
+    // (under a second); until then a message waits in the composer.
     if (this.session) return nothing;
-    return html`<div class="guide">
-      <p>
-        <strong>Not connected.</strong> Set the address of your local model server (KoboldCPP,
-        llama.cpp, Ollama…) in Settings, then start it.
-      </p>
-      <button type="button" @click=${this.handleOpenSettings}>Open settings</button>
-    </div>`;
+    return html`<p class="opening" role="status">Opening your chats and memory…</p>`;
   }
 
   private handleInput(event: InputEvent): void {
@@ -780,10 +772,6 @@ export class SmChat extends LitElement {
   private handleDismissError(): void {
     this.errorText = '';
     this.textarea?.focus();
-  }
-
-  private handleOpenSettings(): void {
-    emit(this, 'sm-open-settings', undefined);
   }
 
   private handleNewConversation(): void {

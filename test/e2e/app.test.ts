@@ -110,13 +110,29 @@ describe('the app in Chromium', () => {
   const shot = (name: string, p: Page = page) => p.screenshot({ path: join(SHOTS, `${name}.png`) });
 
   it('connects to the endpoint set in Settings (and says how to fix a dead one)', async () => {
-    await page.goto(server.url);
-    // Nothing listens at the default endpoint: the status says what to do.
+    await page.goto(server.url, { waitUntil: 'commit' });
+    // Nothing listens at the default endpoint: the status says what to do. While the app opens,
+    // the chat says so, never that it is not connected (it used to, for most of a second).
+    const chatSaid = new Set<string>();
     await expect
-      .poll(() => page.getByText(/Nothing answers at http:\/\/localhost:5001/).count(), {
-        timeout: 30_000,
-      })
+      .poll(
+        async () => {
+          const chat = await page
+            .evaluate(
+              () =>
+                document.querySelector('sm-app')?.shadowRoot?.querySelector('sm-chat')?.shadowRoot
+                  ?.textContent ?? '',
+            )
+            .catch(() => '');
+          for (const line of ['Not connected.', 'Opening your chats and memory…'])
+            if (chat.includes(line)) chatSaid.add(line);
+          return page.getByText(/Nothing answers at http:\/\/localhost:5001/).count();
+        },
+        { timeout: 30_000, interval: 20 },
+      )
       .toBeGreaterThan(0);
+    expect(chatSaid.has('Not connected.')).toBe(false);
+    expect(await page.getByText('Opening your chats and memory…').count()).toBe(0);
     await page.getByRole('button', { name: 'Settings', exact: true }).click();
     await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(fake.url);
     await shot('settings');
