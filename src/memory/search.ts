@@ -256,15 +256,22 @@ export async function rankChunks(
   // its words as one text, its best sentence's meaning. One sitting alone tells its sentences
   // nothing apart.
   const bySitting = CHAT_WEIGHT > 0 && idx.episodeCount > 1;
-  const chatWords =
+  const sittingWords =
     bySitting && signals !== 'semantic' ? idx.words.episodeMatches(query) : undefined;
-  const weights = chatWords ? { ...TURN_CONTEXT, group: CHAT_WEIGHT } : TURN_CONTEXT;
+  const weights = sittingWords ? { ...TURN_CONTEXT, group: CHAT_WEIGHT } : TURN_CONTEXT;
   // A chunk's words, and with them the words of its whole turn (what the person said at once):
   // a sentence rarely holds every word of a question about its turn.
   const words = new Map<number, LexicalMatch>();
   const lexical = new Map<number, number>();
   if (signals !== 'semantic') {
-    for (const w of idx.words.searchTop(query, conversationId, m, weights, cos.keys(), chatWords)) {
+    for (const w of idx.words.searchTop(
+      query,
+      conversationId,
+      m,
+      weights,
+      cos.keys(),
+      sittingWords,
+    )) {
       words.set(w.key, w);
       lexical.set(w.key, inParent(w.relevance, w.context ?? 0, TURN_CONTEXT.parent));
     }
@@ -277,22 +284,22 @@ export async function rankChunks(
   const sem = (c: number | undefined) =>
     signals === 'lexical' ? 0 : semanticRelevance(c ?? cosBound, q.info!, baseline);
   // A sitting's meaning as a whole: its best sentence's among the vector candidates.
-  const chatSem = new Map<number, number>();
+  const sittingSem = new Map<number, number>();
   if (bySitting && signals !== 'lexical') {
     for (const [id, c] of cos) {
-      const conv = idx.episodeOf(id);
-      if (conv === undefined) continue;
+      const sitting = idx.episodeOf(id);
+      if (sitting === undefined) continue;
       const r = sem(c);
-      if (r > (chatSem.get(conv) ?? 0)) chatSem.set(conv, r);
+      if (r > (sittingSem.get(sitting) ?? 0)) sittingSem.set(sitting, r);
     }
   }
   /** A sentence's match: its own (with its turn) and, across chats, its sitting's, per signal. */
   const matchOf = (lex: number, semantic: number, id: number) => {
-    const conv = bySitting ? idx.episodeOf(id) : undefined;
-    if (conv === undefined) return fuse(lex, semantic, signals);
+    const sitting = bySitting ? idx.episodeOf(id) : undefined;
+    if (sitting === undefined) return fuse(lex, semantic, signals);
     return fuse(
-      withContext(lex, chatWords?.[conv] ?? 0, CHAT_WEIGHT),
-      signals === 'lexical' ? 0 : withContext(semantic, chatSem.get(conv) ?? 0, CHAT_WEIGHT),
+      withContext(lex, sittingWords?.[sitting] ?? 0, CHAT_WEIGHT),
+      signals === 'lexical' ? 0 : withContext(semantic, sittingSem.get(sitting) ?? 0, CHAT_WEIGHT),
       signals,
     );
   };

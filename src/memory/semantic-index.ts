@@ -15,6 +15,7 @@ import {
   shardVectorCount,
   type ChunkShard,
   type ShardHead,
+  timeOf,
 } from './shards';
 import { Bm25Index } from './lexical/bm25-index';
 import { EPISODE_GAP_MS } from './ranking';
@@ -391,7 +392,7 @@ export class SemanticIndex {
     // Chunk rows never change once written (a re-embed writes them under another model).
     if (c.id === undefined) return;
     this.vectors.add(c.id, c.conversationId, c.embedding);
-    this.words.add(c.id, c.text, c.conversationId, c.turnId, c.time?.getTime?.() ?? NaN);
+    this.words.add(c.id, c.text, c.conversationId, c.turnId, timeOf(c.time));
     if (c.embedding.length === this.dims) this.addToSum(c.embedding);
   }
 

@@ -134,7 +134,7 @@ export function packShard(model: string, range: number, rows: readonly ShardSour
 }
 
 /** A row's time in ms (NaN for a row without a valid one). */
-function timeOf(time: Date | undefined): number {
+export function timeOf(time: Date | undefined): number {
   return time instanceof Date ? time.getTime() : NaN;
 }
 

@@ -206,7 +206,7 @@ describe('Bm25Index', () => {
           const many = new Bm25Index();
           many.addPackedMany(packed);
           expect(many.size).toBe(one.size);
-          expect(many.groupCount).toBe(one.groupCount);
+          expect(many.episodeCount).toBe(one.episodeCount);
           for (const q of ['cat dog', 'fish', 'bird cow yak']) {
             const sorted = (i: Bm25Index) =>
               i.search(i.prepare(q), null).sort((a, b) => a.key - b.key);

@@ -140,16 +140,13 @@ export class Bm25Index {
   private parentBefore = new Int32Array(1024);
   private parentAfter = new Int32Array(1024);
   private readonly lastParentOf = new Map<number, number>();
-  /** Each slot's group as a dense number (groups are conversation ids: sparse). */
-  private groupSlots = new Int32Array(1024);
-  private readonly groupSlotOf = new Map<number, number>();
-  private groupKeys: number[] = [];
-  /** Each group's words in all (its documents' lengths) and its live documents. */
-  private groupLengths = new Float64Array(64);
-  private groupDocs = new Int32Array(64);
-  private liveGroups = 0;
-  /** Each slot's episode (dense numbers, never reused until `clear`). */
+  /**
+   * Each slot's episode (dense numbers, never reused until `clear`): a group's run of documents
+   * without a pause over `episodeGap`; without times, the whole group.
+   */
   private episodeSlots = new Int32Array(1024);
+  /** Each episode's group. */
+  private episodeGroups: number[] = [];
   /** Each episode's words in all and its live documents. */
   private episodeLengths = new Float64Array(64);
   private episodeDocs = new Int32Array(64);
@@ -193,11 +190,6 @@ export class Bm25Index {
     return slot === undefined ? undefined : this.episodeSlots[slot];
   }
 
-  /** Groups with a live document (chats with a sentence indexed). */
-  get groupCount(): number {
-    return this.liveGroups;
-  }
-
   has(key: number): boolean {
     return this.slotOf.has(key);
   }
@@ -220,12 +212,11 @@ export class Bm25Index {
    * storage read: IndexedDB walks an index backwards slowly (bench/README.md, "Saves").
    */
   newestKeys(group: number, limit: number, parentAtMost = Infinity): number[] {
-    const g = this.groupSlotOf.get(group);
     const top: number[] = []; // ascending, at most `limit`
-    if (g === undefined || limit <= 0) return top;
-    const { alive, groupSlots, keys, parents } = this;
+    if (!this.lastEpisodeOf.has(group) || limit <= 0) return top;
+    const { alive, groups, keys, parents } = this;
     for (let s = this.slotCount - 1; s >= 0; s--) {
-      if (groupSlots[s] !== g || !alive[s] || parents[s] > parentAtMost) continue;
+      if (groups[s] !== group || !alive[s] || parents[s] > parentAtMost) continue;
       const key = keys[s];
       if (top.length === limit) {
         // Keys rise with the slots: every document before this one has a lower key.
@@ -370,9 +361,6 @@ export class Bm25Index {
     this.groups[slot] = group;
     this.parents[slot] = parent;
     this.parentSlots[slot] = parent ? this.parentSlot(parent, group) : -1;
-    const g = (this.groupSlots[slot] = this.groupSlot(group));
-    if (this.groupDocs[g]++ === 0) this.liveGroups++;
-    this.groupLengths[g] += length;
     const e = (this.episodeSlots[slot] = this.episodeSlot(group, time));
     if (this.episodeDocs[e]++ === 0) this.liveEpisodes++;
     this.episodeLengths[e] += length;
@@ -406,18 +394,6 @@ export class Bm25Index {
     return p;
   }
 
-  private groupSlot(group: number): number {
-    let g = this.groupSlotOf.get(group);
-    if (g !== undefined) return g;
-    this.groupSlotOf.set(group, (g = this.groupSlotOf.size));
-    this.groupKeys[g] = group;
-    if (g >= this.groupDocs.length) {
-      this.groupLengths = doubled(this.groupLengths, Float64Array);
-      this.groupDocs = doubled(this.groupDocs, Int32Array);
-    }
-    return g;
-  }
-
   /**
    * The episode of a document of `group` said at `time`: its group's latest, unless it comes
    * more than `episodeGap` after the latest time seen there (an unknown time never starts one).
@@ -433,6 +409,7 @@ export class Bm25Index {
       this.episodeLengths = doubled(this.episodeLengths, Float64Array);
       this.episodeDocs = doubled(this.episodeDocs, Int32Array);
     }
+    this.episodeGroups[e] = group;
     this.lastEpisodeOf.set(group, { episode: e, time });
     return e;
   }
@@ -450,9 +427,6 @@ export class Bm25Index {
     this.alive[slot] = 0;
     this.live--;
     this.totalLength -= this.lengths[slot];
-    const g = this.groupSlots[slot];
-    this.groupLengths[g] -= this.lengths[slot];
-    if (--this.groupDocs[g] === 0) this.liveGroups--;
     const e = this.episodeSlots[slot];
     this.episodeLengths[e] -= this.lengths[slot];
     if (--this.episodeDocs[e] === 0) this.liveEpisodes--;
@@ -470,12 +444,8 @@ export class Bm25Index {
     this.parents = [];
     this.parentSlotOf.clear();
     this.lastParentOf.clear();
-    this.groupSlotOf.clear();
-    this.groupKeys = [];
-    this.groupLengths.fill(0);
-    this.groupDocs.fill(0);
-    this.liveGroups = 0;
     this.lastEpisodeOf.clear();
+    this.episodeGroups = [];
     this.episodeLengths.fill(0);
     this.episodeDocs.fill(0);
     this.episodes = 0;
@@ -492,9 +462,8 @@ export class Bm25Index {
   memoryBytes(): number {
     // Typed arrays by their size; JS arrays at 8 bytes an element; Map entries at ~40 bytes.
     let bytes = this.lengths.byteLength + this.alive.byteLength + this.parentSlots.byteLength;
-    bytes += this.groupSlots.byteLength + this.groupSlotOf.size * 40;
-    bytes += this.groupLengths.byteLength + this.groupDocs.byteLength;
     bytes += this.episodeSlots.byteLength + this.episodeLengths.byteLength * 1.5;
+    bytes += this.episodeGroups.length * 8 + this.lastEpisodeOf.size * 60;
     bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 3;
     bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
     bytes += (this.slotOf.size + this.parentSlotOf.size) * 40;
@@ -587,61 +556,35 @@ export class Bm25Index {
   }
 
   /**
-   * The relevance of each group holding a query term, as one document (`groupRelevance`), by
-   * group: a heading as a whole, when the groups are headings.
+   * The relevance of each group holding a query term, by group: its episode's as one document
+   * (`episodeMatches`), the best of them where a group has several. A heading as a whole, when
+   * the groups are headings (added without times: each one episode).
    */
   groupMatches(q: LexicalQuery): Map<number, number> {
     const out = new Map<number, number>();
-    if (!q.total) return out;
-    this.groupRelevance(
-      q,
-      this.groupSlots,
-      this.groupLengths,
-      this.groupSlotOf.size,
-      this.liveGroups,
-    ).forEach((r, g) => {
-      if (r > 0) out.set(this.groupKeys[g], r);
+    this.episodeMatches(q).forEach((r, e) => {
+      const g = this.episodeGroups[e];
+      if (r > (out.get(g) ?? 0)) out.set(g, r);
     });
     return out;
   }
 
   /**
-   * The relevance of each episode holding a query term, as one document (a chat sitting as a
-   * whole), indexed by episode (`episodeOf`; 0 for one without a query term): what `searchTop`
-   * takes as its `episodeMatches`.
+   * Each episode's relevance as one document (a chat sitting as a whole), indexed by episode
+   * (`episodeOf`; 0 for one without a query term), what `searchTop` takes as its
+   * `episodeMatches`: the calibrated BM25 relevance over the episodes, where a term's frequency
+   * is its count in all of the episode's documents, its idf is over episodes, and the length is
+   * the episode's. A word every sitting holds (a speaker's name) tells them apart little and
+   * counts for little.
    */
   episodeMatches(q: LexicalQuery): Float32Array {
-    if (!q.total) return new Float32Array(this.episodes);
-    return this.groupRelevance(
-      q,
-      this.episodeSlots,
-      this.episodeLengths,
-      this.episodes,
-      this.liveEpisodes,
-    );
-  }
-
-  /**
-   * Each group's relevance as one document (a chat as a whole, or a sitting: `slotsOf` says
-   * which), by group slot: the calibrated BM25 relevance over the groups, where a term's
-   * frequency is its count in all of the group's documents, its idf is over groups, and the
-   * length is the group's. A word every chat holds (a speaker's name) tells chats apart little
-   * and counts for little.
-   */
-  private groupRelevance(
-    q: LexicalQuery,
-    groupSlots: Int32Array,
-    groupLengths: Float64Array,
-    groups: number,
-    liveGroups: number,
-  ): Float32Array {
-    const out = new Float32Array(groups);
-    if (!liveGroups) return out;
-    const avg = this.totalLength / liveGroups || 1;
-    const tf = new Float64Array(groups);
+    const { alive, episodes, liveEpisodes, episodeSlots, episodeLengths } = this;
+    const out = new Float32Array(episodes);
+    if (!q.total || !liveEpisodes) return out;
+    const avg = this.totalLength / liveEpisodes || 1;
+    const tf = new Float64Array(episodes);
     const seen: number[] = [];
     let total = 0;
-    const { alive } = this;
     const terms: { idf: number; groups: number[]; tfs: number[] }[] = [];
     for (const t of q.terms) {
       const p = this.terms.get(t);
@@ -649,13 +592,13 @@ export class Bm25Index {
       for (let j = 0; j < p.n; j++) {
         const slot = p.slots[j];
         if (!alive[slot]) continue;
-        const g = groupSlots[slot];
+        const g = episodeSlots[slot];
         if (tf[g] === 0) seen.push(g);
         tf[g] += p.tfs[j];
       }
       if (!seen.length) continue;
-      const df = Math.min(seen.length, liveGroups);
-      const idf = Math.log(1 + (liveGroups - df + 0.5) / (df + 0.5));
+      const df = Math.min(seen.length, liveEpisodes);
+      const idf = Math.log(1 + (liveEpisodes - df + 0.5) / (df + 0.5));
       total += idf;
       terms.push({ idf, groups: seen.slice(), tfs: seen.map((g) => tf[g]) });
       for (const g of seen) tf[g] = 0;
@@ -666,7 +609,7 @@ export class Bm25Index {
       for (let i = 0; i < gs.length; i++) {
         const g = gs[i];
         const f = tfs[i];
-        const norm = f / (f + BM25_K1 * (1 - BM25_B + (BM25_B * groupLengths[g]) / avg));
+        const norm = f / (f + BM25_K1 * (1 - BM25_B + (BM25_B * episodeLengths[g]) / avg));
         out[g] += (idf * Math.min(1, norm * (BM25_K1 + 1))) / total;
       }
     }
@@ -770,7 +713,6 @@ export class Bm25Index {
     const parents: number[] = new Array(next);
     const lengths = new Uint32Array(Math.max(1024, next * 2));
     const parentSlots = new Int32Array(lengths.length);
-    const groupSlots = new Int32Array(lengths.length);
     const episodeSlots = new Int32Array(lengths.length);
     for (let s = 0; s < this.slotCount; s++) {
       const to = remap[s];
@@ -779,7 +721,6 @@ export class Bm25Index {
       groups[to] = this.groups[s];
       parents[to] = this.parents[s];
       parentSlots[to] = this.parentSlots[s];
-      groupSlots[to] = this.groupSlots[s];
       episodeSlots[to] = this.episodeSlots[s];
       lengths[to] = this.lengths[s];
       this.slotOf.set(this.keys[s], to);
@@ -803,7 +744,6 @@ export class Bm25Index {
     this.parents = parents;
     this.lengths = lengths;
     this.parentSlots = parentSlots;
-    this.groupSlots = groupSlots;
     this.episodeSlots = episodeSlots;
     this.alive = new Uint8Array(lengths.length);
     this.alive.fill(1, 0, next);
@@ -823,9 +763,6 @@ export class Bm25Index {
     const parentSlots = new Int32Array(cap);
     parentSlots.set(this.parentSlots);
     this.parentSlots = parentSlots;
-    const groupSlots = new Int32Array(cap);
-    groupSlots.set(this.groupSlots);
-    this.groupSlots = groupSlots;
     const episodeSlots = new Int32Array(cap);
     episodeSlots.set(this.episodeSlots);
     this.episodeSlots = episodeSlots;
