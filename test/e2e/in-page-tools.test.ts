@@ -48,6 +48,8 @@ describe('memory tools with the model in this browser', () => {
   let context: BrowserContext;
   let page: Page;
   const outside: string[] = [];
+  /** What went wrong in the page (told when a step fails). */
+  const pageErrors: string[] = [];
 
   beforeAll(async () => {
     app = await buildAndServe();
@@ -55,6 +57,7 @@ describe('memory tools with the model in this browser', () => {
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
     await page.goto(server.url);
     await keepModel(page, 'calls-tea.gguf', makeTinyGguf({ favour: [CALL_START] }));
     await callWorker(page, 'setSetting', 'app', {
@@ -175,7 +178,20 @@ describe('memory tools with the model in this browser', () => {
     const dialog = page.getByRole('dialog', { name: 'Settings' });
     await dialog.getByRole('button', { name: 'Delete' }).click();
     // Gone at once, before Settings is saved or closed: its memory is free.
-    await ended;
+    const waited = await Promise.race([
+      ended.then(() => 'ended'),
+      new Promise<string>((done) => setTimeout(() => done('running'), POLL.timeout)),
+    ]);
+    if (waited !== 'ended') {
+      const says = await dialog
+        .locator('sm-in-page-model')
+        .evaluate((el) => el.shadowRoot?.textContent?.replace(/\s+/g, ' ') ?? '');
+      const status = await statusText(page);
+      throw new Error(
+        `The engine still runs ${POLL.timeout / 1000} s after Delete. Settings says: ${says}. ` +
+          `The chat says: ${status}. Engines: ${engine().length}. Page errors: ${pageErrors.join(' | ') || 'none'}.`,
+      );
+    }
     expect(engine()).toHaveLength(0);
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     const gone =

@@ -105,23 +105,55 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
   const baseUrl = `in-page:${options.name}`;
   let worker: ReturnType<typeof startWorker> | undefined;
   let loaded: Promise<ServerInfo> | undefined;
+  /** Set by close(): no engine starts again for this connector (a new one replaced it). */
+  let closed = false;
+  let markClosed = () => {};
+  /**
+   * Rejects at close(): a call to an ended worker never answers, so every wait on the engine
+   * races this one (a load or reply in progress ends with a sentence, not a hang).
+   */
+  const whenClosed = new Promise<never>((_, reject) => {
+    markClosed = () => reject(closedError());
+  });
+  whenClosed.catch(() => {});
+
+  /** The sentence for a request that reaches this connector after close(). */
+  function closedError(): LlmError {
+    return new LlmError(
+      'DISCONNECTED',
+      'The model in this browser was closed (its settings changed): send the message again.',
+      { kind: 'inpage' },
+    );
+  }
+
+  /** `call` to the engine, or the closed sentence if close() comes first. */
+  function engineCall<T>(call: Promise<T>): Promise<T> {
+    return Promise.race([call, whenClosed]);
+  }
 
   function load(): Promise<ServerInfo> {
+    if (closed) return Promise.reject(closedError());
     loaded ??= (async () => {
       // The file first: no engine starts for a model that is not there.
       const files = await options.files();
+      // Closed while the file was read: starting an engine now would leave it running, with the
+      // model's memory, and nothing to end it.
+      if (closed) throw closedError();
       worker ??= startWorker();
       const wanted = options.contextSize && options.contextSize > 0 ? options.contextSize : 0;
       // Never more than the model was trained for, nor than a tab's CPU and memory suit.
       const trained = await trainedContext(files[0]);
+      if (closed || !worker) throw closedError();
       const onProgress = options.onProgress;
-      const info = await worker.model.load(
-        files,
-        {
-          context: Math.min(wanted || MAX_CONTEXT, trained || MAX_CONTEXT, MAX_CONTEXT),
-          oneCopy: true,
-        },
-        onProgress ? proxy((p: InPageLoadProgress) => onProgress(p)) : undefined,
+      const info = await engineCall(
+        worker.model.load(
+          files,
+          {
+            context: Math.min(wanted || MAX_CONTEXT, trained || MAX_CONTEXT, MAX_CONTEXT),
+            oneCopy: true,
+          },
+          onProgress ? proxy((p: InPageLoadProgress) => onProgress(p)) : undefined,
+        ),
       );
       options.onLoaded?.(info);
       return {
@@ -142,18 +174,21 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
     onToken?: (text: string) => void,
   ): Promise<GenerationResult> {
     await load();
-    const model = worker!.model;
+    if (!worker) throw closedError();
+    const model = worker.model;
     if (signal?.aborted) return { text: '', toolCalls: [], finishReason: null, aborted: true };
     let text = '';
     const onAbort = () => void model.stop();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const done = await model.chat(
-        request,
-        proxy((piece: string) => {
-          text += piece;
-          onToken?.(piece);
-        }),
+      const done = await engineCall(
+        model.chat(
+          request,
+          proxy((piece: string) => {
+            text += piece;
+            onToken?.(piece);
+          }),
+        ),
       );
       const aborted = done.finish === 'aborted';
       return { text, toolCalls: [], finishReason: aborted ? null : done.finish, aborted };
@@ -168,6 +203,7 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
         (why: unknown) => why,
       );
       if (gone instanceof LlmError) throw gone;
+      if (closed) throw closedError();
       throw new LlmError('SERVER_ERROR', `The model in this browser failed: ${errorText(e)}`, {
         kind: 'inpage',
         partial: text,
@@ -251,6 +287,8 @@ export function createInPageConnector(options: InPageConnectorOptions): InPageCo
       return { native: true };
     },
     close() {
+      closed = true;
+      markClosed();
       worker?.stop();
       worker = undefined;
       loaded = undefined;
