@@ -181,29 +181,38 @@ describe('Bm25Index', () => {
 
   it('loads many packed batches at once (a cold start) into the same index as one by one', () => {
     const words = ['cat', 'dog', 'fish', 'bird', 'cow', 'yak'];
+    const doc = fc.record({
+      key: fc.integer({ min: 1, max: 40 }),
+      terms: fc.array(fc.constantFrom(...words), { maxLength: 6 }),
+      group: fc.integer({ min: 1, max: 3 }),
+    });
     fc.assert(
       fc.property(
-        fc.array(
-          fc.array(
-            fc.record({
-              key: fc.integer({ min: 1, max: 40 }),
-              terms: fc.array(fc.constantFrom(...words), { maxLength: 6 }),
-              group: fc.integer({ min: 1, max: 3 }),
-            }),
-            { maxLength: 12 },
-          ),
-          { maxLength: 5 },
-        ),
-        (batches) => {
+        fc.array(fc.array(doc, { maxLength: 12 }), { maxLength: 5 }),
+        // Documents the index holds before (a later load into a live index).
+        fc.array(doc, { maxLength: 6 }),
+        // Keys renumbered to rise through the batches, as a cold start's shards do.
+        fc.boolean(),
+        (batchesIn, before, rising) => {
+          let next = 100;
+          const batches = rising
+            ? batchesIn.map((docs) => docs.map((d) => ({ ...d, key: next++ })))
+            : batchesIn;
+          // A turn's sentences side by side: three keys share a parent.
+          const parentOf = (key: number) => Math.ceil(key / 3) * 10;
           const packed = batches.map((docs) => ({
             keys: docs.map((d) => d.key),
             groups: docs.map((d) => d.group),
-            parents: docs.map((d) => d.key * 10),
+            parents: docs.map((d) => parentOf(d.key)),
             packed: packWords(docs.map((d) => d.terms)),
           }));
-          const one = new Bm25Index();
+          const held = (i: Bm25Index) => {
+            for (const d of before) i.addTerms(d.key, d.terms, d.group, parentOf(d.key));
+            return i;
+          };
+          const one = held(new Bm25Index());
           for (const b of packed) one.addPacked(b.keys, b.groups, b.parents, b.packed);
-          const many = new Bm25Index();
+          const many = held(new Bm25Index());
           many.addPackedMany(packed);
           expect(many.size).toBe(one.size);
           expect(many.episodeCount).toBe(one.episodeCount);
@@ -217,6 +226,11 @@ describe('Bm25Index', () => {
               one.searchTop(one.prepare(q), null, 5, { parent: 1, neighbours: 0.5, after: true }),
             );
           }
+          // Both take later documents alike (a term grown out of the shared buffer).
+          for (const i of [one, many]) i.addTerms(999, ['cat', 'cat', 'yak'], 1, 9990);
+          expect(many.search(many.prepare('cat yak'), null)).toEqual(
+            one.search(one.prepare('cat yak'), null),
+          );
         },
       ),
     );

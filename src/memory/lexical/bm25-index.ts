@@ -56,27 +56,18 @@ export const BM25_B = 0.75;
 /** Most query terms scored (a 10,000-character query is cut to its first distinct words). */
 export const MAX_QUERY_TERMS = 32;
 
+/** The postings of a term not yet in any document: shared, never written (length 0). */
+const NO_SLOTS = new Int32Array(0);
+const NO_TFS = new Uint16Array(0);
+
 class Postings {
-  slots = new Int32Array(2);
-  tfs = new Uint16Array(2);
+  slots = NO_SLOTS;
+  tfs = NO_TFS;
   n = 0;
   /** Postings announced by `addPackedMany` before it fills them. */
   want = 0;
 
-  /** Grows to hold the announced postings at once. */
-  reserveWanted(): void {
-    const cap = this.n + this.want;
-    this.want = 0;
-    if (cap <= this.slots.length) return;
-    const slots = new Int32Array(cap);
-    slots.set(this.slots.subarray(0, this.n));
-    this.slots = slots;
-    const tfs = new Uint16Array(cap);
-    tfs.set(this.tfs.subarray(0, this.n));
-    this.tfs = tfs;
-  }
-
-  /** `push` where room is known to be there (after `reserveWanted`). */
+  /** `push` where room is known to be there (after `reserveAll`). */
   append(slot: number, tf: number): void {
     this.slots[this.n] = slot;
     this.tfs[this.n++] = tf;
@@ -84,10 +75,11 @@ class Postings {
 
   push(slot: number, tf: number): void {
     if (this.n === this.slots.length) {
-      const slots = new Int32Array(this.n * 2);
+      const cap = Math.max(4, this.n * 2);
+      const slots = new Int32Array(cap);
       slots.set(this.slots);
       this.slots = slots;
-      const tfs = new Uint16Array(this.n * 2);
+      const tfs = new Uint16Array(cap);
       tfs.set(this.tfs);
       this.tfs = tfs;
     }
@@ -95,6 +87,37 @@ class Postings {
     this.tfs[this.n] = Math.min(tf, 65_535);
     this.n++;
   }
+}
+
+/**
+ * Gives every one of `lists` room for the postings announced in its `want`, all in one buffer
+ * (views of it): a cold start's tens of thousands of terms cost two allocations, not two each
+ * (a term that grows later moves to arrays of its own, as any term does).
+ */
+function reserveAll(lists: Iterable<Postings>): void {
+  const growing: Postings[] = [];
+  const caps: number[] = [];
+  let total = 0;
+  for (const p of lists) {
+    if (!p.want) continue;
+    const cap = p.n + p.want;
+    p.want = 0;
+    if (cap <= p.slots.length) continue;
+    growing.push(p);
+    caps.push(cap);
+    total += cap;
+  }
+  const slots = new Int32Array(total);
+  const tfs = new Uint16Array(total);
+  let at = 0;
+  growing.forEach((p, i) => {
+    const end = at + caps[i];
+    slots.set(p.slots.subarray(0, p.n), at);
+    tfs.set(p.tfs.subarray(0, p.n), at);
+    p.slots = slots.subarray(at, end);
+    p.tfs = tfs.subarray(at, end);
+    at = end;
+  });
 }
 
 /** A document's lexical match with a query. */
@@ -288,16 +311,9 @@ export class Bm25Index {
   ): void {
     // A key held already or twice would free a slot on the way (and may compact or clear the
     // index under the lists below): such batches go one by one. A cold start has neither.
-    const seen = new Set<number>();
-    for (const b of batches) {
-      for (let i = 0; i < b.keys.length; i++) {
-        const key = b.keys[i];
-        if (seen.has(key) || this.slotOf.has(key)) {
-          for (const c of batches) this.addPacked(c.keys, c.groups, c.parents, c.packed, c.times);
-          return;
-        }
-        seen.add(key);
-      }
+    if (!this.freshKeys(batches)) {
+      for (const c of batches) this.addPacked(c.keys, c.groups, c.parents, c.packed, c.times);
+      return;
     }
     const byTerm = batches.map((b) => {
       const { vocab, terms, freqs, offsets } = b.packed;
@@ -323,7 +339,7 @@ export class Bm25Index {
       });
       return { at, docOf, tfOf, lists };
     });
-    for (const { lists } of byTerm) for (const p of lists) p.reserveWanted();
+    reserveAll(byTerm.flatMap((b) => b.lists));
     let docs = 0;
     for (const b of batches) docs += b.keys.length;
     this.grow(this.slotCount + docs);
@@ -334,25 +350,59 @@ export class Bm25Index {
       for (let i = 0; i < b.keys.length; i++) {
         let length = 0;
         for (let j = offsets[i]; j < offsets[i + 1]; j++) length += freqs[j];
-        this.newSlot(b.keys[i], b.groups[i], b.parents[i], length, b.times?.[i] ?? NaN);
+        this.newSlot(b.keys[i], b.groups[i], b.parents[i], length, b.times?.[i] ?? NaN, true);
       }
       const { at, docOf, tfOf, lists } = byTerm[k];
       for (let t = 0; t < lists.length; t++) {
+        // A term's run, appended with its arrays at hand (room reserved above).
         const p = lists[t];
-        for (let pos = at[t]; pos < at[t + 1]; pos++) p.append(first + docOf[pos], tfOf[pos]);
+        const { slots, tfs } = p;
+        let n = p.n;
+        for (let pos = at[t]; pos < at[t + 1]; pos++) {
+          slots[n] = first + docOf[pos];
+          tfs[n++] = tfOf[pos];
+        }
+        p.n = n;
       }
       this.postings += offsets[b.keys.length] ?? 0;
     });
   }
 
+  /**
+   * Whether no key of `batches` is held already or comes twice. Keys that rise through the
+   * batches, above every key held (a cold start's shards), are known to be without a set.
+   */
+  private freshKeys(batches: readonly { keys: ArrayLike<number> }[]): boolean {
+    let last = this.slotCount && this.keysAscending ? this.keys[this.slotCount - 1] : -Infinity;
+    let rising = this.slotCount === 0 || this.keysAscending;
+    for (const b of batches) {
+      for (let i = 0; rising && i < b.keys.length; i++) {
+        rising = b.keys[i] > last;
+        last = b.keys[i];
+      }
+    }
+    if (rising) return true;
+    const seen = new Set<number>();
+    for (const b of batches) {
+      for (let i = 0; i < b.keys.length; i++) {
+        const key = b.keys[i];
+        if (seen.has(key) || this.slotOf.has(key)) return false;
+        seen.add(key);
+      }
+    }
+    return true;
+  }
+
+  /** A slot for `key` (its earlier one freed, unless the caller knows it has none: `fresh`). */
   private newSlot(
     key: number,
     group: number,
     parent: number,
     length: number,
     time: number,
+    fresh = false,
   ): number {
-    if (this.slotOf.has(key)) this.remove(key);
+    if (!fresh && this.slotOf.has(key)) this.remove(key);
     const slot = this.slotCount++;
     this.grow(this.slotCount);
     if (slot > 0 && key <= this.keys[slot - 1]) this.keysAscending = false;
@@ -360,7 +410,12 @@ export class Bm25Index {
     this.keys[slot] = key;
     this.groups[slot] = group;
     this.parents[slot] = parent;
-    this.parentSlots[slot] = parent ? this.parentSlot(parent, group) : -1;
+    // A turn's sentences come one after another: the slot before has the same parent, mostly.
+    this.parentSlots[slot] = !parent
+      ? -1
+      : slot > 0 && this.parents[slot - 1] === parent && this.groups[slot - 1] === group
+        ? this.parentSlots[slot - 1]
+        : this.parentSlot(parent, group);
     const e = (this.episodeSlots[slot] = this.episodeSlot(group, time));
     if (this.episodeDocs[e]++ === 0) this.liveEpisodes++;
     this.episodeLengths[e] += length;
@@ -467,8 +522,17 @@ export class Bm25Index {
     bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 3;
     bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
     bytes += (this.slotOf.size + this.parentSlotOf.size) * 40;
-    for (const [t, p] of this.terms)
-      bytes += 40 + 64 + t.length * 2 + p.slots.byteLength + p.tfs.byteLength;
+    // Postings by the buffers they hold: a cold start's terms share one (`reserveAll`), kept
+    // whole while any term still views it.
+    const buffers = new Set<ArrayBufferLike>();
+    for (const [t, p] of this.terms) {
+      bytes += 40 + 64 + t.length * 2;
+      for (const a of [p.slots, p.tfs]) {
+        if (a.byteLength === a.buffer.byteLength) bytes += a.byteLength;
+        else if (!buffers.has(a.buffer)) buffers.add(a.buffer);
+      }
+    }
+    for (const b of buffers) bytes += b.byteLength;
     return bytes;
   }
 
