@@ -126,6 +126,17 @@ export class SmApp extends LitElement {
     patch: patchConversations,
   });
 
+  /**
+   * The chats for the list, or undefined while there is none to show yet: the app opening, or
+   * the list not yet caught up with the chat it opened (the app always has one open), where an
+   * empty list would say "No chats yet." for a moment at every open.
+   */
+  private listedChats(): Conversation[] | undefined {
+    const chats = this.conversations.value;
+    if (!this.state.session) return undefined;
+    return chats?.length || this.state.conversationId === undefined ? chats : undefined;
+  }
+
   private readonly stats = new MemoryWatch<MemoryStats | undefined>(this, {
     tables: ['structured_memory', 'chunks'],
     load: async () => {
@@ -327,7 +338,7 @@ export class SmApp extends LitElement {
       <main id="main" tabindex="-1">
         <nav class="panel" aria-label="Chats" ?data-hidden=${this.tab !== 'chats'}>
           <sm-conversations
-            .conversations=${this.conversations.value ?? []}
+            .conversations=${this.listedChats()}
             .activeId=${this.state.conversationId}
           ></sm-conversations>
         </nav>

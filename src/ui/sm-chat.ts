@@ -457,6 +457,9 @@ export class SmChat extends LitElement {
   }
 
   private renderMessages() {
+    // While the app opens (no session yet) the chat it opens is not known: nothing, rather
+    // than a "No chat open" for most of a second.
+    if (this.conversationId === undefined && !this.session) return nothing;
     if (this.conversationId === undefined) {
       return html`<div class="placeholder">
         <h2>No chat open</h2>

@@ -53,7 +53,8 @@ export class SmConversations extends LitElement {
   static override styles = [tokens, base, conversationsStyles];
 
   /** The conversations, newest first. */
-  @property({ attribute: false }) conversations: Conversation[] = [];
+  /** The chats, newest first; undefined until they are read (the app opening): no list yet. */
+  @property({ attribute: false }) conversations?: Conversation[];
 
   /** The conversation shown in the chat. */
   @property({ type: Number }) activeId?: number;
@@ -72,7 +73,7 @@ export class SmConversations extends LitElement {
 
   override updated(changed: PropertyValues<this>): void {
     if (changed.has('conversations')) {
-      const ids = new Set(this.conversations.map((c) => c.id));
+      const ids = new Set((this.conversations ?? []).map((c) => c.id));
       if (this.editingId !== undefined && !ids.has(this.editingId)) this.editingId = undefined;
       if (this.confirmingId !== undefined && !ids.has(this.confirmingId))
         this.confirmingId = undefined;
@@ -92,15 +93,19 @@ export class SmConversations extends LitElement {
         <button class="new primary" type="button" @click=${this.handleNew}>New chat</button>
       </div>
       ${
-        this.conversations.length
-          ? html`<ul
-              aria-labelledby="chats-heading"
-              @focusin=${this.handleFocusIn}
-              @keydown=${this.handleListKey}
-            >
-              ${this.conversations.map((c) => this.renderItem(c))}
-            </ul>`
-          : html`<p class="empty">No chats yet.</p>`
+        // Nothing while the chats are read (under a second as the app opens), rather than a
+        // "No chats yet." that is not true.
+        !this.conversations
+          ? nothing
+          : this.conversations.length
+            ? html`<ul
+                aria-labelledby="chats-heading"
+                @focusin=${this.handleFocusIn}
+                @keydown=${this.handleListKey}
+              >
+                ${this.conversations.map((c) => this.renderItem(c))}
+              </ul>`
+            : html`<p class="empty">No chats yet.</p>`
       }
     `;
   }
@@ -204,7 +209,7 @@ export class SmConversations extends LitElement {
 
   /** The chat whose button is the list's Tab stop: the one last focused, else the open one. */
   private tabStop(): number | undefined {
-    const ids = this.conversations.map((c) => c.id);
+    const ids = (this.conversations ?? []).map((c) => c.id);
     if (this.stopId !== undefined && ids.includes(this.stopId)) return this.stopId;
     return ids.includes(this.activeId) ? this.activeId : ids[0];
   }
@@ -287,7 +292,7 @@ export class SmConversations extends LitElement {
     this.editingId = undefined;
     if (refocus) this.focusAfter = `#rename-${id}`;
     const title = value.trim();
-    const before = this.conversations.find((c) => c.id === id)?.title ?? '';
+    const before = this.conversations?.find((c) => c.id === id)?.title ?? '';
     if (title && title !== before) emit(this, 'sm-rename-conversation', { id, title });
   }
 

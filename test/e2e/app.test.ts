@@ -112,26 +112,38 @@ describe('the app in Chromium', () => {
   it('connects to the endpoint set in Settings (and says how to fix a dead one)', async () => {
     await page.goto(server.url, { waitUntil: 'commit' });
     // Nothing listens at the default endpoint: the status says what to do. While the app opens,
-    // the chat says so, never that it is not connected (it used to, for most of a second).
+    // the chat says so, never that it is not connected, nor that no chat is open or that there
+    // are none (each used to show for most of a second; the app opens a chat at once).
     const chatSaid = new Set<string>();
     await expect
       .poll(
         async () => {
-          const chat = await page
-            .evaluate(
-              () =>
-                document.querySelector('sm-app')?.shadowRoot?.querySelector('sm-chat')?.shadowRoot
-                  ?.textContent ?? '',
+          const said = await page
+            .evaluate(() =>
+              ['sm-chat', 'sm-conversations']
+                .map(
+                  (tag) =>
+                    document.querySelector('sm-app')?.shadowRoot?.querySelector(tag)?.shadowRoot
+                      ?.textContent ?? '',
+                )
+                .join(' '),
             )
             .catch(() => '');
-          for (const line of ['Not connected.', 'Opening your chats and memory…'])
-            if (chat.includes(line)) chatSaid.add(line);
+          for (const line of [
+            'Not connected.',
+            'Opening your chats and memory…',
+            'No chat open',
+            'No chats yet.',
+          ])
+            if (said.includes(line)) chatSaid.add(line);
           return page.getByText(/Nothing answers at http:\/\/localhost:5001/).count();
         },
         { timeout: 30_000, interval: 20 },
       )
       .toBeGreaterThan(0);
     expect(chatSaid.has('Not connected.')).toBe(false);
+    expect(chatSaid.has('No chat open')).toBe(false);
+    expect(chatSaid.has('No chats yet.')).toBe(false);
     expect(await page.getByText('Opening your chats and memory…').count()).toBe(0);
     await page.getByRole('button', { name: 'Settings', exact: true }).click();
     await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(fake.url);
