@@ -51,9 +51,12 @@ export function turnStartTools(reads: TurnReads) {
       recall && index && !recall.options?.exclude
         ? { ...recall.options, exclude: { conversationId, fromTurnId: index.turnId } }
         : recall?.options;
-    const hits = recall ? await reads.recallMemory(recall.query, recall.limit, options) : [];
-    const outline = outlineDepth ? await reads.memoryOutline(outlineDepth) : [];
-    const messages = await reads.getMessages(conversationId);
+    // The three reads are independent: asked together, one's storage waits overlap the others'.
+    const [hits, outline, messages] = await Promise.all([
+      recall ? reads.recallMemory(recall.query, recall.limit, options) : [],
+      outlineDepth ? reads.memoryOutline(outlineDepth) : [],
+      reads.getMessages(conversationId),
+    ]);
     return {
       messages,
       outline,
