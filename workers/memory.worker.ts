@@ -9,6 +9,7 @@ import { mutatedKeys } from '../src/memory/live-indexes';
 import { changeTouches } from '../src/memory/change-feed';
 import type {
   EntryDetail,
+  IndexProgress,
   MemoryApi,
   MemoryChange,
   ReembedProgress,
@@ -47,8 +48,19 @@ function createWorkerApi() {
     Promise.resolve(listener(progress)).catch(() => progressListeners.delete(listener));
   };
 
+  // A rebuild of the chat index under way (replayed to a page that subscribes during it).
+  const indexListeners = new Set<(progress: IndexProgress) => void>();
+  let indexing: IndexProgress | undefined;
+  const onIndexProgress = (progress: IndexProgress) => {
+    indexing = progress.done < progress.total ? progress : undefined;
+    for (const listener of indexListeners) {
+      Promise.resolve(listener(progress)).catch(() => indexListeners.delete(listener));
+    }
+  };
+
   const open = (model: string | (() => Promise<string>)): MemoryApi =>
     openMemory({
+      onIndexProgress,
       embedder: createEmbedder({
         model,
         bundledFiles: portableModelFiles,
@@ -145,6 +157,16 @@ function createWorkerApi() {
       progressListeners.add(listener);
       if (fallback && fallback !== lastProgress) notify(listener, fallback);
       if (lastProgress) notify(listener, lastProgress);
+    },
+
+    /**
+     * Calls `listener` (wrapped in Comlink's `proxy()` by the page) as a rebuild of the chat
+     * index goes (sentences done of all; done = total at the end), starting with one under way.
+     */
+    onIndexProgress(listener: (progress: IndexProgress) => void): void {
+      indexListeners.add(listener);
+      if (indexing)
+        Promise.resolve(listener(indexing)).catch(() => indexListeners.delete(listener));
     },
 
     /**

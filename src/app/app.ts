@@ -97,6 +97,8 @@ export interface AppState {
   fallback: FallbackNotice | undefined;
   /** Re-embedding after a model switch, while it lasts. */
   reembed: { done: number; total: number } | undefined;
+  /** A rebuild of the chat index under way (once after an update): sentences done of all. */
+  indexing: { done: number; total: number } | undefined;
   /** The embedding model in use, once known. */
   activeModel: ModelInfo | undefined;
   /** The conversation whose exchanges the memory keeper is reading now. */
@@ -115,6 +117,7 @@ export const IDLE_STATE: Readonly<AppState> = {
   notice: undefined,
   fallback: undefined,
   reembed: undefined,
+  indexing: undefined,
   activeModel: undefined,
   keeping: undefined,
 };
@@ -200,6 +203,11 @@ export class App {
   async start(): Promise<void> {
     const memory = this.memory;
     void memory.onModelProgress(this.wrap((p: EmbedderProgress) => this.handleModelProgress(p)));
+    void memory.onIndexProgress(
+      this.wrap((p: { done: number; total: number }) =>
+        this.set({ indexing: p.done < p.total ? { done: p.done, total: p.total } : undefined }),
+      ),
+    );
     const stored = await memory.getSetting(SETTINGS_KEY);
     this.set({
       settings: normaliseSettings(stored),

@@ -52,6 +52,7 @@ export function createLiveIndexes(
   db: MemoryDB,
   models: ModelAccess,
   vectorIndex: OpenMemoryOptions['vectorIndex'],
+  onIndexProgress?: OpenMemoryOptions['onIndexProgress'],
 ): LiveIndexes {
   const { model } = models;
   let entryIndex: EntryIndex | null = null;
@@ -202,7 +203,7 @@ export function createLiveIndexes(
       pending.chunks.clear();
       written.clear();
       semanticIndex = null;
-      const fresh = new SemanticIndex(db, info.id, info.dims, vectorIndex);
+      const fresh = new SemanticIndex(db, info.id, info.dims, vectorIndex, onIndexProgress);
       await fresh.load();
       semanticIndex = fresh;
       // The full shard check runs after the index is in use, once its vectors are in (a count

@@ -19,7 +19,7 @@ import {
 } from './shards';
 import { Bm25Index } from './lexical/bm25-index';
 import { EPISODE_GAP_MS } from './ranking';
-import type { Chunk, SemanticIndexInfo, VectorIndexOptions } from './types';
+import type { Chunk, IndexProgress, SemanticIndexInfo, VectorIndexOptions } from './types';
 import { dot as dotVectors } from './scoring';
 
 /** Fewest candidates a search during a cold start takes from the sign codes (rows read). */
@@ -52,6 +52,8 @@ export class SemanticIndex {
     readonly model: string,
     readonly dims: number,
     { compactFrom = COMPACT_FROM, ...options }: VectorIndexOptions = {},
+    /** Told how a rebuild of the shards from the rows goes (docs/search.md, "Cold start"). */
+    private readonly onRebuild?: (progress: IndexProgress) => void,
   ) {
     this.compactFrom = compactFrom;
     this.vectors = new ChunkVectors(dims, options);
@@ -296,7 +298,7 @@ export class SemanticIndex {
     // its helpers nest (a plain arrow returning a promise keeps it only briefly after each of
     // Dexie's own promises).
     return db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () =>
-      rebuildShards(db.chunks, db, model),
+      rebuildShards(db.chunks, db, model, this.onRebuild),
     );
   }
 

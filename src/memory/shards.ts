@@ -12,7 +12,7 @@
 import Dexie, { type Table } from 'dexie';
 import { TOKENIZER_VERSION, tokenize } from './lexical/tokenize';
 import { signCode, signCodeBytes } from './kernels/signs';
-import type { Chunk } from './types';
+import type { Chunk, IndexProgress } from './types';
 
 /** Chunk ids per range; one complete range is one row of up to this many vectors. */
 export const SHARD_SPAN = 4096;
@@ -490,13 +490,15 @@ export async function eachShard(
 
 /**
  * Rebuilds the shards of `model` (both parts) from its chunk rows (when they disagree: rows
- * written by an older version, or by hand), reading the rows range by range. Call in a rw
- * transaction over the chunk table and both shard tables.
+ * written by an older version, or by hand), reading the rows range by range; `onProgress` hears
+ * the rows done of all after each range (and 0 first). Call in a rw transaction over the chunk
+ * table and both shard tables.
  */
 export async function rebuildShards(
   chunks: Table<Chunk, number>,
   t: ShardTables,
   model: string,
+  onProgress?: (progress: IndexProgress) => void,
 ): Promise<void> {
   await deletePieces(
     t,
@@ -508,6 +510,7 @@ export async function rebuildShards(
     );
   const ids = await chunks.where('model').equals(model).primaryKeys();
   ids.sort((a, b) => a - b);
+  onProgress?.({ done: 0, total: ids.length });
   // Range by range, awaiting only Dexie's own promises and putPiece here: the rows of one range
   // are at most SHARD_SPAN.
   for (let i = 0; i < ids.length;) {
@@ -518,5 +521,6 @@ export async function rebuildShards(
     const rows = got.filter((r): r is Chunk => !!r?.embedding.length);
     if (rows.length) await putPiece(t, packShard(model, range, rows));
     i = end;
+    onProgress?.({ done: end, total: ids.length });
   }
 }

@@ -28,7 +28,7 @@ export function openStore(options: OpenMemoryOptions) {
   const db = new MemoryDB(name);
   const state: StoreState = { lastConversationId: undefined, countTokens: null, closed: false };
   const models = createModelAccess(embedder);
-  const indexes = createLiveIndexes(name, db, models, options.vectorIndex);
+  const indexes = createLiveIndexes(name, db, models, options.vectorIndex, options.onIndexProgress);
   const { entries, chunksIndex } = indexes;
 
   function close(): void {

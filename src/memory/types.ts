@@ -829,6 +829,17 @@ export interface OpenMemoryOptions {
   now?: () => number;
   /** Tuning of the semantic index (tests and benchmarks); the defaults suit the app. */
   vectorIndex?: VectorIndexOptions;
+  /**
+   * Told how a rebuild of the chat index's stored pieces goes (once after an update that
+   * changed what they hold, or when they disagree with the rows): the first search waits for it.
+   */
+  onIndexProgress?: (progress: IndexProgress) => void;
+}
+
+/** A rebuild of the chat index: the sentences done of all. */
+export interface IndexProgress {
+  done: number;
+  total: number;
 }
 
 /** How the semantic index stores and searches its vectors. */

@@ -443,7 +443,7 @@ export class SmApp extends LitElement {
    * Most first: what needs doing, what went wrong, then what is only under way.
    */
   private renderBanners() {
-    const { modelProgress: p, reembed, fallback, notice } = this.state;
+    const { modelProgress: p, reembed, indexing, fallback, notice } = this.state;
     const loading = p && (p.status === 'download' || p.status === 'load');
     const banners: ((more: Extra) => TemplateResult)[] = [];
     if (this.state.status.state === 'error') banners.push((more) => this.renderConnectBanner(more));
@@ -471,6 +471,25 @@ export class SmApp extends LitElement {
               aria-label="Re-embedding progress"
               max=${reembed.total}
               .value=${reembed.done}
+            ></progress>
+            ${more}
+          </div>`,
+      );
+    }
+    if (indexing) {
+      banners.push(
+        (more) =>
+          html`<div class="banner" role="status">
+            <span
+              class="text"
+              title="Updating the search index of your chats: a search waits until it is done"
+              >Updating search: ${indexing.done.toLocaleString('en-US')} of
+              ${indexing.total.toLocaleString('en-US')} chat sentences</span
+            >
+            <progress
+              aria-label="Search index update"
+              max=${indexing.total}
+              .value=${indexing.done}
             ></progress>
             ${more}
           </div>`,

@@ -95,6 +95,33 @@ describe('an update that rebuilds the shards (Chromium)', () => {
     expect((await heads()).every((h) => h.times === 0)).toBe(true);
 
     await page.reload();
+    // Every rebuild step the app shows from here on, and the banner's words at each.
+    await page.waitForFunction(
+      () => (document.querySelector('sm-app') as unknown as { app?: unknown } | null)?.app,
+    );
+    await page.evaluate(() => {
+      type Indexing = { done: number; total: number } | undefined;
+      const el = document.querySelector('sm-app') as unknown as HTMLElement & {
+        updateComplete: Promise<unknown>;
+        app: { subscribe(f: () => void): () => void; state: { indexing: Indexing } };
+      };
+      // Every notice shown, as its "N more" button does: with no model server set up, that one
+      // comes first.
+      (el as unknown as { moreBanners: boolean }).moreBanners = true;
+      const seen: { indexing: Indexing; banner?: string }[] = [];
+      (window as unknown as { seen: typeof seen }).seen = seen;
+      el.app.subscribe(() => {
+        const indexing = el.app.state.indexing;
+        if (seen.length && seen.at(-1)!.indexing === indexing) return;
+        const step: (typeof seen)[number] = { indexing };
+        seen.push(step);
+        void el.updateComplete.then(() => {
+          step.banner = [...(el.shadowRoot?.querySelectorAll('.banner') ?? [])]
+            .map((b) => b.textContent?.replace(/\s+/g, ' ').trim() ?? '')
+            .join(' | ');
+        });
+      });
+    });
     // The first search loads the index, which rebuilds the shards first; a sentence of the first
     // range and one of the last are found.
     for (const turn of [3, TURNS - 2]) {
@@ -114,7 +141,49 @@ describe('an update that rebuilds the shards (Chromium)', () => {
       ]);
     }
     const after = await heads();
-    expect(after.reduce((n, h) => n + h.count, 0)).toBe(before.reduce((n, h) => n + h.count, 0));
+    const chunks = before.reduce((n, h) => n + h.count, 0);
+    expect(after.reduce((n, h) => n + h.count, 0)).toBe(chunks);
     expect(after.every((h) => h.times === h.count)).toBe(true);
+
+    // Meanwhile the app said so, range by range, with the count of sentences, and stopped.
+    await expect
+      .poll(() =>
+        page.evaluate(
+          () =>
+            (window as unknown as { seen: { indexing?: unknown }[] }).seen.at(-1)?.indexing ?? null,
+        ),
+      )
+      .toBeNull();
+    const seen = await page.evaluate(
+      () =>
+        (
+          window as unknown as {
+            seen: { indexing?: { done: number; total: number }; banner?: string }[];
+          }
+        ).seen,
+    );
+    const steps = seen.flatMap((s) => (s.indexing ? [s.indexing] : []));
+    expect(steps[0]).toEqual({ done: 0, total: chunks });
+    expect(steps.length).toBeGreaterThan(1);
+    const done = steps.map((s) => s.done);
+    expect(done).toEqual([...done].sort((a, b) => a - b));
+    expect(steps.every((s) => s.total === chunks && s.done < chunks)).toBe(true);
+    const shown = seen.flatMap((s) => (s.indexing && s.banner ? [s.banner] : []));
+    expect(shown[0]).toContain(
+      `Updating search: 0 of ${chunks.toLocaleString('en-US')} chat sentences`,
+    );
+    expect(seen.at(-1)?.banner ?? '').not.toContain('Updating search');
+
+    // For the screenshots: a step the rebuild showed, halfway, shown again (it passes fast).
+    const halfway = steps[Math.floor(steps.length / 2)]!;
+    await page.evaluate((indexing) => {
+      const app = (document.querySelector('sm-app') as unknown as { app: { set(p: object): void } })
+        .app;
+      app.set({ indexing });
+    }, halfway);
+    await page.getByRole('progressbar', { name: 'Search index update' }).waitFor();
+    await page.screenshot({ path: '/tmp/sm-index-rebuild-desktop.png' });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: '/tmp/sm-index-rebuild-phone.png' });
   });
 });

@@ -29,6 +29,7 @@ function compose(stored: Record<string, unknown> = {}) {
   let nextId = 1;
   const memory = {
     onModelProgress: async () => undefined,
+    onIndexProgress: async () => undefined,
     getSetting: async (key: string) => settings.get(key),
     setSetting: async (key: string, value: unknown) => void settings.set(key, value),
     listConversations: async () => [{ id: 1, title: 'One' }],

@@ -51,10 +51,14 @@ function fakeMemory(stored: Record<string, unknown> = {}) {
   const conversations = new Map<number, string>();
   let nextId = 1;
   let progress: ((p: EmbedderProgress) => void) | undefined;
+  let indexing: ((p: { done: number; total: number }) => void) | undefined;
   const models: string[] = [];
   const memory = {
     onModelProgress: async (fn: (p: EmbedderProgress) => void) => {
       progress = fn;
+    },
+    onIndexProgress: async (fn: (p: { done: number; total: number }) => void) => {
+      indexing = fn;
     },
     getSetting: async (key: string) => settings.get(key),
     setSetting: async (key: string, value: unknown) => {
@@ -88,6 +92,7 @@ function fakeMemory(stored: Record<string, unknown> = {}) {
     conversations,
     models,
     progress: (p: EmbedderProgress) => progress?.(p),
+    indexing: (p: { done: number; total: number }) => indexing?.(p),
   };
 }
 
@@ -314,6 +319,18 @@ describe('App (the composition of memory, settings, connector and chat session)'
     await again.start();
     mem.progress({ status: 'fallback', message });
     expect(again.state.fallback).toBeUndefined();
+  });
+
+  it('shows a rebuild of the chat index while it lasts, and not once it is done', async () => {
+    const { app, mem } = compose();
+    await app.start();
+    expect(app.state.indexing).toBeUndefined();
+    mem.indexing({ done: 0, total: 9000 });
+    expect(app.state.indexing).toEqual({ done: 0, total: 9000 });
+    mem.indexing({ done: 4096, total: 9000 });
+    expect(app.state.indexing).toEqual({ done: 4096, total: 9000 });
+    mem.indexing({ done: 9000, total: 9000 });
+    expect(app.state.indexing).toBeUndefined();
   });
 
   it('tells its subscribers of each change, and a notice lasts until dismissed', async () => {
