@@ -67,12 +67,6 @@ class Postings {
   /** Postings announced by `addPackedMany` before it fills them. */
   want = 0;
 
-  /** `push` where room is known to be there (after `reserveAll`). */
-  append(slot: number, tf: number): void {
-    this.slots[this.n] = slot;
-    this.tfs[this.n++] = tf;
-  }
-
   push(slot: number, tf: number): void {
     if (this.n === this.slots.length) {
       const cap = Math.max(4, this.n * 2);
