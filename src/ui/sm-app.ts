@@ -77,6 +77,20 @@ class AppStateController implements ReactiveController {
  *
  * @property app - the app's composition (set by main.ts)
  */
+/** A banner line for work under way: what it does, and a bar of `done` of `total`. */
+function progressBanner(
+  text: TemplateResult,
+  label: string,
+  { done, total }: { done: number; total: number },
+  more: Extra,
+): TemplateResult {
+  return html`<div class="banner" role="status">
+    <span class="text">${text}</span>
+    <progress aria-label=${label} max=${total} .value=${done}></progress>
+    ${more}
+  </div>`;
+}
+
 @customElement('sm-app')
 export class SmApp extends LitElement {
   static override styles = [tokens, base, appStyles];
@@ -461,38 +475,27 @@ export class SmApp extends LitElement {
       );
     }
     if (reembed) {
-      banners.push(
-        (more) =>
-          html`<div class="banner" role="status">
-            <span class="text"
-              >Re-embedding memory with the new model: ${reembed.done} of ${reembed.total}</span
-            >
-            <progress
-              aria-label="Re-embedding progress"
-              max=${reembed.total}
-              .value=${reembed.done}
-            ></progress>
-            ${more}
-          </div>`,
+      banners.push((more) =>
+        progressBanner(
+          html`Re-embedding memory with the new model: ${reembed.done} of ${reembed.total}`,
+          'Re-embedding progress',
+          reembed,
+          more,
+        ),
       );
     }
     if (indexing) {
-      banners.push(
-        (more) =>
-          html`<div class="banner" role="status">
-            <span
-              class="text"
-              title="Updating the search index of your chats: a search waits until it is done"
-              >Updating search: ${indexing.done.toLocaleString('en-US')} of
-              ${indexing.total.toLocaleString('en-US')} chat sentences</span
-            >
-            <progress
-              aria-label="Search index update"
-              max=${indexing.total}
-              .value=${indexing.done}
-            ></progress>
-            ${more}
-          </div>`,
+      banners.push((more) =>
+        progressBanner(
+          html`<span
+            title="Updating the search index of your chats: a search waits until it is done"
+            >Updating search: ${indexing.done.toLocaleString('en-US')} of
+            ${indexing.total.toLocaleString('en-US')} chat sentences</span
+          >`,
+          'Search index update',
+          indexing,
+          more,
+        ),
       );
     }
     if (loading) {

@@ -185,5 +185,21 @@ describe('an update that rebuilds the shards (Chromium)', () => {
     await page.screenshot({ path: '/tmp/sm-index-rebuild-desktop.png' });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: '/tmp/sm-index-rebuild-phone.png' });
+
+    // Its sibling line, the re-embedding after a model switch, is drawn the same way.
+    await page.evaluate(() => {
+      const app = (document.querySelector('sm-app') as unknown as { app: { set(p: object): void } })
+        .app;
+      app.set({ indexing: undefined, reembed: { done: 3, total: 10 } });
+    });
+    const bar = page.getByRole('progressbar', { name: 'Re-embedding progress' });
+    await bar.waitFor();
+    expect(await bar.evaluate((el) => (el as HTMLProgressElement).value)).toBe(3);
+    expect(await page.locator('sm-app .banner').allTextContents()).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('Re-embedding memory with the new model: 3 of 10'),
+      ]),
+    );
+    expect(await page.getByRole('progressbar', { name: 'Search index update' }).count()).toBe(0);
   });
 });
