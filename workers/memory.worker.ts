@@ -38,24 +38,26 @@ function buildDefaultModel(): string {
  */
 const portableModelFiles = (self as { SM_BUNDLED_FILES?: Record<string, string> }).SM_BUNDLED_FILES;
 
+/**
+ * Tells `listener` (one of `listeners`) `value`; a listener from a closed page rejects and is
+ * dropped, rather than fail the work that reports.
+ */
+function tell<T>(listeners: Set<(value: T) => void>, listener: (value: T) => void, value: T): void {
+  Promise.resolve(listener(value)).catch(() => listeners.delete(listener));
+}
+
 function createWorkerApi() {
   const progressListeners = new Set<(progress: EmbedderProgress) => void>();
   // Replayed to late subscribers: the fallback notice, then the latest step.
   let fallback: EmbedderProgress | undefined;
   let lastProgress: EmbedderProgress | undefined;
-  const notify = (listener: (progress: EmbedderProgress) => void, progress: EmbedderProgress) => {
-    // A listener from a closed page rejects; drop it rather than fail the model load.
-    Promise.resolve(listener(progress)).catch(() => progressListeners.delete(listener));
-  };
 
   // A rebuild of the chat index under way (replayed to a page that subscribes during it).
   const indexListeners = new Set<(progress: IndexProgress) => void>();
   let indexing: IndexProgress | undefined;
   const onIndexProgress = (progress: IndexProgress) => {
     indexing = progress.done < progress.total ? progress : undefined;
-    for (const listener of indexListeners) {
-      Promise.resolve(listener(progress)).catch(() => indexListeners.delete(listener));
-    }
+    for (const listener of indexListeners) tell(indexListeners, listener, progress);
   };
 
   const open = (model: string | (() => Promise<string>)): MemoryApi =>
@@ -67,7 +69,7 @@ function createWorkerApi() {
         onProgress(progress: EmbedderProgress) {
           if (progress.status === 'fallback') fallback = progress;
           lastProgress = progress;
-          for (const listener of progressListeners) notify(listener, progress);
+          for (const listener of progressListeners) tell(progressListeners, listener, progress);
         },
       }),
     });
@@ -155,8 +157,8 @@ function createWorkerApi() {
      */
     onModelProgress(listener: (progress: EmbedderProgress) => void): void {
       progressListeners.add(listener);
-      if (fallback && fallback !== lastProgress) notify(listener, fallback);
-      if (lastProgress) notify(listener, lastProgress);
+      if (fallback && fallback !== lastProgress) tell(progressListeners, listener, fallback);
+      if (lastProgress) tell(progressListeners, listener, lastProgress);
     },
 
     /**
@@ -165,8 +167,7 @@ function createWorkerApi() {
      */
     onIndexProgress(listener: (progress: IndexProgress) => void): void {
       indexListeners.add(listener);
-      if (indexing)
-        Promise.resolve(listener(indexing)).catch(() => indexListeners.delete(listener));
+      if (indexing) tell(indexListeners, listener, indexing);
     },
 
     /**

@@ -28,6 +28,7 @@ import { formatBytes } from './storage-status';
 import { LlmError } from '../llm/types';
 import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import type { MemoryClient } from '../worker-client';
+import type { IndexProgress } from '../memory/types';
 import { MemoryKeeper, type KeeperHandover, type KeeperTarget } from './memory-keeper';
 import { KEEPER_HANDOVER_KEY, localHandover } from './keeper-handover';
 import {
@@ -97,8 +98,8 @@ export interface AppState {
   fallback: FallbackNotice | undefined;
   /** Re-embedding after a model switch, while it lasts. */
   reembed: { done: number; total: number } | undefined;
-  /** A rebuild of the chat index under way (once after an update): sentences done of all. */
-  indexing: { done: number; total: number } | undefined;
+  /** A rebuild of the chat index under way (after an update, or a repair): sentences done. */
+  indexing: IndexProgress | undefined;
   /** The embedding model in use, once known. */
   activeModel: ModelInfo | undefined;
   /** The conversation whose exchanges the memory keeper is reading now. */
@@ -204,9 +205,7 @@ export class App {
     const memory = this.memory;
     void memory.onModelProgress(this.wrap((p: EmbedderProgress) => this.handleModelProgress(p)));
     void memory.onIndexProgress(
-      this.wrap((p: { done: number; total: number }) =>
-        this.set({ indexing: p.done < p.total ? { done: p.done, total: p.total } : undefined }),
-      ),
+      this.wrap((p: IndexProgress) => this.set({ indexing: p.done < p.total ? p : undefined })),
     );
     const stored = await memory.getSetting(SETTINGS_KEY);
     this.set({

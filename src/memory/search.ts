@@ -252,9 +252,9 @@ export async function rankChunks(
     cosBound = vec.length >= m ? vec[vec.length - 1].similarity : -1;
   }
   const query = idx.words.prepare(q.text);
-  // Across chats, a chat sitting as a whole is evidence for each of its sentences (CHAT_WEIGHT):
-  // its words as one text, its best sentence's meaning. One sitting alone tells its sentences
-  // nothing apart.
+  // A chat sitting as a whole is evidence for each of its sentences (CHAT_WEIGHT): its words as
+  // one text, its best sentence's meaning; across chats and within one long chat alike. One
+  // sitting alone tells its sentences nothing apart.
   const bySitting = CHAT_WEIGHT > 0 && idx.episodeCount > 1;
   const sittingWords =
     bySitting && signals !== 'semantic' ? idx.words.episodeMatches(query) : undefined;
@@ -293,7 +293,7 @@ export async function rankChunks(
       if (r > (sittingSem.get(sitting) ?? 0)) sittingSem.set(sitting, r);
     }
   }
-  /** A sentence's match: its own (with its turn) and, across chats, its sitting's, per signal. */
+  /** A sentence's match: its own (with its turn) and, over several sittings, its sitting's. */
   const matchOf = (lex: number, semantic: number, id: number) => {
     const sitting = bySitting ? idx.episodeOf(id) : undefined;
     if (sitting === undefined) return fuse(lex, semantic, signals);

@@ -72,11 +72,6 @@ class AppStateController implements ReactiveController {
   }
 }
 
-/**
- * `<sm-app>`: the root element of Structured Memory.
- *
- * @property app - the app's composition (set by main.ts)
- */
 /** A banner line for work under way: what it does, and a bar of `done` of `total`. */
 function progressBanner(
   text: TemplateResult,
@@ -91,6 +86,11 @@ function progressBanner(
   </div>`;
 }
 
+/**
+ * `<sm-app>`: the root element of Structured Memory.
+ *
+ * @property app - the app's composition (set by main.ts)
+ */
 @customElement('sm-app')
 export class SmApp extends LitElement {
   static override styles = [tokens, base, appStyles];

@@ -52,9 +52,13 @@ declare global {
 export class SmConversations extends LitElement {
   static override styles = [tokens, base, conversationsStyles];
 
-  /** The conversations, newest first. */
   /** The chats, newest first; undefined until they are read (the app opening): no list yet. */
   @property({ attribute: false }) conversations?: Conversation[];
+
+  /** The chats listed (none before they are read). */
+  private get listed(): Conversation[] {
+    return this.conversations ?? [];
+  }
 
   /** The conversation shown in the chat. */
   @property({ type: Number }) activeId?: number;
@@ -73,7 +77,7 @@ export class SmConversations extends LitElement {
 
   override updated(changed: PropertyValues<this>): void {
     if (changed.has('conversations')) {
-      const ids = new Set((this.conversations ?? []).map((c) => c.id));
+      const ids = new Set(this.listed.map((c) => c.id));
       if (this.editingId !== undefined && !ids.has(this.editingId)) this.editingId = undefined;
       if (this.confirmingId !== undefined && !ids.has(this.confirmingId))
         this.confirmingId = undefined;
@@ -209,7 +213,7 @@ export class SmConversations extends LitElement {
 
   /** The chat whose button is the list's Tab stop: the one last focused, else the open one. */
   private tabStop(): number | undefined {
-    const ids = (this.conversations ?? []).map((c) => c.id);
+    const ids = this.listed.map((c) => c.id);
     if (this.stopId !== undefined && ids.includes(this.stopId)) return this.stopId;
     return ids.includes(this.activeId) ? this.activeId : ids[0];
   }
@@ -292,7 +296,7 @@ export class SmConversations extends LitElement {
     this.editingId = undefined;
     if (refocus) this.focusAfter = `#rename-${id}`;
     const title = value.trim();
-    const before = this.conversations?.find((c) => c.id === id)?.title ?? '';
+    const before = this.listed.find((c) => c.id === id)?.title ?? '';
     if (title && title !== before) emit(this, 'sm-rename-conversation', { id, title });
   }
 

@@ -425,15 +425,9 @@ export class Bm25Index {
     if (p !== undefined) return p;
     this.parentSlotOf.set(parent, (p = this.parentSlotOf.size));
     if (p >= this.parentMasks.length) {
-      const cap = this.parentMasks.length * 2;
-      const grow = <T extends Int32Array | Uint32Array>(a: T, make: (n: number) => T): T => {
-        const b = make(cap);
-        b.set(a);
-        return b;
-      };
-      this.parentMasks = grow(this.parentMasks, (n) => new Uint32Array(n));
-      this.parentBefore = grow(this.parentBefore, (n) => new Int32Array(n));
-      this.parentAfter = grow(this.parentAfter, (n) => new Int32Array(n));
+      this.parentMasks = doubled(this.parentMasks, Uint32Array);
+      this.parentBefore = doubled(this.parentBefore, Int32Array);
+      this.parentAfter = doubled(this.parentAfter, Int32Array);
     }
     const before = this.lastParentOf.get(group) ?? -1;
     this.parentBefore[p] = before;
@@ -511,7 +505,8 @@ export class Bm25Index {
   memoryBytes(): number {
     // Typed arrays by their size; JS arrays at 8 bytes an element; Map entries at ~40 bytes.
     let bytes = this.lengths.byteLength + this.alive.byteLength + this.parentSlots.byteLength;
-    bytes += this.episodeSlots.byteLength + this.episodeLengths.byteLength * 1.5;
+    bytes += this.episodeSlots.byteLength + this.episodeLengths.byteLength;
+    bytes += this.episodeDocs.byteLength;
     bytes += this.episodeGroups.length * 8 + this.lastEpisodeOf.size * 60;
     bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 3;
     bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
@@ -834,7 +829,10 @@ export class Bm25Index {
 }
 
 /** A copy of `a` in an array twice its length (the rest zero). */
-function doubled<T extends Float64Array | Int32Array>(a: T, make: new (n: number) => T): T {
+function doubled<T extends Float64Array | Int32Array | Uint32Array>(
+  a: T,
+  make: new (n: number) => T,
+): T {
   const b = new make(a.length * 2);
   b.set(a);
   return b;
