@@ -38,7 +38,7 @@ const DEFAULTS: Required<ChunkVectorsOptions> = {
   rescoreFromRows: false,
   signFrom: 65_536,
   signShare: 0.005,
-  signMin: 2048,
+  signMin: 1024,
 };
 /** Most candidates one search rescores (k is capped at 1,000 by the tools). */
 const CAND_MAX = 8192;

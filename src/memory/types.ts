@@ -867,7 +867,7 @@ export interface VectorIndexOptions {
   signFrom?: number;
   /** Share of the rows searched that the sign pass keeps as candidates (default 0.005)… */
   signShare?: number;
-  /** …and the fewest it keeps (default 2,048). */
+  /** …and the fewest it keeps (default 1,024; bench/README.md, "Two-stage vector search"). */
   signMin?: number;
   /**
    * From this many chunks a cold start answers from the shards' compact parts while the vectors

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MINILM_LIKE, SyntheticVectors, exactTopK, recall } from '../../bench/synthetic';
 import { ChunkVectors, type ChunkVectorsOptions } from '../../src/memory/chunk-vectors';
+import fc from 'fast-check';
 import { selectTop } from '../../src/memory/kernels/select';
 import { topK } from '../../src/memory/scoring';
 
@@ -38,6 +39,26 @@ describe('selectTop', () => {
     skip[best[0]] = NaN;
     expect([...selectTop(scores, 500, 2, skip)]).toEqual(best.slice(1));
     expect([...selectTop(scores, 10, 3)]).toEqual(topK(scores.subarray(0, 10), 3));
+  });
+
+  it('gives the same positions by the heap and by the threshold, ties, -0, NaN and dead rows included', () => {
+    // Scores from a few levels (many ties), some NaN, -0 beside 0, some rows dead: every k from
+    // a small share of n (the heap) to all of it (the threshold path).
+    const level = fc.constantFrom(-0.5, -0, 0, 0.25, 0.5, 0.75, 1, NaN);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(level, fc.boolean()), { minLength: 1, maxLength: 300 }),
+        fc.nat(400),
+        (cells, k) => {
+          const scores = Float32Array.from(cells, ([v]) => v);
+          const skip = Float64Array.from(cells, ([, dead]) => (dead ? NaN : 0));
+          const alive = Array.from(scores, (v, i) => (skip[i] !== skip[i] ? NaN : v));
+          expect([...selectTop(scores, scores.length, k, skip)]).toEqual(topK(alive, k));
+          expect([...selectTop(scores, scores.length, k)]).toEqual(topK(scores, k));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 // Dot-product kernels over one growable memory, addressed by byte offsets: the WASM SIMD module
 // where WebAssembly SIMD is available, and the plain JS loops as fallback and test reference.
 import { quantiseRow } from './int8';
-import { KERNEL_EXPORTS, kernelModuleBytes } from './wasm-module';
+import { FIXED_CODE_BLOCKS, KERNEL_EXPORTS, kernelModuleBytes } from './wasm-module';
 
 export type KernelKind = 'wasm-simd' | 'js';
 
@@ -103,7 +103,13 @@ function wasmKernel(bytes: number): DotKernel {
   const i8Rows = ex.i8Rows as Fn6;
   const i8Index = ex.i8Index as Fn7;
   const quantise = ex.quantise as Fn5;
-  const hamRows = ex.hamRows as Fn6;
+  // A code length with a scan of its own takes it (wasm-module.ts `hammingFixed`).
+  const fixedRows = new Map<number, Fn6>(
+    FIXED_CODE_BLOCKS.map((b) => [b * 16, ex[`hamRows${b}`] as Fn6]),
+  );
+  const hamRowsAny = ex.hamRows as Fn6;
+  const hamRows: Fn6 = (q, base, n, bytes, out, hist) =>
+    (fixedRows.get(bytes) ?? hamRowsAny)(q, base, n, bytes, out, hist);
   const hamIndex = ex.hamIndex as Fn7;
   const signs = ex.signs as Fn5;
   const gather = ex.gather as (a: number, b: number, c: number, d: number, e: number) => number;

@@ -502,6 +502,81 @@ function hamming(indexed: boolean): number[] {
 }
 
 /**
+ * `hamRows` for codes of exactly `blocks` × 16 bytes (`FIXED_CODE_BLOCKS`):
+ * the query's blocks held in locals and each row's read at constant offsets, no inner loop (the
+ * generic loop's per-block count and reloads of the query were most of its time). Same
+ * parameters; `bytes` is ignored. Locals after them: end, p, d, acc, then one per query block.
+ */
+function hammingFixed(blocks: number): number[] {
+  const params = ['q', 'base', 'count', 'bytes', 'out', 'hist'];
+  const at = (n: string) => params.indexOf(n);
+  const [end, p, d, acc] = [0, 1, 2, 3].map((i) => params.length + i);
+  const qb = (b: number) => params.length + 4 + b;
+  const stride = blocks * 16;
+  const body = [
+    ...get(at('out')),
+    ...get(at('count')),
+    ...i32c(2),
+    ...op.shl,
+    ...op.add,
+    ...set(end),
+    ...Array.from({ length: blocks }, (_, b) => [
+      ...get(at('q')),
+      ...op.vLoad(b * 16),
+      ...set(qb(b)),
+    ]).flat(),
+    ...whileLt(at('out'), end, [
+      ...get(at('base')),
+      ...set(p),
+      ...Array.from({ length: blocks }, (_, b) => [
+        ...get(qb(b)),
+        ...get(p),
+        ...op.vLoad(b * 16),
+        ...op.vXor,
+        ...op.i8x16Popcnt,
+        ...(b > 0 ? op.i8x16Add : []),
+      ]).flat(),
+      ...op.i16x8AddPairsU,
+      ...op.i32x4AddPairsU,
+      ...set(acc),
+      ...get(at('out')),
+      ...[0, 1, 2, 3].flatMap((l) => [...get(acc), ...op.i32x4Lane(l)]),
+      ...op.add,
+      ...op.add,
+      ...op.add,
+      ...set(d),
+      ...get(d),
+      ...op.i32Store,
+      // hist[d] += 1
+      ...get(at('hist')),
+      ...get(d),
+      ...i32c(2),
+      ...op.shl,
+      ...op.add,
+      ...set(p),
+      ...get(p),
+      ...get(p),
+      ...op.i32Load(),
+      ...i32c(1),
+      ...op.add,
+      ...op.i32Store,
+      ...bump(at('base'), i32c(stride)),
+      ...bump(at('out'), i32c(4)),
+    ]),
+  ];
+  return fn(
+    [
+      [3, I32],
+      [1 + blocks, V128],
+    ],
+    body,
+  );
+}
+
+/** Code lengths (16-byte blocks) with a Hamming kernel of their own: 100 to 512 dimensions. */
+export const FIXED_CODE_BLOCKS = [1, 2, 3, 4] as const;
+
+/**
  * gather(dist, n, cut, atCut, out) -> count: the positions j of the `n` int32 distances at
  * `dist` below `cut`, and the first `atCut` equal to it, written as int32 at `out` in order.
  * Locals: 5 j, 6 d, 7 count, 8 end.
@@ -752,9 +827,14 @@ export const KERNEL_EXPORTS = [
   'hamIndex',
   'signs',
   'gather',
+  // hammingFixed's, in FIXED_CODE_BLOCKS order
+  'hamRows1',
+  'hamRows2',
+  'hamRows3',
+  'hamRows4',
 ] as const;
 
-/** The kernel module's bytes (about 700). */
+/** The kernel module's bytes (about 3 KB). */
 export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
   // Types: 0 (i32 x3) -> f32, 1 (i32 x3) -> i32, 2 (i32 x5), 3 (i32 x6), 4 (i32 x7),
   // 5 (i32 x5) -> i32
@@ -778,6 +858,8 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
     { type: 4, code: hamming(true) }, // hamIndex(q, base, idx, m, bytes, out, hist)
     { type: 2, code: signs() }, // signs(src, centre, dst, n, dims)
     { type: 5, code: gather() }, // gather(dist, n, cut, atCut, out) -> count
+    // hamRows<b>(q, base, n, bytes, out, hist), one per FIXED_CODE_BLOCKS
+    ...FIXED_CODE_BLOCKS.map((b) => ({ type: 3, code: hammingFixed(b) })),
   ];
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
