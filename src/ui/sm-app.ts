@@ -417,7 +417,8 @@ export class SmApp extends LitElement {
   }
 
   /**
-   * Counts of what memory holds, on one line: the counts and the storage used whole, then the
+   * Counts of what memory holds, on one line: the counts (the entries, the chat sentences they
+   * quote as their context when there are any, the chat sentences indexed) and the storage used whole, then the
    * model, cut short (its full name in a tooltip) where the line has no room for it all; on a
    * phone only the counts.
    */
@@ -434,11 +435,14 @@ export class SmApp extends LitElement {
     const embeddings = model
       ? `embeddings: ${model.bundled ? 'bundled offline model' : model.id}`
       : undefined;
+    // The chat sentences the entries keep as their context (an entry's detail quotes them).
+    const quoted = context
+      ? `${plural(context, 'quoted chat sentence', 'quoted chat sentences')} · `
+      : '';
     return html`<p class="stats">
       <span class="counts"
         >${plural(entries, 'entry', 'entries')} ·
-        ${plural(context ?? 0, 'context chunk', 'context chunks')} ·
-        ${plural(stats.chunks, 'chat sentence', 'chat sentences')} indexed</span
+        ${quoted}${plural(stats.chunks, 'chat sentence', 'chat sentences')} indexed</span
       >${used ? html`<span class="extra" title=${used}>&nbsp;· ${used}</span>` : nothing}${
         embeddings
           ? html`<span

@@ -143,7 +143,8 @@ export class SmToolCard extends LitElement {
       case 'saveMemory':
         return {
           outcome: 'ok',
-          text: `Saved, version ${num('version')} · ${plural(num('chunksStored'), 'context chunk')}`,
+          // The chat sentences kept with the entry as its context (its detail quotes them).
+          text: `Saved, version ${num('version')}${num('chunksStored') ? ` · ${plural(num('chunksStored'), 'chat sentence')} quoted` : ''}`,
         };
       case 'updateMemory':
         return { outcome: 'ok', text: `Updated, version ${num('version')}` };

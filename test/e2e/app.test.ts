@@ -171,6 +171,24 @@ describe('the app in Chromium', () => {
       .poll(() => tree.getByRole('treeitem', { name: 'User' }).count(), { timeout: 30_000 })
       .toBe(1);
     await shot('chat-tool-cards');
+    // The save's card and the header count what the entry keeps of the chat in plain words.
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('sm-tool-card')
+            .getByText(/^Saved, version 1 · 1 chat sentence quoted$/)
+            .count(),
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe(1);
+    await expect
+      .poll(async () =>
+        (await page.locator('sm-app header .stats').textContent())?.replace(/\s+/g, ' ').trim(),
+      )
+      .toMatch(/^1 entry · 1 quoted chat sentence · \d+ chat sentences indexed/);
     // The tool card links to the node; the detail shows content and the context chunks.
     await page.getByRole('button', { name: PATH }).first().click();
     await expect

@@ -351,7 +351,7 @@ describe('settings and the shell in plain words', () => {
         .poll(async () => (await header.textContent())?.replace(/\s+/g, ' '), { timeout: 10_000 })
         .toMatch(
           new RegExp(
-            `2 entries · ${contextChunks} context chunks · ${stats.chunks} chat sentences`,
+            `2 entries · ${contextChunks} quoted chat sentences · ${stats.chunks} chat sentences`,
           ),
         );
     } finally {
