@@ -207,7 +207,7 @@ export async function fillRecallStore(
         time: turn.time,
       };
     });
-    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
       await db.chunks.bulkAdd(rows);
       await putPiece(db, packShard(BENCH_MODEL.id, Math.floor(first / SHARD_SPAN), rows));
     });

@@ -99,7 +99,7 @@ export async function fillChunks(
       chunkRow(first + i, conv(first + i), vectors.slice(i * dims, (i + 1) * dims)),
     );
     const t0 = now();
-    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
       await db.chunks.bulkAdd(rows);
       if (opts.shards) {
         await putPiece(

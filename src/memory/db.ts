@@ -2,10 +2,12 @@
 // get a new version.
 import Dexie, { type Table } from 'dexie';
 import {
+  SHARD_CODES_SCHEMA,
   SHARD_HEAD_SCHEMA,
   SHARD_SCHEMA,
   rebuildShards,
   type ChunkShard,
+  type ShardCodes,
   type ShardHead,
 } from './shards';
 import type { Chunk, Conversation, HistoryRow, MemoryEntry, Message, SettingRow } from './types';
@@ -23,6 +25,8 @@ export class MemoryDB extends Dexie {
   shards!: Table<ChunkShard, number>;
   /** Each shard's compact part (ids, words, sign codes), read first on a cold start. */
   shardHeads!: Table<ShardHead, number>;
+  /** Each shard's vectors in int8 (codes and scales), what a cold start loads (shards.ts). */
+  shardCodes!: Table<ShardCodes, number>;
 
   constructor(name: string = DEFAULT_DB_NAME) {
     super(name);
@@ -46,6 +50,10 @@ export class MemoryDB extends Dexie {
     // 3: each shard's compact part in a table of its own. Shards written before it load whole
     // (as in version 2) and get their compact part when next rewritten or rebuilt.
     this.version(3).stores({ shardHeads: SHARD_HEAD_SCHEMA });
+    // 4: each shard's vectors in int8 in a table of their own, a quarter of the f32 bytes, which
+    // a cold start loads. Pieces written before it load their f32 rows, as in version 3, and get
+    // their codes when next rewritten or rebuilt.
+    this.version(4).stores({ shardCodes: SHARD_CODES_SCHEMA });
   }
 }
 

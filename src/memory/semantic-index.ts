@@ -180,34 +180,41 @@ export class SemanticIndex {
     const { db, model } = this;
     this.reset();
     // The compact parts first, when every piece has one: the index answers once they are in.
-    const staged = await db.transaction('r', db.chunks, db.shards, db.shardHeads, async () => {
-      const [heads, newest] = await Promise.all([
-        readHeads(db, model),
-        db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
-      ]);
-      if (!heads) return false;
-      let held = 0;
-      for (const h of heads) held += h.count;
-      if (held < this.compactFrom) return false;
-      let maxId = 0;
-      for (const h of heads) if (h.count) maxId = Math.max(maxId, h.ids[h.count - 1]);
-      if ((newest[0] ?? 0) !== maxId) return false;
-      const compact = new CompactVectors(this.dims);
-      this.words.addPackedMany(
-        heads.map((h) => ({
-          keys: h.ids,
-          groups: h.conversations,
-          parents: h.turns,
-          packed: h.words,
-          times: h.times,
-        })),
-      );
-      for (const h of heads) this.putHead(h, compact);
-      this.compact = compact;
-      return true;
-    });
+    const staged = await db.transaction(
+      'r',
+      db.chunks,
+      db.shards,
+      db.shardHeads,
+      db.shardCodes,
+      async () => {
+        const [heads, newest] = await Promise.all([
+          readHeads(db, model),
+          db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
+        ]);
+        if (!heads) return undefined;
+        let held = 0;
+        for (const h of heads) held += h.count;
+        if (held < this.compactFrom) return undefined;
+        let maxId = 0;
+        for (const h of heads) if (h.count) maxId = Math.max(maxId, h.ids[h.count - 1]);
+        if ((newest[0] ?? 0) !== maxId) return undefined;
+        const compact = new CompactVectors(this.dims);
+        this.words.addPackedMany(
+          heads.map((h) => ({
+            keys: h.ids,
+            groups: h.conversations,
+            parents: h.turns,
+            packed: h.words,
+            times: h.times,
+          })),
+        );
+        for (const h of heads) this.putHead(h, compact);
+        this.compact = compact;
+        return heads;
+      },
+    );
     if (staged) {
-      this.vectorsLoaded = this.loadVectors(this.generation);
+      this.vectorsLoaded = this.loadVectors(this.generation, staged);
       return;
     }
     for (let attempt = 0; ; attempt++) {
@@ -249,25 +256,54 @@ export class SemanticIndex {
   }
 
   /**
-   * A cold start's second step: the vector rows of the shards, into the index that answers from
-   * the compact parts meanwhile; then its searches are exact. Writes noted meanwhile are kept:
-   * rows added are in already (a shard's copy is skipped), rows removed are taken out again.
+   * A cold start's second step: the pieces' vectors, into the index that answers from the
+   * compact parts meanwhile; then its searches are exact. When every piece has its int8 part
+   * (`shardCodes`), those are read, a quarter of the bytes, and the index keeps the int8 form
+   * alone, as above the f32 budget (docs/search.md, "Cold start"); else the f32 rows. Writes
+   * noted meanwhile are kept: rows added are in already (a piece's copy is skipped), rows
+   * removed are taken out again.
    */
-  private async loadVectors(generation: number): Promise<void> {
+  private async loadVectors(generation: number, heads: readonly ShardHead[]): Promise<void> {
     const { db, model } = this;
     const current = () => generation === this.generation;
     try {
-      await db.transaction('r', db.shards, async () => {
-        const held = await shardVectorCount(db, model);
-        if (current()) this.vectors.reserve(held);
-        await eachShard(
-          db,
-          model,
-          (s) => {
-            if (current()) this.vectors.addMany(s.ids, s.conversations, s.vectors);
-          },
-          { whole: false },
-        );
+      await db.transaction('r', db.shards, db.shardCodes, async () => {
+        const coded = new Set(await db.shardCodes.toCollection().primaryKeys());
+        if (!heads.every((h) => coded.has(h.id))) {
+          const held = await shardVectorCount(db, model);
+          if (current()) this.vectors.reserve(held);
+          await eachShard(
+            db,
+            model,
+            (s) => {
+              if (current()) this.vectors.addMany(s.ids, s.conversations, s.vectors);
+            },
+            { whole: false },
+          );
+          return;
+        }
+        let held = 0;
+        for (const h of heads) held += h.count;
+        if (current()) this.vectors.reserve(held, { f32: false });
+        // A few pieces a read, the next read under way while these go in.
+        const read = (i: number) =>
+          i < heads.length ? db.shardCodes.bulkGet(heads.slice(i, i + 4).map((h) => h.id)) : null;
+        let next = read(0);
+        for (let i = 0; next; i += 4) {
+          const rows = await next;
+          next = read(i + 4);
+          const lacking: number[] = [];
+          rows.forEach((c, j) => {
+            const h = heads[i + j];
+            if (!current()) return;
+            if (!c || c.count !== h.count) lacking.push(h.id);
+            else if (!this.vectors.addCodes(h.ids, h.conversations, c.codes, c.scales) && h.count)
+              lacking.push(h.id);
+          });
+          // A part that does not match its piece (written by hand): its f32 row instead.
+          for (const s of lacking.length ? await db.shards.bulkGet(lacking) : [])
+            if (s && current()) this.vectors.addMany(s.ids, s.conversations, s.vectors);
+        }
       });
     } catch {
       return; // closed meanwhile: searches stay inexact; the next open loads again
@@ -297,7 +333,7 @@ export class SemanticIndex {
     // An async scope: Dexie keeps the transaction through every await of its body however deep
     // its helpers nest (a plain arrow returning a promise keeps it only briefly after each of
     // Dexie's own promises).
-    return db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () =>
+    return db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () =>
       rebuildShards(db.chunks, db, model, this.onRebuild),
     );
   }

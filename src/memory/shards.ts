@@ -2,15 +2,17 @@
 // reads tens of rows instead of one per chunk. Chunk ids are split into ranges of SHARD_SPAN; a
 // range holds one piece per model once it is complete, and while it fills, a few pieces that
 // merge by size (16 small into one larger), so a write adds one small row instead of rewriting
-// a large one. Each piece has two rows under one key: its vectors (table `shards`) and its
+// a large one. Each piece has three rows under one key: its vectors (table `shards`), its
 // compact part (table `shardHeads`: ids, words, turns, sign codes), which a cold start reads
-// first and answers from while the vectors load (docs/search.md, "Cold start"). Every helper
-// runs inside the caller's rw transaction over both tables, the same transaction that writes
-// the chunk rows, so rows and both parts land (or fail) together. That transaction's scope
+// first and answers from while the vectors load, and its vectors in int8 (table `shardCodes`),
+// which a large cold start loads (docs/search.md, "Cold start"). Every helper runs inside the
+// caller's rw transaction over the three tables, the same transaction that writes the chunk
+// rows, so rows and all parts land (or fail) together. That transaction's scope
 // function must be `async`: Dexie keeps a plain arrow's transaction only briefly after each of
 // its own promises, and a helper two async levels deep then runs outside it.
 import Dexie, { type Table } from 'dexie';
 import { TOKENIZER_VERSION, tokenize } from './lexical/tokenize';
+import { quantiseRow } from './kernels/int8';
 import { signCode, signCodeBytes } from './kernels/signs';
 import type { Chunk, IndexProgress } from './types';
 
@@ -74,10 +76,28 @@ export interface ShardHead {
   sum: Float64Array;
 }
 
-/** The two tables a piece lives in; without `shardHeads` (the version 2 upgrade) pieces are written whole, as before. */
+/**
+ * A piece's vectors in int8 (a row of table `shardCodes`, under its vector row's key): each row
+ * as `quantiseRow` makes it, what a cold start loads (a quarter of the f32 bytes).
+ */
+export interface ShardCodes {
+  /** The key of the piece's vector row. */
+  id: number;
+  count: number;
+  /** `count × dims` codes, row i for the piece's `ids[i]`. */
+  codes: Int8Array;
+  /** One scale per row: row i's vector ≈ `codes[i] × scales[i]`. */
+  scales: Float32Array;
+}
+
+/**
+ * The tables a piece lives in; without `shardHeads` (the version 2 upgrade) pieces are written
+ * whole, as before; without `shardCodes` (the version 3 upgrade) with no int8 part.
+ */
 export interface ShardTables {
   shards: Table<ChunkShard, number>;
   shardHeads?: Table<ShardHead, number>;
+  shardCodes?: Table<ShardCodes, number>;
 }
 
 /** The index terms of a shard's chunks: a shard vocabulary, then each chunk's terms in it. */
@@ -96,6 +116,7 @@ export interface PackedWords {
 
 export const SHARD_SCHEMA = '++id, [model+range+count], range';
 export const SHARD_HEAD_SCHEMA = 'id, [model+range+count]';
+export const SHARD_CODES_SCHEMA = 'id';
 
 /** What a shard needs of a chunk row. */
 export type ShardSource = Pick<
@@ -265,26 +286,39 @@ export function headOf(s: ChunkShard, key: number): ShardHead {
   };
 }
 
+/** A piece's int8 part (`ShardCodes`) under vector row key `key`. */
+export function codesOf(s: ChunkShard, key: number): ShardCodes {
+  const dims = s.count ? s.vectors.length / s.count : 0;
+  const codes = new Int8Array(s.count * dims);
+  const scales = new Float32Array(s.count);
+  for (let i = 0; i < s.count; i++)
+    scales[i] = quantiseRow(s.vectors.subarray(i * dims, (i + 1) * dims), codes, i * dims);
+  return { id: key, count: s.count, codes, scales };
+}
+
 /**
- * Writes a whole piece (`packShard`): its vector row and, when the heads table is there, its
- * compact part, under one key. Returns the key.
+ * Writes a whole piece (`packShard`): its vector row and, when their tables are there, its
+ * compact part and its int8 part, under one key. Returns the key.
  */
 export async function putPiece(t: ShardTables, s: ChunkShard): Promise<number> {
   if (!t.shardHeads || !hasWords(s)) {
     // Without words (a piece of an older row) it has no compact part: a cold start loads whole.
     const key = await t.shards.put(s);
     await t.shardHeads?.delete(key);
+    await t.shardCodes?.delete(key);
     return key;
   }
   const { words: _w, turns: _t, times: _s, ...vectors } = s;
   const key = await t.shards.put(vectors);
   await t.shardHeads.put(headOf(s, key));
+  await t.shardCodes?.put(codesOf(s, key));
   return key;
 }
 
 async function deletePieces(t: ShardTables, keys: number[]): Promise<void> {
   await t.shards.bulkDelete(keys);
   await t.shardHeads?.bulkDelete(keys);
+  await t.shardCodes?.bulkDelete(keys);
 }
 
 /** Whole pieces (vectors with their words and turns) of vector rows `keys`. */
@@ -489,10 +523,10 @@ export async function eachShard(
 }
 
 /**
- * Rebuilds the shards of `model` (both parts) from its chunk rows (when they disagree: rows
+ * Rebuilds the shards of `model` (every part) from its chunk rows (when they disagree: rows
  * written by an older version, or by hand), reading the rows range by range; `onProgress` hears
  * the rows done of all after each range (and 0 first). Call in a rw transaction over the chunk
- * table and both shard tables.
+ * table and the shard tables.
  */
 export async function rebuildShards(
   chunks: Table<Chunk, number>,
@@ -504,10 +538,20 @@ export async function rebuildShards(
     t,
     (await pieces(t.shards, model, -Infinity, Infinity)).map((p) => p.key),
   );
-  if (t.shardHeads)
-    await t.shardHeads.bulkDelete(
-      (await pieces(t.shardHeads, model, -Infinity, Infinity)).map((p) => p.key),
-    );
+  if (t.shardHeads) {
+    // Parts left without their vector row (a version that did not know them) go too.
+    const orphans = (await pieces(t.shardHeads, model, -Infinity, Infinity)).map((p) => p.key);
+    await t.shardHeads.bulkDelete(orphans);
+  }
+  if (t.shardCodes) {
+    // Int8 parts without a vector row (of any model: the table has no model index) go too.
+    const [coded, live] = await Promise.all([
+      t.shardCodes.toCollection().primaryKeys(),
+      t.shards.toCollection().primaryKeys(),
+    ]);
+    const held = new Set(live);
+    await t.shardCodes.bulkDelete(coded.filter((k) => !held.has(k)));
+  }
   const ids = await chunks.where('model').equals(model).primaryKeys();
   ids.sort((a, b) => a - b);
   onProgress?.({ done: 0, total: ids.length });

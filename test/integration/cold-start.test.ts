@@ -48,7 +48,7 @@ function row(id: number, text = `note ${id} about item ${id % 97}`): Chunk {
 async function filled(whole = false): Promise<MemoryDB> {
   const db = new MemoryDB(`cold-${crypto.randomUUID()}`);
   const rows = Array.from({ length: N }, (_, i) => row(i + 1));
-  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
     await db.chunks.bulkAdd(rows);
     if (!whole) return addToShards(db, rows);
     for (let r = 0; r * SHARD_SPAN <= N; r++) {
@@ -57,6 +57,25 @@ async function filled(whole = false): Promise<MemoryDB> {
     }
   });
   return db;
+}
+
+/** How far an int8 cosine may lie from the exact one at DIMS dimensions (docs/search.md). */
+const ROUNDING = 0.02;
+
+/**
+ * A search over the int8 form (a cold start that loaded the pieces' int8 parts): each cosine
+ * within rounding of the exact one, and no hit clearly outside the exact top k (near-ties, of
+ * which these vectors have many, may swap places: ten chunks share the cosine 1.00000 with 777).
+ */
+function expectInt8Top(q: Float32Array, hits: { id: number; similarity: number }[]) {
+  expect(hits.length).toBeGreaterThan(0);
+  const all = Array.from({ length: N }, (_, i) => i + 1);
+  const exact = exactTop(q, hits.length, all);
+  const edge = dot(q, unit(exact[exact.length - 1]));
+  for (const h of hits) {
+    expect(Math.abs(h.similarity - dot(q, unit(h.id)))).toBeLessThan(ROUNDING);
+    expect(dot(q, unit(h.id))).toBeGreaterThan(edge - 2 * ROUNDING);
+  }
 }
 
 /** The exact top `k` by cosine (brute force). */
@@ -89,8 +108,23 @@ describe('cold start', () => {
 
     await idx.whenExact();
     expect(idx.exact).toBe(true);
-    const after = await idx.search(null, q, 10);
-    expect(after.map((h) => h.id)).toEqual(
+    // Every vector is in, from the pieces' int8 parts: the int8 form alone, every chunk searched.
+    expect(idx.info()).toMatchObject({ quantised: true, f32InMemory: false });
+    expectInt8Top(q, await idx.search(null, q, 10));
+    expect(idx.size).toBe(N);
+    db.close();
+  });
+
+  it('loads pieces without their int8 part (written before them) from their f32 rows, exactly', async () => {
+    const db = await filled();
+    await db.shardCodes.delete((await db.shardCodes.toCollection().primaryKeys())[0]);
+    const idx = new SemanticIndex(db, 'm', DIMS, STAGED);
+    await idx.load();
+    expect(idx.exact).toBe(false);
+    await idx.whenExact();
+    expect(idx.info()).toMatchObject({ f32InMemory: true });
+    const q = unit(777);
+    expect((await idx.search(null, q, 10)).map((h) => h.id)).toEqual(
       exactTop(
         q,
         10,
@@ -109,19 +143,29 @@ describe('cold start', () => {
     // One chunk added and one removed, each with its shard, as recordTurn and deleteConversation
     // do; the index is told their keys as the change feed would.
     const added = row(N + 1, 'a brand new sentence about pelicans');
-    const write = db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
-      await db.chunks.add(added);
-      await addToShards(db, [added]);
-      await db.chunks.delete(5);
-      await removeFromShards(db, [5]);
-    });
+    const write = db.transaction(
+      'rw',
+      db.chunks,
+      db.shards,
+      db.shardHeads,
+      db.shardCodes,
+      async () => {
+        await db.chunks.add(added);
+        await addToShards(db, [added]);
+        await db.chunks.delete(5);
+        await removeFromShards(db, [5]);
+      },
+    );
     await write;
     await idx.refresh([N + 1, 5]);
     await idx.whenExact();
     expect(idx.exact).toBe(true);
     expect(idx.size).toBe(N);
     const q = unit(N + 1);
-    expect((await idx.search(null, q, 1))[0].id).toBe(N + 1);
+    // The added chunk's vector is held (it went in as f32, kept in int8), the removed one's not.
+    expect(idx.conversationOf(N + 1)).toBe(added.conversationId);
+    expectInt8Top(q, await idx.search(null, q, 10));
+    expect(idx.conversationOf(5)).toBeUndefined();
     expect((await idx.search(null, unit(5), 50)).map((h) => h.id)).not.toContain(5);
     expect(idx.words.search(idx.words.prepare('pelicans'), null).map((m) => m.key)).toEqual([
       N + 1,
@@ -133,7 +177,8 @@ describe('cold start', () => {
     expect(again.exact).toBe(false);
     await again.whenExact();
     expect(again.size).toBe(N);
-    expect((await again.search(null, q, 1))[0].id).toBe(N + 1);
+    expect(again.conversationOf(N + 1)).toBe(added.conversationId);
+    expect(again.conversationOf(5)).toBeUndefined();
     db.close();
   });
 
@@ -168,7 +213,7 @@ describe('cold start', () => {
       ...row(i + 1),
       time: new Date(i < N / 2 ? i * 1000 : DAY + i * 1000),
     }));
-    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
       await db.chunks.bulkAdd(rows);
       await addToShards(db, rows);
     });
@@ -189,7 +234,7 @@ describe('cold start', () => {
     expect(await sittings(STAGED)).toEqual({ exact: false, ...expected });
     expect(await sittings({ compactFrom: N + 1 })).toEqual({ exact: true, ...expected });
     // Pieces written before times: the load rebuilds them from the rows, times and all.
-    await db.transaction('rw', db.shards, db.shardHeads, async () => {
+    await db.transaction('rw', db.shards, db.shardHeads, db.shardCodes, async () => {
       await db.shards.toCollection().modify((s) => void delete s.times);
       await db.shardHeads
         .toCollection()

@@ -16,6 +16,7 @@ import {
 } from '../../src/memory/shards';
 import type { Chunk } from '../../src/memory/types';
 import { tokenize } from '../../src/memory/lexical/tokenize';
+import { quantiseRow } from '../../src/memory/kernels/int8';
 import { signCode, signCodeBytes } from '../../src/memory/kernels/signs';
 import { closeAll, openTestMemory, otherModel, sharedEmbedder } from './helpers';
 
@@ -30,17 +31,23 @@ async function expectConsistent(
   db: MemoryDB,
   { tidy = false, whole = false } = {},
 ): Promise<{ shards: number; vectors: number }> {
-  const [rows, shards, heads] = await db.transaction(
+  const [rows, shards, heads, codes] = await db.transaction(
     'r',
-    db.chunks,
-    db.shards,
-    db.shardHeads,
-    async () => Promise.all([db.chunks.toArray(), db.shards.toArray(), db.shardHeads.toArray()]),
+    [db.chunks, db.shards, db.shardHeads, db.shardCodes],
+    async () =>
+      Promise.all([
+        db.chunks.toArray(),
+        db.shards.toArray(),
+        db.shardHeads.toArray(),
+        db.shardCodes.toArray(),
+      ]),
   );
-  // Each piece's compact part sits under its vector row's key, and nothing else does.
-  // (`whole`: as version 2 wrote them, words in the vector row and no compact part.)
+  // Each piece's compact part and int8 part sit under its vector row's key, and nothing else
+  // does. (`whole`: as version 2 wrote them, words in the vector row and neither part.)
   const headOfKey = new Map(heads.map((h) => [h.id, h]));
   expect(heads.length).toBe(whole ? 0 : shards.length);
+  expect(codes.length).toBe(whole ? 0 : shards.length);
+  const codesOfKey = new Map(codes.map((c) => [c.id, c]));
   const fromRows = new Map<string, Map<number, Chunk>>();
   for (const r of rows) {
     if (!fromRows.has(r.model)) fromRows.set(r.model, new Map());
@@ -74,6 +81,18 @@ async function expectConsistent(
     for (let i = 0; i < s.count; i++) {
       signCode(s.vectors.subarray(i * d, (i + 1) * d), h.centre, code, 0);
       expect([...h.signs.subarray(i * bytes, (i + 1) * bytes)]).toEqual([...code]);
+    }
+    // The int8 part: each row as quantiseRow makes it from the piece's vector.
+    if (!whole) {
+      const c = codesOfKey.get(s.id!);
+      expect(c, `shard ${s.id} without its int8 part`).toBeDefined();
+      expect(c!.count).toBe(s.count);
+      const want = new Int8Array(d);
+      for (let i = 0; i < s.count; i++) {
+        const scale = quantiseRow(s.vectors.subarray(i * d, (i + 1) * d), want, 0);
+        expect(c!.scales[i]).toBe(scale);
+        expect([...c!.codes.subarray(i * d, (i + 1) * d)]).toEqual([...want]);
+      }
     }
     expect(s.count).toBe(s.ids.length);
     expect(s.conversations.length).toBe(s.count);
@@ -136,14 +155,14 @@ function fakeRow(id: number, conv: number, model = 'm', dims = 8): Chunk {
 
 /** Adds rows like recordTurn does: chunk rows and their shards in one transaction. */
 async function addRows(db: MemoryDB, rows: Chunk[], tidy = true): Promise<void> {
-  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
     await db.chunks.bulkAdd(rows);
     await addToShards(db, rows, { tidy });
   });
 }
 
 async function deleteRows(db: MemoryDB, ids: number[]): Promise<void> {
-  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+  await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
     await db.chunks.bulkDelete(ids);
     await removeFromShards(db, ids);
   });
@@ -171,7 +190,9 @@ describe('shard bookkeeping (helpers)', () => {
       if (turn % 400 === 0) await expectConsistent(db);
     }
     expect(id - 1).toBeGreaterThan(2 * SHARD_SPAN);
-    await db.transaction('rw', db.shards, db.shardHeads, async () => tidyShards(db, 'm'));
+    await db.transaction('rw', db.shards, db.shardHeads, db.shardCodes, async () =>
+      tidyShards(db, 'm'),
+    );
     const { shards, vectors } = await expectConsistent(db, { tidy: true });
     expect(vectors).toBe(id - 1);
     expect(shards).toBeLessThan(2 + 46);
@@ -194,7 +215,7 @@ describe('shard bookkeeping (helpers)', () => {
     const before = await db.shards.toArray();
     const headsBefore = await db.shardHeads.toArray();
     await expect(
-      db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+      db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
         const rows = Array.from({ length: 40 }, (_, i) => fakeRow(3 + i, 2));
         await db.chunks.bulkAdd(rows);
         await addToShards(db, rows); // merges pieces on the way
@@ -228,11 +249,12 @@ describe('shard bookkeeping (helpers)', () => {
     await old.table('chunks').bulkAdd(rows);
     old.close();
     const db = new MemoryDB(name);
-    // Version 2's upgrade wrote them whole; version 3 adds the compact parts' table, empty.
+    // Version 2's upgrade wrote them whole; versions 3 and 4 add the compact and int8 parts'
+    // tables, empty.
     const { shards, vectors } = await expectConsistent(db, { tidy: true, whole: true });
     expect(vectors).toBe(35);
     expect(shards).toBe(2);
-    expect(db.verno).toBe(3);
+    expect(db.verno).toBe(4);
     db.close();
   });
 });
@@ -399,6 +421,13 @@ describe('shard bookkeeping (tools)', () => {
           : { ...s, words: undefined },
       ),
     );
+    // And an int8 part whose vector row is gone (left by a version that did not know them).
+    await db.shardCodes.put({
+      id: 987_654,
+      count: 0,
+      codes: new Int8Array(),
+      scales: new Float32Array(),
+    });
     const b = openTestMemory({ name: a.name });
     const hits = await b.mem.searchChunks(1, 'plumber Monday', 1);
     expect(hits[0]?.chunk.text).toBe('Remind me to call the plumber on Monday.');

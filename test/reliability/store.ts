@@ -3,7 +3,7 @@
 // and that nothing reached Object.prototype.
 import Dexie from 'dexie';
 import { expect } from 'vitest';
-import type { ChunkShard, ShardHead } from '../../src/memory/shards';
+import type { ChunkShard, ShardCodes, ShardHead } from '../../src/memory/shards';
 import type { Chunk, HistoryRow, MemoryApi, MemoryEntry, Message } from '../../src/memory/types';
 import { closeAll, safeJson, type Snapshot } from '../integration/helpers';
 
@@ -83,6 +83,13 @@ export function storeProblems(snap: Snapshot): string[] {
     if (!s) out.push(`compact part ${h.id} has no shard`);
     else if (h.count !== s.count || h.ids.some((id, i) => id !== s.ids[i]))
       out.push(`compact part ${h.id} holds other chunks than its shard`);
+  }
+  // And its int8 part, one code row and scale per chunk.
+  for (const c of (snap.shardCodes ?? []) as ShardCodes[]) {
+    const s = byKey.get(c.id);
+    if (!s) out.push(`int8 part ${c.id} has no shard`);
+    else if (c.count !== s.count || c.scales.length !== s.count)
+      out.push(`int8 part ${c.id} holds ${c.count} rows, its shard ${s.count}`);
   }
   for (const c of chunks) {
     const key = `${c.model}#${c.id}`;

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { MINILM_LIKE, SyntheticVectors, exactTopK, recall } from '../../bench/synthetic';
 import { ChunkVectors, type ChunkVectorsOptions } from '../../src/memory/chunk-vectors';
 import fc from 'fast-check';
+import { quantiseRow } from '../../src/memory/kernels/int8';
 import { selectTop } from '../../src/memory/kernels/select';
 import { topK } from '../../src/memory/scoring';
 
@@ -224,6 +225,50 @@ describe('ChunkVectors', () => {
       );
       expect((await inRam.cv.search(2, q, 10)).map((h) => h.id - 1000)).toEqual(topK(scores, 10));
     }
+  });
+
+  it('rows given in int8 (a cold start’s int8 parts) search as rows quantised in place', async () => {
+    // Pieces of 1,000 rows, as a cold start adds them, with the sign pass from 1,000 rows: the
+    // sign codes come from the int8 rows, the centre from the first pieces.
+    const gen = new SyntheticVectors({ ...MINILM_LIKE, centroids: 40, seed: 11 });
+    const n = 6000;
+    const opts = { quantiseFrom: 1000, signFrom: 1000, signShare: 0.05, signMin: 0 };
+    const { cv: inRam, data } = build(gen, n, 3, opts);
+    const coded = new ChunkVectors(384, opts);
+    coded.reserve(n, { f32: false });
+    for (let at = 0; at < n; at += 1000) {
+      const codes = new Int8Array(1000 * 384);
+      const scales = Float32Array.from({ length: 1000 }, (_, i) =>
+        quantiseRow(data.subarray((at + i) * 384, (at + i + 1) * 384), codes, i * 384),
+      );
+      const ids = Array.from({ length: 1000 }, (_, i) => 1000 + at + i);
+      expect(
+        coded.addCodes(
+          ids,
+          ids.map((id) => (id - 1000) % 3),
+          codes,
+          scales,
+        ),
+      ).toBe(1000);
+    }
+    // Given again (a row written while the load ran): kept once.
+    expect(coded.addCodes([1000], [0], new Int8Array(384), Float32Array.of(1))).toBe(0);
+    expect(coded.size).toBe(n);
+    expect(coded.mode).toEqual({ quantised: true, signCodes: true, f32InMemory: false });
+    expect(inRam.addCodes([1], [0], new Int8Array(384), Float32Array.of(1))).toBe(0);
+    let found = 0;
+    for (let qi = 0; qi < 20; qi++) {
+      const q = gen.query(qi);
+      const exact = exactTopK(data, 384, q, 10);
+      const hits = await coded.search(null, q, 10);
+      found += hits.filter((h) => exact.includes(h.id - 1000)).length;
+      for (const h of hits)
+        expect(h.similarity).toBeCloseTo(
+          dot(q, data.subarray((h.id - 1000) * 384, (h.id - 999) * 384)),
+          2,
+        );
+    }
+    expect(found / 200).toBeGreaterThanOrEqual(0.95);
   });
 
   it('sign codes follow adds, removes, compaction and the move to int8 only', async () => {

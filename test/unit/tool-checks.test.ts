@@ -108,8 +108,13 @@ describe('dropTurnChunks', () => {
       await addToShards(db, rows);
       expect(await shardVectorCount(db, 'm')).toBe(3);
 
-      const dropped = await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () =>
-        dropTurnChunks(db, [1]),
+      const dropped = await db.transaction(
+        'rw',
+        db.chunks,
+        db.shards,
+        db.shardHeads,
+        db.shardCodes,
+        async () => dropTurnChunks(db, [1]),
       );
       expect(dropped.sort()).toEqual(ids.slice(0, 2).sort());
       expect((await db.chunks.toArray()).map((c) => c.turnId)).toEqual([2]);

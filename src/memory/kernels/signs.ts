@@ -31,22 +31,3 @@ export function signCode(
     out[at + (i >> 3)] = b;
   }
 }
-
-/**
- * The same for an int8 row (`codes[at .. at + dims)` times `scale`): the code of the vector the
- * int8 form stands for.
- */
-export function signCodeOfInt8(
-  codes: Int8Array,
-  at: number,
-  scale: number,
-  centre: Float32Array,
-  out: Uint8Array,
-  outAt: number,
-): void {
-  const dims = centre.length;
-  out.fill(0, outAt, outAt + signCodeBytes(dims));
-  for (let i = 0; i < dims; i++) {
-    if (codes[at + i] * scale > centre[i]) out[outAt + (i >> 3)] |= 1 << (i & 7);
-  }
-}

@@ -102,7 +102,7 @@ export function adminTools(ctx: StoreContext) {
         if (isToolError(emb)) return emb;
         const fresh = rows.map((r, k) => ({ ...r!, embedding: emb.vectors[k], model: info.id }));
         // Rows and shards move to the new model together.
-        await db.transaction('rw', db.chunks, db.shards, db.shardHeads, async () => {
+        await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
           const still = await db.chunks.bulkGet(fresh.map((r) => r.id!));
           const kept = fresh.filter((_r, k) => still[k] && still[k].model !== info.id);
           await db.chunks.bulkPut(kept);

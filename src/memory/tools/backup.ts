@@ -354,6 +354,7 @@ export function backupTools(ctx: StoreContext) {
           db.chunks,
           db.shards,
           db.shardHeads,
+          db.shardCodes,
         ],
         async () => {
           // Read before anything is written, so that an error here leaves the store as it was.
@@ -373,6 +374,7 @@ export function backupTools(ctx: StoreContext) {
               db.chunks.clear(),
               db.shards.clear(),
               db.shardHeads.clear(),
+              db.shardCodes.clear(),
             ]);
             noteWrite(entryIds);
             noteChunkWrite(chunkIds);

@@ -203,7 +203,15 @@ export function foreignTools(ctx: StoreContext) {
 
       const written = await db.transaction(
         'rw',
-        [db.structured_memory, db.conversations, db.messages, db.chunks, db.shards, db.shardHeads],
+        [
+          db.structured_memory,
+          db.conversations,
+          db.messages,
+          db.chunks,
+          db.shards,
+          db.shardHeads,
+          db.shardCodes,
+        ],
         async () => {
           if (source !== undefined && (await importedBefore(source))) return 'duplicate' as const;
           if (rows.length) {

@@ -52,11 +52,7 @@ export function turnsTools(ctx: StoreContext) {
       const at = new Date(now());
       const { turnId, rows } = await db.transaction(
         'rw',
-        db.messages,
-        db.chunks,
-        db.shards,
-        db.shardHeads,
-        db.conversations,
+        [db.messages, db.chunks, db.shards, db.shardHeads, db.shardCodes, db.conversations],
         async () => {
           const conv = await db.conversations.get(conversationId);
           if (conv) await db.conversations.update(conversationId, { modified: at });
