@@ -3,7 +3,8 @@
 // touched (ours or another tab's), searched with the WASM kernels and the BM25 index; a search
 // reads no row (above the f32 budget its cosines are the int8 ones, docs/search.md). A cold start
 // reads the shards' compact parts first and answers from their words and sign codes (not
-// exactly) while the vectors load behind it (docs/search.md, "Cold start").
+// exactly) while the vectors load behind it, from 16,384 chunks the pieces' int8 rows into the
+// int8 form alone (docs/search.md, "Cold start").
 import type { MemoryDB } from './db';
 import { ChunkVectors, type ChunkVectorsOptions, type VectorHit } from './chunk-vectors';
 import { CompactVectors } from './compact-vectors';
