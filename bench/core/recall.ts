@@ -7,7 +7,7 @@
 import Dexie, { type Table } from 'dexie';
 import { assemblePrompt, type AssembledPrompt, MAX_RECALL } from '../../src/chat/context';
 import { historyIds, injectedBefore, toChatMessages } from '../../src/chat/history';
-import type { MemoryDB } from '../../src/memory/db';
+import { shardTables, type MemoryDB } from '../../src/memory/db';
 import { CHAT_WEIGHT, SNAPSHOT_WEIGHT } from '../../src/memory/ranking';
 import { visibleMessages } from '../../src/memory/replies';
 import { searchChunkIndex, searchEntries } from '../../src/memory/search';
@@ -207,7 +207,7 @@ export async function fillRecallStore(
         time: turn.time,
       };
     });
-    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
+    await db.transaction('rw', [db.chunks, ...shardTables(db)], async () => {
       await db.chunks.bulkAdd(rows);
       await putPiece(db, packShard(BENCH_MODEL.id, Math.floor(first / SHARD_SPAN), rows));
     });

@@ -7,7 +7,7 @@ import type { Table } from 'dexie';
 import MiniSearch from 'minisearch';
 import type { Embedder, ModelInfo } from '../../src/embeddings/types';
 import { ChunkVectors, type FetchVectors } from '../../src/memory/chunk-vectors';
-import type { MemoryDB } from '../../src/memory/db';
+import { shardTables, type MemoryDB } from '../../src/memory/db';
 import { Bm25Index } from '../../src/memory/lexical/bm25-index';
 import { tokenize } from '../../src/memory/lexical/tokenize';
 import { dotRow, topK } from '../../src/memory/scoring';
@@ -99,7 +99,7 @@ export async function fillChunks(
       chunkRow(first + i, conv(first + i), vectors.slice(i * dims, (i + 1) * dims)),
     );
     const t0 = now();
-    await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
+    await db.transaction('rw', [db.chunks, ...shardTables(db)], async () => {
       await db.chunks.bulkAdd(rows);
       if (opts.shards) {
         await putPiece(

@@ -281,24 +281,9 @@ export class ChunkVectors {
     const n = ids.length;
     const { dims } = this;
     if (!n || convs.length !== n || vectors.length !== n * dims) return 0;
-    const form = this.formFor(this.size + n);
-    if (this.used + n > this.lay.cap || !sameForm(form, this.lay)) {
-      let cap = Math.max(this.used + n, Math.ceil(this.lay.cap * 1.5));
-      // Headroom must not push the f32 vectors past their budget.
-      if (form.f32) cap = Math.max(this.used + n, Math.min(cap, this.f32Rows()));
-      this.relayout(cap, form);
-    }
+    this.makeRoom(n);
     const first = this.used;
-    const take: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const id = ids[i];
-      if (this.slotOf.has(id)) continue;
-      const slot = this.used++;
-      this.ids[slot] = id;
-      this.convs[slot] = convs[i];
-      this.slotOf.set(id, slot);
-      take.push(i);
-    }
+    const take = this.claimSlots(ids, convs);
     const rowOf = (j: number) => vectors.subarray(take[j] * dims, (take[j] + 1) * dims);
     const whole = take.length === n;
     const { lay, kernel } = this;
@@ -333,6 +318,34 @@ export class ChunkVectors {
     return take.length;
   }
 
+  /** Room for `n` more rows, in the form for the size they make. */
+  private makeRoom(n: number): void {
+    const form = this.formFor(this.size + n);
+    if (this.used + n <= this.lay.cap && sameForm(form, this.lay)) return;
+    let cap = Math.max(this.used + n, Math.ceil(this.lay.cap * 1.5));
+    // Headroom must not push the f32 vectors past their budget.
+    if (form.f32) cap = Math.max(this.used + n, Math.min(cap, this.f32Rows()));
+    this.relayout(cap, form);
+  }
+
+  /**
+   * Gives each id not yet indexed the next slot (with its conversation); returns their
+   * positions in `ids`, in order. Their vectors go in at the slots from `used` before the call.
+   */
+  private claimSlots(ids: ArrayLike<number>, convs: ArrayLike<number>): number[] {
+    const take: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (this.slotOf.has(id)) continue;
+      const slot = this.used++;
+      this.ids[slot] = id;
+      this.convs[slot] = convs[i];
+      this.slotOf.set(id, slot);
+      take.push(i);
+    }
+    return take;
+  }
+
   /**
    * Adds rows given in int8 (`codes`, `count × dims`, and one scale each, as `quantiseRow`
    * makes them: a shard's int8 part), skipping ids already indexed; only in the int8 form
@@ -349,24 +362,13 @@ export class ChunkVectors {
     const { dims } = this;
     if (!n || this.lay.f32 || convs.length !== n || codes.length !== n * dims) return 0;
     if (scales.length !== n) return 0;
-    const form = this.formFor(this.size + n);
-    if (this.used + n > this.lay.cap || !sameForm(form, this.lay))
-      this.relayout(Math.max(this.used + n, Math.ceil(this.lay.cap * 1.5)), form);
+    this.makeRoom(n);
+    const first = this.used;
+    const take = this.claimSlots(ids, convs);
     const { lay } = this;
     const buf = this.kernel.buffer;
     const codeMem = new Int8Array(buf, lay.codeBase, lay.cap * dims);
     const scaleMem = new Float32Array(buf, lay.scales, lay.cap);
-    const first = this.used;
-    const take: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const id = ids[i];
-      if (this.slotOf.has(id)) continue;
-      const slot = this.used++;
-      this.ids[slot] = id;
-      this.convs[slot] = convs[i];
-      this.slotOf.set(id, slot);
-      take.push(i);
-    }
     if (take.length === n) {
       codeMem.set(codes, first * dims);
       scaleMem.set(scales, first);

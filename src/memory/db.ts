@@ -57,6 +57,14 @@ export class MemoryDB extends Dexie {
   }
 }
 
+/**
+ * The tables a piece of the shards lives in (vectors, compact part, int8 part): every
+ * transaction that writes chunk rows names them all, since the shard helpers write each part.
+ */
+export function shardTables(db: Pick<MemoryDB, 'shards' | 'shardHeads' | 'shardCodes'>): Table[] {
+  return [db.shards, db.shardHeads, db.shardCodes];
+}
+
 export const ENTRY_TABLE = 'structured_memory';
 export const CHUNK_TABLE = 'chunks';
 export const SHARD_TABLE = 'shards';

@@ -5,7 +5,7 @@
 // reads the shards' compact parts first and answers from their words and sign codes (not
 // exactly) while the vectors load behind it, from 16,384 chunks the pieces' int8 rows into the
 // int8 form alone (docs/search.md, "Cold start").
-import type { MemoryDB } from './db';
+import { shardTables, type MemoryDB } from './db';
 import { ChunkVectors, type ChunkVectorsOptions, type VectorHit } from './chunk-vectors';
 import { CompactVectors } from './compact-vectors';
 import {
@@ -181,39 +181,32 @@ export class SemanticIndex {
     const { db, model } = this;
     this.reset();
     // The compact parts first, when every piece has one: the index answers once they are in.
-    const staged = await db.transaction(
-      'r',
-      db.chunks,
-      db.shards,
-      db.shardHeads,
-      db.shardCodes,
-      async () => {
-        const [heads, newest] = await Promise.all([
-          readHeads(db, model),
-          db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
-        ]);
-        if (!heads) return undefined;
-        let held = 0;
-        for (const h of heads) held += h.count;
-        if (held < this.compactFrom) return undefined;
-        let maxId = 0;
-        for (const h of heads) if (h.count) maxId = Math.max(maxId, h.ids[h.count - 1]);
-        if ((newest[0] ?? 0) !== maxId) return undefined;
-        const compact = new CompactVectors(this.dims);
-        this.words.addPackedMany(
-          heads.map((h) => ({
-            keys: h.ids,
-            groups: h.conversations,
-            parents: h.turns,
-            packed: h.words,
-            times: h.times,
-          })),
-        );
-        for (const h of heads) this.putHead(h, compact);
-        this.compact = compact;
-        return heads;
-      },
-    );
+    const staged = await db.transaction('r', db.chunks, db.shards, db.shardHeads, async () => {
+      const [heads, newest] = await Promise.all([
+        readHeads(db, model),
+        db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
+      ]);
+      if (!heads) return undefined;
+      let held = 0;
+      for (const h of heads) held += h.count;
+      if (held < this.compactFrom) return undefined;
+      let maxId = 0;
+      for (const h of heads) if (h.count) maxId = Math.max(maxId, h.ids[h.count - 1]);
+      if ((newest[0] ?? 0) !== maxId) return undefined;
+      const compact = new CompactVectors(this.dims);
+      this.words.addPackedMany(
+        heads.map((h) => ({
+          keys: h.ids,
+          groups: h.conversations,
+          parents: h.turns,
+          packed: h.words,
+          times: h.times,
+        })),
+      );
+      for (const h of heads) this.putHead(h, compact);
+      this.compact = compact;
+      return heads;
+    });
     if (staged) {
       this.vectorsLoaded = this.loadVectors(this.generation, staged);
       return;
@@ -297,9 +290,12 @@ export class SemanticIndex {
           rows.forEach((c, j) => {
             const h = heads[i + j];
             if (!current()) return;
-            if (!c || c.count !== h.count) lacking.push(h.id);
-            else if (!this.vectors.addCodes(h.ids, h.conversations, c.codes, c.scales) && h.count)
-              lacking.push(h.id);
+            const fits =
+              c?.count === h.count &&
+              c.scales.length === h.count &&
+              c.codes.length === h.count * this.dims;
+            if (fits) this.vectors.addCodes(h.ids, h.conversations, c.codes, c.scales);
+            else lacking.push(h.id);
           });
           // A part that does not match its piece (written by hand): its f32 row instead.
           for (const s of lacking.length ? await db.shards.bulkGet(lacking) : [])
@@ -334,7 +330,7 @@ export class SemanticIndex {
     // An async scope: Dexie keeps the transaction through every await of its body however deep
     // its helpers nest (a plain arrow returning a promise keeps it only briefly after each of
     // Dexie's own promises).
-    return db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () =>
+    return db.transaction('rw', [db.chunks, ...shardTables(db)], async () =>
       rebuildShards(db.chunks, db, model, this.onRebuild),
     );
   }

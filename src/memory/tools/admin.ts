@@ -1,5 +1,6 @@
 // Housekeeping for the app: the entry summary the explorer draws, counts, settings, and
 // re-embedding rows of another model after the user switches embedding model.
+import { shardTables } from '../db';
 import type { StoreContext } from '../store';
 import { entrySummary } from '../entry-index';
 import { addToShards, removeFromShards } from '../shards';
@@ -102,7 +103,7 @@ export function adminTools(ctx: StoreContext) {
         if (isToolError(emb)) return emb;
         const fresh = rows.map((r, k) => ({ ...r!, embedding: emb.vectors[k], model: info.id }));
         // Rows and shards move to the new model together.
-        await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
+        await db.transaction('rw', [db.chunks, ...shardTables(db)], async () => {
           const still = await db.chunks.bulkGet(fresh.map((r) => r.id!));
           const kept = fresh.filter((_r, k) => still[k] && still[k].model !== info.id);
           await db.chunks.bulkPut(kept);

@@ -1,6 +1,7 @@
 // JSON backup and restore: entries (with context chunks, no vectors), history, conversations and
 // messages. A backup is validated against a JSON Schema and every path and content is checked
 // before anything is written; the restore is one transaction. Vectors are recomputed.
+import { shardTables } from '../db';
 import { Validator, type Schema } from '@cfworker/json-schema';
 import type { StoreContext } from '../store';
 import type { PortableEntry } from '../markdown';
@@ -352,9 +353,7 @@ export function backupTools(ctx: StoreContext) {
           db.conversations,
           db.messages,
           db.chunks,
-          db.shards,
-          db.shardHeads,
-          db.shardCodes,
+          ...shardTables(db),
         ],
         async () => {
           // Read before anything is written, so that an error here leaves the store as it was.

@@ -1,5 +1,5 @@
 // Conversations and their messages (turns). Messages are stored here; recordTurn indexes them.
-import type { MemoryDB } from '../db';
+import { shardTables, type MemoryDB } from '../db';
 import type { StoreContext } from '../store';
 import { removeFromShards } from '../shards';
 import { DEFAULT_TITLE, altOf, isKeeperCard, replyGroups, titleFromMessage } from '../replies';
@@ -173,7 +173,7 @@ export function conversationTools(ctx: StoreContext) {
       if (isToolError(id)) return id;
       return db.transaction(
         'rw',
-        [db.conversations, db.messages, db.chunks, db.shards, db.shardHeads, db.shardCodes],
+        [db.conversations, db.messages, db.chunks, ...shardTables(db)],
         async () => {
           const chunkIds = await db.chunks.where('conversationId').equals(id).primaryKeys();
           await db.chunks.bulkDelete(chunkIds);
@@ -249,7 +249,7 @@ export function conversationTools(ctx: StoreContext) {
       if (!Object.keys(changes).length) return { status: 'SUCCESS' as const };
       const found = await db.transaction(
         'rw',
-        [db.messages, db.chunks, db.shards, db.shardHeads, db.shardCodes],
+        [db.messages, db.chunks, ...shardTables(db)],
         async () => {
           const m = await db.messages.get(id);
           if (!m) return false;
@@ -278,7 +278,7 @@ export function conversationTools(ctx: StoreContext) {
         return toolError('INVALID_ARGUMENT', `text must be non-empty text, got ${short(text)}`);
       return db.transaction(
         'rw',
-        [db.conversations, db.messages, db.chunks, db.shards, db.shardHeads, db.shardCodes],
+        [db.conversations, db.messages, db.chunks, ...shardTables(db)],
         async () => {
           const m = await db.messages.get(id);
           if (!m) return toolError('NOT_FOUND', `No message ${id}`);
@@ -312,20 +312,16 @@ export function conversationTools(ctx: StoreContext) {
     return guard(async () => {
       const id = intArg(idIn, 'messageId', -1, 1, Number.MAX_SAFE_INTEGER);
       if (isToolError(id)) return id;
-      return db.transaction(
-        'rw',
-        [db.messages, db.chunks, db.shards, db.shardHeads, db.shardCodes],
-        async () => {
-          const m = await db.messages.get(id);
-          if (!m) return toolError('NOT_FOUND', `No message ${id}`);
-          const all = await db.messages.where('conversationId').equals(m.conversationId).toArray();
-          const { gone, retagged } = messageDeletion(all, m);
-          for (const x of retagged) await db.messages.update(x.id, { meta: x.meta });
-          await dropChunks(gone);
-          await db.messages.bulkDelete(gone);
-          return { status: 'SUCCESS' as const, deleted: gone.length };
-        },
-      );
+      return db.transaction('rw', [db.messages, db.chunks, ...shardTables(db)], async () => {
+        const m = await db.messages.get(id);
+        if (!m) return toolError('NOT_FOUND', `No message ${id}`);
+        const all = await db.messages.where('conversationId').equals(m.conversationId).toArray();
+        const { gone, retagged } = messageDeletion(all, m);
+        for (const x of retagged) await db.messages.update(x.id, { meta: x.meta });
+        await dropChunks(gone);
+        await db.messages.bulkDelete(gone);
+        return { status: 'SUCCESS' as const, deleted: gone.length };
+      });
     });
   }
 

@@ -2,6 +2,7 @@
 // (src/memory/imports), then its chats (messages indexed with their own dates) and entries are
 // written in one transaction. A chat file imported before adds nothing; a path taken by other
 // content gets a number, never an overwrite.
+import { shardTables } from '../db';
 import type { StoreContext } from '../store';
 import { addToShards } from '../shards';
 import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
@@ -203,15 +204,7 @@ export function foreignTools(ctx: StoreContext) {
 
       const written = await db.transaction(
         'rw',
-        [
-          db.structured_memory,
-          db.conversations,
-          db.messages,
-          db.chunks,
-          db.shards,
-          db.shardHeads,
-          db.shardCodes,
-        ],
+        [db.structured_memory, db.conversations, db.messages, db.chunks, ...shardTables(db)],
         async () => {
           if (source !== undefined && (await importedBefore(source))) return 'duplicate' as const;
           if (rows.length) {

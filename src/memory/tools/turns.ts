@@ -1,4 +1,5 @@
 // The semantic index of conversations: recordTurn and searchChunks.
+import { shardTables } from '../db';
 import type { StoreContext } from '../store';
 import { intArg, isToolError, short, toolError } from '../validate';
 import { addToShards } from '../shards';
@@ -52,7 +53,7 @@ export function turnsTools(ctx: StoreContext) {
       const at = new Date(now());
       const { turnId, rows } = await db.transaction(
         'rw',
-        [db.messages, db.chunks, db.shards, db.shardHeads, db.shardCodes, db.conversations],
+        [db.messages, db.chunks, ...shardTables(db), db.conversations],
         async () => {
           const conv = await db.conversations.get(conversationId);
           if (conv) await db.conversations.update(conversationId, { modified: at });
