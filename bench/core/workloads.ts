@@ -181,6 +181,22 @@ export async function coldLoadBreakdown(db: MemoryDB): Promise<Record<string, nu
   plain.reserve(n);
   for (const s of shards) plain.addMany(s.ids, s.conversations, s.vectors);
   lap('build_vectors_without_sign_codes');
+  // The int8 path a load takes when every piece has its int8 part (shardCodes).
+  const codes = (await db.shardCodes.bulkGet((heads ?? []).map((h) => h.id))).filter(
+    (c) => c !== undefined,
+  );
+  lap('read_int8_rows');
+  if (heads && codes.length === heads.length) {
+    const fill = (opts: VectorIndexOptions) => {
+      const v = new ChunkVectors(BENCH_MODEL.dims, opts);
+      v.reserve(n, { f32: false });
+      heads.forEach((h, i) => v.addCodes(h.ids, h.conversations, codes[i].codes, codes[i].scales));
+    };
+    fill({});
+    lap('build_int8_vectors');
+    fill({ signFrom: Infinity });
+    lap('build_int8_vectors_without_sign_codes');
+  }
   await db.chunks.where('model').equals(BENCH_MODEL.id).count();
   lap('count_rows_for_the_background_check');
   return out;

@@ -413,27 +413,19 @@ export class ChunkVectors {
   /** Writes the sign codes of slots `from..to-1` from the rows in RAM (f32, else int8). */
   private encodeSigns(from: number, to: number): void {
     const { dims, lay } = this;
-    const buf = this.kernel.buffer;
     if (lay.f32) {
       const at = lay.f32Base + from * dims * 4;
       this.kernel.signs(at, lay.centre, lay.signBase + from * lay.signBytes, to - from, dims);
       return;
     }
-    // The int8 rows back to floats through the stage, a batch at a time, then the kernel's
-    // encoder (a JS loop per dimension took 370 ms for 100k rows of 384 in Node, this 60).
-    const i8 = new Int8Array(buf, lay.codeBase, to * dims);
-    const scales = new Float32Array(buf, lay.scales, to);
-    const stage = new Float32Array(buf, lay.stage, STAGE_ROWS * dims);
-    for (let s0 = from; s0 < to; s0 += STAGE_ROWS) {
-      const n = Math.min(STAGE_ROWS, to - s0);
-      for (let r = 0; r < n; r++) {
-        const scale = scales[s0 + r];
-        const src = (s0 + r) * dims;
-        const dst = r * dims;
-        for (let i = 0; i < dims; i++) stage[dst + i] = i8[src + i] * scale;
-      }
-      this.kernel.signs(lay.stage, lay.centre, lay.signBase + s0 * lay.signBytes, n, dims);
-    }
+    this.kernel.signs8(
+      lay.codeBase + from * dims,
+      lay.scales + from * 4,
+      lay.centre,
+      lay.signBase + from * lay.signBytes,
+      to - from,
+      dims,
+    );
   }
 
   /**

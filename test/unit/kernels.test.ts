@@ -251,4 +251,44 @@ describe('dot kernels', () => {
       }
     }
   });
+
+  it('the int8 sign-code kernel gives the bits of the rows as floats, for any dimension count', () => {
+    for (const dims of [1, 15, 16, 17, 100, 128, 129, 384, 385]) {
+      const n = 7;
+      const bytes = signCodeBytes(dims);
+      const results = (['wasm-simd', 'js'] as const).map((kind) => {
+        const kernel = createKernel(1 << 16, kind);
+        const f32 = new Float32Array(kernel.buffer);
+        const i8 = new Int8Array(kernel.buffer);
+        const rand = seeded(dims + 1);
+        const centre = 64;
+        const scales = centre + dims * 4 + 64;
+        const src = scales + n * 4 + 64;
+        for (let i = 0; i < n * dims; i++) i8[src + i] = Math.round(rand() * 254) - 127;
+        for (let r = 0; r < n; r++) f32[scales / 4 + r] = rand() * 0.01;
+        f32[scales / 4 + n - 1] = 0; // a zero row: every bit from the centre's sign
+        for (let i = 0; i < dims; i++) f32[centre / 4 + i] = (rand() * 2 - 1) * 0.3;
+        // Row 0's first value equal to the centre as a float: bit clear.
+        i8[src] = 100;
+        f32[centre / 4] = Math.fround(100 * f32[scales / 4]);
+        const dst = src + n * dims + 64;
+        new Uint8Array(kernel.buffer).fill(0xaa, dst, dst + n * bytes); // stale bytes
+        kernel.signs8(src, scales, centre, dst, n, dims);
+        const want = new Uint8Array(n * bytes);
+        const c = f32.slice(centre / 4, centre / 4 + dims);
+        for (let r = 0; r < n; r++) {
+          const row = Float32Array.from(
+            i8.subarray(src + r * dims, src + (r + 1) * dims),
+            (v) => v * f32[scales / 4 + r],
+          );
+          signCode(row, c, want, r * bytes);
+        }
+        const got = [...new Uint8Array(kernel.buffer, dst, n * bytes)];
+        expect(got).toEqual([...want]);
+        expect(want[0] & 1).toBe(0);
+        return got;
+      });
+      expect(results[0]).toEqual(results[1]);
+    }
+  });
 });

@@ -231,6 +231,18 @@ describe('Bm25Index', () => {
           expect(many.search(many.prepare('cat yak'), null)).toEqual(
             one.search(one.prepare('cat yak'), null),
           );
+          // And compact alike: enough documents removed to renumber every term's postings,
+          // those in the shared buffer in place.
+          for (const i of [one, many]) {
+            for (let k = 0; k < 80; k++) i.addTerms(2000 + k, ['cow', 'dog'], 2, 20_000 + k);
+            for (let k = 0; k < 80; k++) i.remove(2000 + k);
+            i.remove(batches[0]?.[0]?.key ?? 999);
+          }
+          for (const q of ['cat dog', 'fish yak', 'bird cow']) {
+            const sorted = (i: Bm25Index) =>
+              i.search(i.prepare(q), null).sort((a, b) => a.key - b.key);
+            expect(sorted(many)).toEqual(sorted(one));
+          }
         },
       ),
     );

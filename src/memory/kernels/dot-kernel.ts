@@ -57,6 +57,11 @@ export interface DotKernel {
    * `centre` (signs.ts's `signCode`, bit for bit).
    */
   signs(src: number, centre: number, dst: number, n: number, dims: number): void;
+  /**
+   * The same of `n` int8 rows at `src` (dims bytes each) with one f32 scale each at `scales`,
+   * row i taken as the f32 `codes[i] × scale` (a cold start's rows: no f32 copy needed).
+   */
+  signs8(src: number, scales: number, centre: number, dst: number, n: number, dims: number): void;
 }
 
 /** Longest sign code the Hamming kernels take: 31 SIMD blocks, so byte sums cannot overflow. */
@@ -112,6 +117,7 @@ function wasmKernel(bytes: number): DotKernel {
     (fixedRows.get(bytes) ?? hamRowsAny)(q, base, n, bytes, out, hist);
   const hamIndex = ex.hamIndex as Fn7;
   const signs = ex.signs as Fn5;
+  const signs8 = ex.signs8 as Fn6;
   const gather = ex.gather as (a: number, b: number, c: number, d: number, e: number) => number;
   return {
     kind: 'wasm-simd',
@@ -136,6 +142,8 @@ function wasmKernel(bytes: number): DotKernel {
       hamIndex(q | 0, base | 0, idx | 0, m, bytes, out | 0, hist | 0),
     gather: (dist, n, cut, atCut, out) => gather(dist | 0, n, cut, atCut, out | 0),
     signs: (src, centre, dst, n, dims) => signs(src | 0, centre | 0, dst | 0, n, dims),
+    signs8: (src, scales, centre, dst, n, dims) =>
+      signs8(src | 0, scales | 0, centre | 0, dst | 0, n, dims),
   };
 }
 
@@ -213,6 +221,19 @@ function jsKernel(bytes: number): DotKernel {
         const row = src / 4 + r * dims;
         for (let i = 0; i < dims; i++)
           if (f32[row + i] > f32[centre / 4 + i]) u8[at + (i >> 3)] |= 1 << (i & 7);
+      }
+    },
+    signs8(src, scales, centre, dst, n, dims) {
+      const bytes = Math.ceil(dims / 128) * 16;
+      for (let r = 0; r < n; r++) {
+        const at = dst + r * bytes;
+        u8.fill(0, at, at + bytes);
+        const row = src + r * dims;
+        const scale = f32[scales / 4 + r];
+        for (let i = 0; i < dims; i++) {
+          const v = Math.fround(i8[row + i] * scale);
+          if (v > f32[centre / 4 + i]) u8[at + (i >> 3)] |= 1 << (i & 7);
+        }
       }
     },
     hamRows(q, base, n, bytes, out, hist) {

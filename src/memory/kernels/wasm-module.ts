@@ -67,6 +67,9 @@ const op = {
   i32x4Lane: (l: number) => simd(0x1b, l),
   i16x8Low: simd(0x87),
   i16x8High: simd(0x88),
+  i32x4Low: simd(0xa7),
+  i32x4High: simd(0xa8),
+  f32x4FromI32x4: simd(0xfa),
   i32x4Dot: simd(0xba),
   vStore: simd(0x0b, ...mem(0)),
   f32Const: (x: number) => [0x43, ...new Uint8Array(Float32Array.of(x).buffer)],
@@ -623,27 +626,56 @@ function gather(): number[] {
 /**
  * signs(src, centre, dst, n, dims): the sign codes of `n` f32 rows at `src` (signs.ts): bit i
  * of a row's code set where `row[i] > centre[i]`, codes of `((dims + 127) >> 7) << 4` bytes,
- * zero-padded. Locals: 5 o (byte offset in the row), 6 e16, 7 e (byte ends), 8 end (of dst),
- * 9 bytes (of a code), 10 k, 11 addr.
+ * zero-padded. With `i8`, signs8(src, scales, centre, dst, n, dims): the same of int8 rows (dims
+ * bytes each) with one f32 scale each, row i taken as the f32 `codes[i] × scale` (as a Float32Array
+ * of them would hold it). Locals after the params: o (byte offset in an f32 row), e16, e (byte
+ * ends), end (of dst), bytes (of a code), k, addr; with `i8` the row's scale, and it splatted.
  */
-function signs(): number[] {
-  const [src, centre, dst, n, dims, o, e16, e, end, bytes, k, addr] = [
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-  ];
-  const mask = (off: number, shift: number) => [
-    ...get(src),
-    ...get(o),
-    ...op.add,
-    ...op.vLoad(off),
+function signs(i8: boolean): number[] {
+  const P = i8 ? 6 : 5;
+  const [src, scales, centre, dst, n, dims] = i8 ? [0, 1, 2, 3, 4, 5] : [0, -1, 1, 2, 3, 4];
+  const [o, e16, e, end, bytes, k, addr, scale, vScale] = [0, 1, 2, 3, 4, 5, 6, 7, 8].map(
+    (i) => P + i,
+  );
+  // The row's values at byte offset `o` of an f32 row: an int8 row's are at `o / 4`.
+  const rowAt = [...get(src), ...get(o), ...(i8 ? [...i32c(2), ...op.shrU] : []), ...op.add];
+  // Four dims of the block of 16 at `o` (f32x4), the `part`-th four.
+  const four = (part: number) =>
+    i8
+      ? [
+          ...rowAt,
+          ...op.vLoad(),
+          ...(part < 2 ? op.i16x8Low : op.i16x8High),
+          ...(part % 2 ? op.i32x4High : op.i32x4Low),
+          ...op.f32x4FromI32x4,
+          ...get(vScale),
+          ...op.f32x4Mul,
+        ]
+      : [...rowAt, ...op.vLoad(part * 16)];
+  const mask = (part: number) => [
+    ...four(part),
     ...get(centre),
     ...get(o),
     ...op.add,
-    ...op.vLoad(off),
+    ...op.vLoad(part * 16),
     ...op.f32x4Gt,
     ...op.i32x4Bitmask,
-    ...(shift ? [...i32c(shift), ...op.shl] : []),
+    ...(part ? [...i32c(part * 4), ...op.shl] : []),
   ];
+  const one = i8
+    ? [...rowAt, ...op.i32Load8(), ...op.f32FromI32, ...get(scale), ...op.f32Mul]
+    : [...rowAt, ...op.f32Load()];
   const row = [
+    ...(i8
+      ? [
+          ...get(scales),
+          ...op.f32Load(),
+          ...set(scale),
+          ...get(scale),
+          ...op.f32x4Splat,
+          ...set(vScale),
+        ]
+      : []),
     ...i32c(0),
     ...set(k),
     ...whileLt(k, bytes, [
@@ -662,21 +694,18 @@ function signs(): number[] {
       ...i32c(5),
       ...op.shrU,
       ...op.add,
-      ...mask(0, 0),
-      ...mask(16, 4),
+      ...mask(0),
+      ...mask(1),
       ...op.or,
-      ...mask(32, 8),
+      ...mask(2),
       ...op.or,
-      ...mask(48, 12),
+      ...mask(3),
       ...op.or,
       ...op.i32Store16,
       ...bump(o, i32c(64)),
     ]),
     ...whileLt(o, e, [
-      ...get(src),
-      ...get(o),
-      ...op.add,
-      ...op.f32Load(),
+      ...one,
       ...get(centre),
       ...get(o),
       ...op.add,
@@ -705,7 +734,9 @@ function signs(): number[] {
       0x0b, // end if
       ...bump(o, i32c(4)),
     ]),
-    ...bump(src, [...get(dims), ...i32c(2), ...op.shl]),
+    ...(i8
+      ? [...bump(src, get(dims)), ...bump(scales, i32c(4))]
+      : bump(src, [...get(dims), ...i32c(2), ...op.shl])),
     ...bump(dst, get(bytes)),
   ];
   const body = [
@@ -735,7 +766,16 @@ function signs(): number[] {
     ...set(end),
     ...whileLt(dst, end, row),
   ];
-  return fn([[7, I32]], body);
+  return fn(
+    i8
+      ? [
+          [7, I32],
+          [1, F32],
+          [1, V128],
+        ]
+      : [[7, I32]],
+    body,
+  );
 }
 
 const F_DOT_F32 = 0;
@@ -820,6 +860,7 @@ export const KERNEL_EXPORTS = [
   'hamRows2',
   'hamRows3',
   'hamRows4',
+  'signs8',
 ] as const;
 
 /** The kernel module's bytes (about 3 KB). */
@@ -844,10 +885,11 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
     { type: 2, code: quantise() }, // quantise(src, dst, scales, n, dims)
     { type: 3, code: hamming(false) }, // hamRows(q, base, n, bytes, out, hist)
     { type: 4, code: hamming(true) }, // hamIndex(q, base, idx, m, bytes, out, hist)
-    { type: 2, code: signs() }, // signs(src, centre, dst, n, dims)
+    { type: 2, code: signs(false) }, // signs(src, centre, dst, n, dims)
     { type: 5, code: gather() }, // gather(dist, n, cut, atCut, out) -> count
     // hamRows<b>(q, base, n, bytes, out, hist), one per FIXED_CODE_BLOCKS
     ...FIXED_CODE_BLOCKS.map((b) => ({ type: 3, code: hammingFixed(b) })),
+    { type: 3, code: signs(true) }, // signs8(src, scales, centre, dst, n, dims)
   ];
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],

@@ -60,58 +60,37 @@ export const MAX_QUERY_TERMS = 32;
 const NO_SLOTS = new Int32Array(0);
 const NO_TFS = new Uint16Array(0);
 
+/**
+ * A term's postings: `slots[at .. at + n)`, with their term frequencies in `tfs` alike. A cold
+ * start's terms share one pair of arrays (`addPackedMany`), each its own stretch of them (tens of
+ * thousands of typed-array views cost more than the postings they hold); a term that outgrows
+ * its stretch moves to arrays of its own.
+ */
 class Postings {
   slots = NO_SLOTS;
   tfs = NO_TFS;
+  at = 0;
+  cap = 0;
   n = 0;
-  /** Postings announced by `addPackedMany` before it fills them. */
-  want = 0;
+  /** The term's number during an `addPackedMany` call, −1 outside one. */
+  tag = -1;
 
   push(slot: number, tf: number): void {
-    if (this.n === this.slots.length) {
+    if (this.n === this.cap) {
       const cap = Math.max(4, this.n * 2);
       const slots = new Int32Array(cap);
-      slots.set(this.slots);
+      slots.set(this.slots.subarray(this.at, this.at + this.n));
       this.slots = slots;
       const tfs = new Uint16Array(cap);
-      tfs.set(this.tfs);
+      tfs.set(this.tfs.subarray(this.at, this.at + this.n));
       this.tfs = tfs;
+      this.at = 0;
+      this.cap = cap;
     }
-    this.slots[this.n] = slot;
-    this.tfs[this.n] = Math.min(tf, 65_535);
-    this.n++;
+    const i = this.at + this.n++;
+    this.slots[i] = slot;
+    this.tfs[i] = Math.min(tf, 65_535);
   }
-}
-
-/**
- * Gives every one of `lists` room for the postings announced in its `want`, all in one buffer
- * (views of it): a cold start's tens of thousands of terms cost two allocations, not two each
- * (a term that grows later moves to arrays of its own, as any term does).
- */
-function reserveAll(lists: Iterable<Postings>): void {
-  const growing: Postings[] = [];
-  const caps: number[] = [];
-  let total = 0;
-  for (const p of lists) {
-    if (!p.want) continue;
-    const cap = p.n + p.want;
-    p.want = 0;
-    if (cap <= p.slots.length) continue;
-    growing.push(p);
-    caps.push(cap);
-    total += cap;
-  }
-  const slots = new Int32Array(total);
-  const tfs = new Uint16Array(total);
-  let at = 0;
-  growing.forEach((p, i) => {
-    const end = at + caps[i];
-    slots.set(p.slots.subarray(0, p.n), at);
-    tfs.set(p.tfs.subarray(0, p.n), at);
-    p.slots = slots.subarray(at, end);
-    p.tfs = tfs.subarray(at, end);
-    at = end;
-  });
 }
 
 /** A document's lexical match with a query. */
@@ -309,57 +288,72 @@ export class Bm25Index {
       for (const c of batches) this.addPacked(c.keys, c.groups, c.parents, c.packed, c.times);
       return;
     }
-    const byTerm = batches.map((b) => {
-      const { vocab, terms, freqs, offsets } = b.packed;
-      const docs = b.keys.length;
-      const at = new Int32Array(vocab.length + 1);
-      const end = offsets[docs] ?? 0;
-      for (let j = 0; j < end; j++) at[terms[j] + 1]++;
-      for (let t = 0; t < vocab.length; t++) at[t + 1] += at[t];
-      const cursor = at.slice(0, vocab.length);
-      const docOf = new Int32Array(end);
-      const tfOf = new Uint16Array(end);
-      for (let i = 0; i < docs; i++) {
-        for (let j = offsets[i]; j < offsets[i + 1]; j++) {
-          const pos = cursor[terms[j]]++;
-          docOf[pos] = i;
-          tfOf[pos] = freqs[j];
-        }
+    // Each batch's vocabulary as numbers of this call, one per term however many batches use it.
+    const lists: Postings[] = [];
+    const numbers = batches.map(({ packed: { vocab } }) => {
+      const num = new Int32Array(vocab.length);
+      for (let k = 0; k < vocab.length; k++) {
+        const p = this.postingsOf(vocab[k]);
+        if (p.tag < 0) p.tag = lists.push(p) - 1;
+        num[k] = p.tag;
       }
-      const lists = vocab.map((t, k) => {
-        const p = this.postingsOf(t);
-        p.want += at[k + 1] - at[k];
-        return p;
-      });
-      return { at, docOf, tfOf, lists };
+      return num;
     });
-    reserveAll(byTerm.flatMap((b) => b.lists));
+    // Each term's stretch of one pair of arrays: the postings it holds, then the batches'.
+    const cursor = new Int32Array(lists.length);
+    batches.forEach((b, k) => {
+      const { terms, offsets } = b.packed;
+      const num = numbers[k];
+      const end = offsets[b.keys.length] ?? 0;
+      for (let j = 0; j < end; j++) cursor[num[terms[j]]]++;
+    });
+    let total = 0;
+    for (let g = 0; g < lists.length; g++) {
+      const count = cursor[g] + lists[g].n;
+      cursor[g] = total;
+      total += count;
+    }
+    const slots = new Int32Array(total);
+    const tfs = new Uint16Array(total);
+    lists.forEach((p, g) => {
+      if (p.n) {
+        slots.set(p.slots.subarray(p.at, p.at + p.n), cursor[g]);
+        tfs.set(p.tfs.subarray(p.at, p.at + p.n), cursor[g]);
+      }
+      p.at = cursor[g];
+      cursor[g] += p.n;
+    });
     let docs = 0;
     for (const b of batches) docs += b.keys.length;
     this.grow(this.slotCount + docs);
     batches.forEach((b, k) => {
-      const { offsets, freqs } = b.packed;
-      // Slots are taken in order, so document i of the batch is slot `first + i`.
-      const first = this.slotCount;
+      const { offsets, terms, freqs } = b.packed;
+      const num = numbers[k];
       for (let i = 0; i < b.keys.length; i++) {
         let length = 0;
         for (let j = offsets[i]; j < offsets[i + 1]; j++) length += freqs[j];
-        this.newSlot(b.keys[i], b.groups[i], b.parents[i], length, b.times?.[i] ?? NaN, true);
-      }
-      const { at, docOf, tfOf, lists } = byTerm[k];
-      for (let t = 0; t < lists.length; t++) {
-        // A term's run, appended with its arrays at hand (room reserved above).
-        const p = lists[t];
-        const { slots, tfs } = p;
-        let n = p.n;
-        for (let pos = at[t]; pos < at[t + 1]; pos++) {
-          slots[n] = first + docOf[pos];
-          tfs[n++] = tfOf[pos];
+        const slot = this.newSlot(
+          b.keys[i],
+          b.groups[i],
+          b.parents[i],
+          length,
+          b.times?.[i] ?? NaN,
+          true,
+        );
+        for (let j = offsets[i]; j < offsets[i + 1]; j++) {
+          const at = cursor[num[terms[j]]]++;
+          slots[at] = slot;
+          tfs[at] = freqs[j];
         }
-        p.n = n;
       }
       this.postings += offsets[b.keys.length] ?? 0;
     });
+    for (const p of lists) {
+      p.slots = slots;
+      p.tfs = tfs;
+      p.n = p.cap = cursor[p.tag] - p.at;
+      p.tag = -1;
+    }
   }
 
   /**
@@ -511,15 +505,12 @@ export class Bm25Index {
     bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 3;
     bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
     bytes += (this.slotOf.size + this.parentSlotOf.size) * 40;
-    // Postings by the buffers they hold: a cold start's terms share one (`reserveAll`), kept
-    // whole while any term still views it.
+    // Postings by the buffers they hold: a cold start's terms share one pair (`addPackedMany`),
+    // kept whole while any term still uses it.
     const buffers = new Set<ArrayBufferLike>();
     for (const [t, p] of this.terms) {
-      bytes += 40 + 64 + t.length * 2;
-      for (const a of [p.slots, p.tfs]) {
-        if (a.byteLength === a.buffer.byteLength) bytes += a.byteLength;
-        else if (!buffers.has(a.buffer)) buffers.add(a.buffer);
-      }
+      bytes += 40 + 72 + t.length * 2;
+      buffers.add(p.slots.buffer).add(p.tfs.buffer);
     }
     for (const b of buffers) bytes += b.byteLength;
     return bytes;
@@ -642,7 +633,7 @@ export class Bm25Index {
     for (const t of q.terms) {
       const p = this.terms.get(t);
       if (!p) continue;
-      for (let j = 0; j < p.n; j++) {
+      for (let j = p.at; j < p.at + p.n; j++) {
         const slot = p.slots[j];
         if (!alive[slot]) continue;
         const g = episodeSlots[slot];
@@ -699,7 +690,7 @@ export class Bm25Index {
       const p = this.terms.get(t);
       if (!p) return;
       const bit = 1 << i;
-      for (let j = 0; j < p.n; j++) {
+      for (let j = p.at; j < p.at + p.n; j++) {
         const slot = p.slots[j];
         if (!alive[slot]) continue;
         if (group !== undefined && group !== null && groups[slot] !== group) continue;
@@ -780,14 +771,15 @@ export class Bm25Index {
     }
     this.postings = 0;
     for (const [t, p] of this.terms) {
-      let w = 0;
-      for (let j = 0; j < p.n; j++) {
+      let w = p.at;
+      for (let j = p.at; j < p.at + p.n; j++) {
         const to = remap[p.slots[j]];
         if (to < 0) continue;
         p.slots[w] = to;
         p.tfs[w] = p.tfs[j];
         w++;
       }
+      w -= p.at;
       if (!w) this.terms.delete(t);
       else p.n = w;
       this.postings += w;
