@@ -181,10 +181,11 @@ export class SemanticIndex {
     const { db, model } = this;
     this.reset();
     // The compact parts first, when every piece has one: the index answers once they are in.
-    const staged = await db.transaction('r', db.chunks, db.shards, db.shardHeads, async () => {
-      const [heads, newest] = await Promise.all([
+    const staged = await db.transaction('r', [db.chunks, ...shardTables(db)], async () => {
+      const [heads, newest, coded] = await Promise.all([
         readHeads(db, model),
         db.chunks.where('model').equals(model).reverse().limit(1).primaryKeys(),
+        db.shardCodes.toCollection().primaryKeys(),
       ]);
       if (!heads) return undefined;
       let held = 0;
@@ -205,10 +206,11 @@ export class SemanticIndex {
       );
       for (const h of heads) this.putHead(h, compact);
       this.compact = compact;
-      return heads;
+      const withCodes = new Set(coded);
+      return { heads, int8: heads.every((h) => withCodes.has(h.id)) };
     });
     if (staged) {
-      this.vectorsLoaded = this.loadVectors(this.generation, staged);
+      this.vectorsLoaded = this.loadVectors(this.generation, staged.heads, staged.int8);
       return;
     }
     for (let attempt = 0; ; attempt++) {
@@ -252,18 +254,21 @@ export class SemanticIndex {
   /**
    * A cold start's second step: the pieces' vectors, into the index that answers from the
    * compact parts meanwhile; then its searches are exact. When every piece has its int8 part
-   * (`shardCodes`), those are read, a quarter of the bytes, and the index keeps the int8 form
+   * (`shardCodes`: `int8`, as the compact parts' read found), those are read, a quarter of the bytes, and the index keeps the int8 form
    * alone, as above the f32 budget (docs/search.md, "Cold start"); else the f32 rows. Writes
    * noted meanwhile are kept: rows added are in already (a piece's copy is skipped), rows
    * removed are taken out again.
    */
-  private async loadVectors(generation: number, heads: readonly ShardHead[]): Promise<void> {
+  private async loadVectors(
+    generation: number,
+    heads: readonly ShardHead[],
+    int8: boolean,
+  ): Promise<void> {
     const { db, model } = this;
     const current = () => generation === this.generation;
     try {
       await db.transaction('r', db.shards, db.shardCodes, async () => {
-        const coded = new Set(await db.shardCodes.toCollection().primaryKeys());
-        if (!heads.every((h) => coded.has(h.id))) {
+        if (!int8) {
           const held = await shardVectorCount(db, model);
           if (current()) this.vectors.reserve(held);
           await eachShard(
