@@ -65,53 +65,6 @@ export function shardTables(db: Pick<MemoryDB, 'shards' | 'shardHeads' | 'shardC
   return [db.shards, db.shardHeads, db.shardCodes];
 }
 
-/**
- * Rows by key as `table.bulkGet` gives them (undefined where none), read through IndexedDB's own
- * calls when no Dexie transaction is open here: Dexie's promise bookkeeping took 0.1–0.3 ms of a
- * 10-row read in Chromium, a tenth of a fused chunk search at 100k (bench/README.md, "Fused query
- * at 100k, session 15"). Inside a Dexie transaction (a save's snapshot search) the read goes
- * through it: a transaction of its own would wait for the caller's to end, and would not see
- * its writes.
- */
-export function readRows<T>(
-  table: Table<T, number>,
-  keys: readonly number[],
-): Promise<(T | undefined)[]> {
-  if (!keys.length) return Promise.resolve([]);
-  let idb: IDBDatabase | null = null;
-  // (A stand-in with only `bulkGet`, as the benchmarks' generated rows, has no database.)
-  const dexie = (table as Partial<Table<T, number>>).db;
-  if (!Dexie.currentTransaction && dexie?.isOpen()) {
-    try {
-      idb = dexie.backendDB();
-    } catch {
-      idb = null;
-    }
-  }
-  if (!idb) return table.bulkGet([...keys]);
-  const db = idb;
-  return new Promise((resolve, reject) => {
-    let store: IDBObjectStore;
-    try {
-      store = db.transaction(table.name, 'readonly').objectStore(table.name);
-    } catch {
-      // Closing or upgrading meanwhile: Dexie waits for the database or says why.
-      table.bulkGet([...keys]).then(resolve, reject);
-      return;
-    }
-    const out = new Array<T | undefined>(keys.length);
-    let left = keys.length;
-    keys.forEach((key, i) => {
-      const req = store.get(key);
-      req.onsuccess = () => {
-        out[i] = req.result as T | undefined;
-        if (--left === 0) resolve(out);
-      };
-      req.onerror = () => reject(req.error ?? new Error(`reading ${table.name} failed`));
-    });
-  });
-}
-
 export const ENTRY_TABLE = 'structured_memory';
 export const CHUNK_TABLE = 'chunks';
 export const SHARD_TABLE = 'shards';

@@ -5,7 +5,6 @@ import type { Table } from 'dexie';
 import type { ModelInfo } from '../embeddings/types';
 import type { EntryIndex, EntryRef } from './entry-index';
 import { inParent, type LexicalMatch, type LexicalQuery } from './lexical/bm25-index';
-import { readRows } from './db';
 import type { SemanticIndex } from './semantic-index';
 import { tokenize } from './lexical/tokenize';
 import { parentOf } from './paths';
@@ -355,10 +354,7 @@ export async function searchChunkIndex(
   const m = chunkCandidates(k);
   const ranked = await rankChunks(idx, conversationId, q, m, bias > 0 ? m : k * 2);
   const read = bias > 0 ? ranked : ranked.slice(0, k);
-  const rows = await readRows(
-    chunks,
-    read.map((c) => c.id),
-  );
+  const rows = await chunks.bulkGet(read.map((c) => c.id));
   const rescore = q.vector && q.info && q.signals !== 'lexical' && !idx.exactCosines;
   const out: ChunkSearchHit[] = [];
   rows.forEach((row, i) => {
