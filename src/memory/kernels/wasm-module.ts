@@ -863,7 +863,7 @@ export const KERNEL_EXPORTS = [
   'signs8',
 ] as const;
 
-/** The kernel module's bytes (about 3 KB). */
+/** The kernel module's bytes (about 3.6 KB; a page's main thread compiles at most 4 KB at once). */
 export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
   // Types: 0 (i32 x3) -> f32, 1 (i32 x3) -> i32, 2 (i32 x5), 3 (i32 x6), 4 (i32 x7),
   // 5 (i32 x5) -> i32

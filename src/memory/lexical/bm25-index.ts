@@ -2,9 +2,10 @@
 // keys (entry ids, chunk ids) with an optional group (a conversation id) to search within, and,
 // where they have times, episodes: a group's runs of documents without a long pause (a chat's
 // sittings).
-// Postings are typed arrays per term; a removed document is skipped at once and its postings
-// dropped by the next compaction (once removed ones pass a quarter of the live ones), so writes
-// stay cheap and document frequencies stay close. Measured against MiniSearch in
+// Postings are typed arrays per term (a cold start's terms each a stretch of one shared pair); a
+// removed document is skipped at once and its postings dropped by the next compaction (once
+// removed ones pass a quarter of the live ones), so writes stay cheap and document frequencies
+// stay close. Measured against MiniSearch in
 // bench/README.md ("Lexical index"): the library's per-posting objects do not fit the 1M-chunk
 // memory target.
 import { selectTop } from '../kernels/select';
