@@ -165,6 +165,22 @@ function jsKernel(bytes: number): DotKernel {
     }
     return s;
   };
+  /** The sign codes of `n` rows whose value i of row r is `value(r, i)`, around `centre`. */
+  const signRows = (
+    centre: number,
+    dst: number,
+    n: number,
+    dims: number,
+    value: (r: number, i: number) => number,
+  ) => {
+    const bytes = Math.ceil(dims / 128) * 16;
+    for (let r = 0; r < n; r++) {
+      const at = dst + r * bytes;
+      u8.fill(0, at, at + bytes);
+      for (let i = 0; i < dims; i++)
+        if (value(r, i) > f32[centre / 4 + i]) u8[at + (i >> 3)] |= 1 << (i & 7);
+    }
+  };
   const dotF32 = (q: number, p: number, dims: number) => {
     let s = 0;
     for (let i = 0; i < dims; i++) s += f32[q + i] * f32[p + i];
@@ -214,27 +230,12 @@ function jsKernel(bytes: number): DotKernel {
       }
     },
     signs(src, centre, dst, n, dims) {
-      const bytes = Math.ceil(dims / 128) * 16;
-      for (let r = 0; r < n; r++) {
-        const at = dst + r * bytes;
-        u8.fill(0, at, at + bytes);
-        const row = src / 4 + r * dims;
-        for (let i = 0; i < dims; i++)
-          if (f32[row + i] > f32[centre / 4 + i]) u8[at + (i >> 3)] |= 1 << (i & 7);
-      }
+      signRows(centre, dst, n, dims, (r, i) => f32[src / 4 + r * dims + i]);
     },
     signs8(src, scales, centre, dst, n, dims) {
-      const bytes = Math.ceil(dims / 128) * 16;
-      for (let r = 0; r < n; r++) {
-        const at = dst + r * bytes;
-        u8.fill(0, at, at + bytes);
-        const row = src + r * dims;
-        const scale = f32[scales / 4 + r];
-        for (let i = 0; i < dims; i++) {
-          const v = Math.fround(i8[row + i] * scale);
-          if (v > f32[centre / 4 + i]) u8[at + (i >> 3)] |= 1 << (i & 7);
-        }
-      }
+      signRows(centre, dst, n, dims, (r, i) =>
+        Math.fround(i8[src + r * dims + i] * f32[scales / 4 + r]),
+      );
     },
     hamRows(q, base, n, bytes, out, hist) {
       for (let r = 0; r < n; r++) {

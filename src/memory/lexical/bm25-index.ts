@@ -5,9 +5,8 @@
 // Postings are typed arrays per term (a cold start's terms each a stretch of one shared pair); a
 // removed document is skipped at once and its postings dropped by the next compaction (once
 // removed ones pass a quarter of the live ones), so writes stay cheap and document frequencies
-// stay close. Measured against MiniSearch in
-// bench/README.md ("Lexical index"): the library's per-posting objects do not fit the 1M-chunk
-// memory target.
+// stay close. Measured against MiniSearch in bench/README.md ("Lexical index"): the library's
+// per-posting objects do not fit the 1M-chunk memory target.
 import { selectTop } from '../kernels/select';
 import { queryTerms, tokenize } from './tokenize';
 
