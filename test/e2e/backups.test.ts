@@ -244,6 +244,12 @@ describe('storage the browser keeps, and backups', () => {
 
     // Changed again and a week without a backup: back; the setting turns it off.
     await callWorker(page, 'saveMemory', 'Drinks/Tea', 'Earl Grey');
+    // The change reaches the page's record on its own time: wait for it to be written down, or
+    // the clock would move first and the change count from eight days on.
+    await page.waitForFunction(() => {
+      const r = JSON.parse(localStorage.getItem('sm-backups') ?? '{}');
+      return r.lastChange !== null && r.lastBackup !== null && r.lastChange > r.lastBackup;
+    });
     await page.clock.fastForward(8 * DAY);
     await showReminder();
     expect(await reminder.locator('.text').textContent()).toBe('Last backup: 8 days ago.');
