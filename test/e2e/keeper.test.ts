@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEEPER_HANDOVER_KEY } from '../../src/app/keeper-handover';
 import { KEEPER_IDLE_MS, KEEPER_QUIET_MS } from '../../src/chat/keeper';
 import {
   startFakeServer,
@@ -256,6 +257,8 @@ describe('the memory keeper in Chromium', () => {
     await page.goto('about:blank');
     await page.goto(server.url);
     await chat().locator('.status.connected').waitFor({ timeout: 30_000 });
+    // The new page has taken what the old one left (the idle time counts from then).
+    await page.waitForFunction((key) => localStorage.getItem(key) === null, KEEPER_HANDOVER_KEY);
     await page.clock.fastForward(KEEPER_IDLE_MS);
     await tree().getByRole('treeitem', { name: 'Family' }).waitFor({ timeout: 30_000 });
     expect(keeperRequests()).toHaveLength(asked + 1);
