@@ -773,9 +773,11 @@ async function main() {
     /**
      * Cold loads of the 100k chunks (fresh connection each): from the compact parts first (the
      * first answer, then ready), from whole shards as version 2 stored them, and one row per
-     * chunk; with `parts` (`--only=cold`), each run's breakdown first and no row-per-chunk load.
+     * chunk, in rounds. `--only=cold` runs the same rounds and one breakdown after them (with a
+     * breakdown before each load instead, the loads found its reads in warm caches: to exact 497
+     * against 549 ms in runs minutes apart, bench/README.md "Cold start, session 16").
      */
-    async function coldCase(page: Page, parts: boolean) {
+    async function coldCase(page: Page) {
       const cold = {
         first: [] as number[],
         shards: [] as number[],
@@ -783,15 +785,8 @@ async function main() {
         rows: [] as number[],
       };
       for (let run = 0; run < COLD_RUNS; run++) {
-        if (parts)
-          log(
-            `  parts ${JSON.stringify(await inPage(page, () => window.bench.worker.coldParts(), null))}`,
-          );
         const line: string[] = [];
-        // One row per chunk takes 10–20 s a load here: the development aid leaves it out.
-        for (const kind of parts
-          ? (['shards', 'whole'] as const)
-          : (['shards', 'whole', 'rows'] as const)) {
+        for (const kind of ['shards', 'whole', 'rows'] as const) {
           const r = await inPage(page, (k) => window.bench.worker.coldLoad(k), kind);
           if (r.chunks !== 100_000) throw new Error(`cold load (${kind}) found ${r.chunks}`);
           if (kind === 'shards') {
@@ -812,10 +807,14 @@ async function main() {
       log(
         `fill whole ${JSON.stringify(await inPage(page, () => window.bench.worker.fill100kWhole(), null))}`,
       );
-      const cold = await coldCase(page, true);
+      const cold = await coldCase(page);
       log(`  first answer: ${JSON.stringify(summarise(cold.first))}`);
       log(`  ready: ${JSON.stringify(summarise(cold.shards))}`);
       log(`  whole shards (version 2): ${JSON.stringify(summarise(cold.whole))}`);
+      log(`  one row per chunk: ${JSON.stringify(summarise(cold.rows))}`);
+      log(
+        `  parts ${JSON.stringify(await inPage(page, () => window.bench.worker.coldParts(), null))}`,
+      );
       return;
     }
 
@@ -827,7 +826,7 @@ async function main() {
     const fill = await inPage(page, () => window.bench.worker.fill100k(), null);
     log(`  ${Math.round(fill.fillMs)} ms (${Math.round(fill.rowsPerS)} rows/s with shards)`);
     await inPage(page, () => window.bench.worker.fill100kWhole(), null);
-    const cold = await coldCase(page, false);
+    const cold = await coldCase(page);
 
     // ---- queries ------------------------------------------------------------------------
     const q: Record<string, QueryBenchResult> = {};
