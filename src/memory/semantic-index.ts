@@ -254,8 +254,9 @@ export class SemanticIndex {
   /**
    * A cold start's second step: the pieces' vectors, into the index that answers from the
    * compact parts meanwhile; then its searches are exact. When every piece has its int8 part
-   * (`shardCodes`: `int8`, as the compact parts' read found), those are read, a quarter of the bytes, and the index keeps the int8 form
-   * alone, as above the f32 budget (docs/search.md, "Cold start"); else the f32 rows. Writes
+   * (`shardCodes`: `int8`, as the compact parts' read found), those are read, a quarter of the
+   * bytes, and the index keeps the int8 form alone, as above the f32 budget (docs/search.md,
+   * "Cold start"); else the f32 rows. Writes
    * noted meanwhile are kept: rows added are in already (a piece's copy is skipped), rows
    * removed are taken out again.
    */

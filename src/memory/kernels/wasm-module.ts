@@ -626,10 +626,11 @@ function gather(): number[] {
 /**
  * signs(src, centre, dst, n, dims): the sign codes of `n` f32 rows at `src` (signs.ts): bit i
  * of a row's code set where `row[i] > centre[i]`, codes of `((dims + 127) >> 7) << 4` bytes,
- * zero-padded. With `i8`, signs8(src, scales, centre, dst, n, dims): the same of int8 rows (dims
- * bytes each) with one f32 scale each, row i taken as the f32 `codes[i] × scale` (as a Float32Array
- * of them would hold it). Locals after the params: o (byte offset in an f32 row), e16, e (byte
- * ends), end (of dst), bytes (of a code), k, addr; with `i8` the row's scale, and it splatted.
+ * zero-padded. With `i8`, signs8(src, scales, centre, dst, n, dims): the same of int8 rows
+ * (dims bytes each) with one f32 scale each, row i taken as the f32 `codes[i] × scale` (as a
+ * Float32Array of them would hold it). Locals after the params: o (byte offset in an f32 row),
+ * e16, e (byte ends), end (of dst), bytes (of a code), k, addr; with `i8` the row's scale, and
+ * it splatted.
  */
 function signs(i8: boolean): number[] {
   const P = i8 ? 6 : 5;
