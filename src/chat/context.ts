@@ -378,35 +378,44 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
   const roomy =
     systemCost + used + count(recallHeader(today, true)) + RECALL_MAX_TOKENS + slack <= budget;
   const lines: string[] = [];
+  const costs: number[] = [];
   const header = () => recallHeader(today, placed.some(isTurnItem));
-  for (const item of byRelevance) {
-    if (lines.length === MAX_RECALL) break;
-    const turn = isTurnItem(item);
-    if (turn && (inHistory.has(item.turnId) || carried.has(item.turnId))) continue;
-    const key = turn ? `turn:${item.turnId}` : item.path;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const line = turn ? recalledTurnLine(item, count) : recallLine(item, count);
-    const cost = count(line);
-    if (recallTokens + cost > RECALL_MAX_TOKENS) {
-      truncated.add('recall');
-      break;
+  /**
+   * Places the candidates not tried yet, best first, while they fit, leaving out the turns of
+   * `held` (the kept history's). `byCost`: lines are taken by their own cost (the roomy case).
+   */
+  const fillRecall = (held: ReadonlySet<number>, byCost: boolean) => {
+    for (const item of byRelevance) {
+      if (lines.length === MAX_RECALL) break;
+      const turn = isTurnItem(item);
+      if (turn && (held.has(item.turnId) || carried.has(item.turnId))) continue;
+      const key = turn ? `turn:${item.turnId}` : item.path;
+      if (seen.has(key)) continue;
+      const line = turn ? recalledTurnLine(item, count) : recallLine(item, count);
+      const cost = count(line);
+      if (recallTokens + cost > RECALL_MAX_TOKENS) {
+        truncated.add('recall');
+        break;
+      }
+      seen.add(key);
+      const withTurns = turn || placed.some(isTurnItem);
+      const fits =
+        byCost ||
+        tryRender({
+          ...sections,
+          recall: [...lines, line],
+          recallHeader: recallHeader(today, withTurns),
+        });
+      if (fits) {
+        recallTokens += cost;
+        lines.push(line);
+        costs.push(cost);
+        placed.push(item);
+        if (!turn) for (const id of item.turnIds ?? []) carried.add(id);
+      } else truncated.add('recall');
     }
-    const withTurns = turn || placed.some(isTurnItem);
-    const fits =
-      roomy ||
-      tryRender({
-        ...sections,
-        recall: [...lines, line],
-        recallHeader: recallHeader(today, withTurns),
-      });
-    if (fits) {
-      recallTokens += cost;
-      lines.push(line);
-      placed.push(item);
-      if (!turn) for (const id of item.turnIds ?? []) carried.add(id);
-    } else truncated.add('recall');
-  }
+  };
+  fillRecall(inHistory, roomy);
   // Taken by their cost: now counted whole; a counter that is not additive may need fewer lines.
   while (
     roomy &&
@@ -414,6 +423,7 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
     !tryRender({ ...sections, recall: lines, recallHeader: header() })
   ) {
     lines.pop();
+    recallTokens -= costs.pop()!;
     placed.pop();
     truncated.add('recall');
   }
@@ -441,14 +451,21 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
 
   extendHistory(false);
 
-  // Older history came in after recall: a recalled turn it now holds goes (the text shrinks).
+  // Older history came in after recall: a recalled turn it now holds goes (the text shrinks),
+  // and the candidates not tried yet may take its place, in the room it leaves (a chat that
+  // dwells on the question's topic would otherwise leave nothing of other chats recalled).
   const keptAtLast = keptIds();
   const stays = placed.map((item) => !isTurnItem(item) || !keptAtLast.has(item.turnId));
   if (stays.includes(false)) {
-    const kept = placed.filter((_, i) => stays[i]);
-    sections.recall = sections.recall.filter((_, i) => stays[i]);
-    sections.recallHeader = recallHeader(today, kept.some(isTurnItem));
-    placed.splice(0, placed.length, ...kept);
+    const keep = <T>(list: T[]) => list.splice(0, list.length, ...list.filter((_, i) => stays[i]));
+    keep(placed);
+    keep(lines);
+    keep(costs);
+    recallTokens = sum(costs);
+    sections.recall = lines.slice();
+    sections.recallHeader = header();
+    fillRecall(keptAtLast, false);
+    sections.recallHeader = header();
   }
   const recalled = placed.flatMap((item) => (isTurnItem(item) ? [] : [item.path]));
   const recalledTurns = placed.flatMap((item) =>

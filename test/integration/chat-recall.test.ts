@@ -101,6 +101,28 @@ describe('auto-recall of past turns in a chat turn', () => {
     );
   });
 
+  it('recalls another chat’s fact in a long chat that dwells on the same topic', async () => {
+    // The chat's own earlier turns match the question best; the prompt holds them already, so
+    // they must not take every place of the recall.
+    const s = await setup(
+      'llamacpp',
+      Array.from({ length: 16 }, () => ({ text: 'Good.' })),
+    );
+    const old = await s.newChat('Old garden');
+    await s.session.send(old, 'My tomato seeds came from my grandmother Rosa in Naples.');
+    const garden = await s.newChat('Garden');
+    for (let i = 0; i < 13; i++)
+      await s.session.send(
+        garden,
+        `Week ${i}: the tomato seeds I sowed in tray ${i} have come up.`,
+      );
+    await s.session.send(garden, 'Where did my tomato seeds come from?');
+    const request = s.fake.generations().at(-1)!.body as { messages: ChatMessage[] };
+    expect(String(request.messages[0].content)).toContain('grandmother Rosa in Naples');
+    const reply = (await s.memory.getMessages(garden)).at(-1)!;
+    expect(recalledTurnsOf(reply.meta).map((t) => t.chat)).toEqual(['Old garden']);
+  });
+
   it('recalls nothing with auto-recall off', async () => {
     const s = await setup('llamacpp', [{ text: 'Nice.' }, { text: 'I do not know.' }], {
       autoRecall: false,

@@ -47,9 +47,9 @@ const entry = (path: string, relevance: number, turnIds: number[] = []): EntryRe
   why: { terms: [], match: relevance, lexical: relevance, semantic: 0, fromSnapshot: false },
   turnIds,
 });
-const turn = (turnId: number, relevance: number): TurnRecallHit => ({
+const turn = (turnId: number, relevance: number, conversationId = 1): TurnRecallHit => ({
   kind: 'turn',
-  conversationId: 1,
+  conversationId,
   turnId,
   role: 'user',
   text: `turn ${turnId}`,
@@ -197,6 +197,18 @@ describe('bestPerTurn', () => {
     });
     expect(out.map((h) => h.turnId)).toEqual([4, 6]);
   });
+
+  it('does not count that chat’s earlier turns against the limit', () => {
+    // Chat 1 dwells on the topic: its turns the prompt may hold lead, another chat's follows.
+    const own = [9, 8, 7, 6].map((id, i) => hit(id, 0.9 - i * 0.05, 0.9 - i * 0.05, 1));
+    const out = bestPerTurn([...own, hit(3, 0.5, 0.5, 2), hit(2, 0.4, 0.4, 2)], {
+      min: 0.3,
+      limit: 2,
+      exclude: { conversationId: 1, fromTurnId: 10 },
+    });
+    // The other chat's two come whatever chat 1 holds; chat 1's at most as many again.
+    expect(out.map((h) => h.turnId)).toEqual([9, 8, 3, 2]);
+  });
 });
 
 describe('mergeRecall', () => {
@@ -212,6 +224,13 @@ describe('mergeRecall', () => {
 
   it('stops at the limit', () => {
     expect(mergeRecall([entry('A', 0.5)], [turn(1, 0.9), turn(2, 0.8)], 2)).toHaveLength(2);
+  });
+
+  it('keeps entries and other chats’ turns within the limit however the chat’s own lead', () => {
+    const exclude = { conversationId: 1, fromTurnId: 10 };
+    const own = [turn(9, 0.95), turn(8, 0.9), turn(7, 0.85)];
+    const out = mergeRecall([entry('A', 0.6)], [...own, turn(4, 0.5, 2)], 2, exclude);
+    expect(out.map((h) => (h.kind === 'entry' ? h.path : h.turnId))).toEqual([9, 8, 'A', 4]);
   });
 });
 

@@ -68,7 +68,7 @@ export function recallTools(ctx: StoreContext) {
         ];
       });
       const turns = opts.turns ? await turnHits(q, limit, opts.turnMin, opts.exclude) : [];
-      return mergeRecall(found, turns, limit);
+      return mergeRecall(found, turns, limit, opts.exclude);
     });
   }
 
@@ -93,7 +93,8 @@ export function recallTools(ctx: StoreContext) {
       const emb = await embed([query]);
       if (isToolError(emb)) return emb;
       const q = { text: query, vector: emb.vectors[0], info: emb.info };
-      const turns = await turnHits(q, limit, TURN_MIN_RELEVANCE, opts.exclude);
+      // At most `limit` in all: the model's answer is as long as it asked for.
+      const turns = (await turnHits(q, limit, TURN_MIN_RELEVANCE, opts.exclude)).slice(0, limit);
       return {
         status: 'SUCCESS' as const,
         query,
@@ -127,8 +128,9 @@ export function recallTools(ctx: StoreContext) {
     // The chunk index is the active model's: with no model there is none to search.
     if (!q.vector || !q.info) return [];
     const idx = await chunksIndex(q.info);
-    // The excluded turns are the newest of one chat and may lead the search: ask past them.
-    const k = limit * SENTENCES_PER_TURN + (exclude ? SENTENCES_PER_TURN * 2 : 0);
+    // The excluded turns are the newest of one chat and may lead the search, and that chat's
+    // earlier turns come on top of `limit` (`beyondLimit`): ask past them.
+    const k = (exclude ? limit * 2 + 2 : limit) * SENTENCES_PER_TURN;
     // Ranked from the index alone: only the chosen turns' best sentences are read.
     const ranked = await rankChunks(idx, null, q, Math.max(64, k * 4), k * 2);
     const placed = ranked.flatMap((c) => {
@@ -170,7 +172,7 @@ export function recallTools(ctx: StoreContext) {
         if (!row || hidden.has(h.turnId)) return [];
         return [turnHit({ ...h, row }, messages[i]?.text, messages[i]?.time, titles)];
       })
-      .slice(0, limit);
+      .filter(withinLimit(limit, exclude));
   }
 
   return { recallMemory, searchConversations };
@@ -293,7 +295,34 @@ export function bestPerTurn<
   }
   return [...best.values()]
     .sort((a, b) => b.match - a.match || b.turnId - a.turnId)
-    .slice(0, limit);
+    .filter(withinLimit(limit, exclude));
+}
+
+/**
+ * Whether a chat's turn is one of those before `exclude.fromTurnId`: turns the prompt of that
+ * chat may hold already. They do not count against a recall's limit (at most as many again come
+ * on top): where the chat dwells on the question's topic, they would fill every place and, once
+ * the prompt's history took them, leave nothing recalled.
+ */
+export function beyondLimit(
+  hit: { kind?: string; conversationId?: number; turnId?: number },
+  exclude: RecallOptions['exclude'],
+): boolean {
+  return (
+    exclude !== undefined &&
+    hit.kind !== 'entry' &&
+    hit.conversationId === exclude.conversationId &&
+    hit.turnId !== undefined &&
+    hit.turnId < exclude.fromTurnId
+  );
+}
+
+/** A filter keeping the first `limit` hits, and beside them the first `limit` `beyondLimit`. */
+function withinLimit(limit: number, exclude: RecallOptions['exclude']) {
+  let counted = 0;
+  let beyond = 0;
+  return (hit: { kind?: string; conversationId?: number; turnId?: number }) =>
+    beyondLimit(hit, exclude) ? beyond++ < limit : counted++ < limit;
 }
 
 /** A turn hit from its best sentence, its message (text and time) and its chat's title. */
@@ -318,20 +347,24 @@ export function turnHit(
 }
 
 /**
- * Entries and turns in one ranking by relevance (an entry first on a tie), at most `limit`; a
- * turn that an entry of the first `limit` carries in its snapshot is not repeated (wherever the
- * two rank: the entry holds what the turn said, and why it was saved).
+ * Entries and turns in one ranking by relevance (an entry first on a tie), at most `limit` (and
+ * beside them at most `limit` turns of the chat `exclude` names, from before its excluded turns:
+ * `beyondLimit`); a turn that an entry of the first `limit` carries in its snapshot is not
+ * repeated (wherever the two rank: the entry holds what the turn said, and why it was saved).
  */
 export function mergeRecall(
   entries: readonly EntryRecallHit[],
   turns: readonly TurnRecallHit[],
   limit: number,
+  exclude?: RecallOptions['exclude'],
 ): RecallHit[] {
   const all: RecallHit[] = [...entries, ...turns].sort(
     (a, b) => b.relevance - a.relevance || (a.kind === b.kind ? 0 : a.kind === 'entry' ? -1 : 1),
   );
   const carried = new Set<number>();
-  for (const hit of all.slice(0, limit))
+  for (const hit of all.filter(withinLimit(limit, exclude)))
     if (hit.kind === 'entry') for (const id of hit.turnIds) carried.add(id);
-  return all.filter((h) => h.kind === 'entry' || !carried.has(h.turnId)).slice(0, limit);
+  return all
+    .filter((h) => h.kind === 'entry' || !carried.has(h.turnId))
+    .filter(withinLimit(limit, exclude));
 }
