@@ -161,8 +161,13 @@ export class MemoryKeeper {
   handOver(): void {
     const handover = this.options.handover;
     if (!handover || !this.options.enabled()) return;
+    this.abort();
+    this.clearTimer();
     const text = encodeHandover(this.ledgers, handover.peek());
     if (text !== undefined) handover.leave(text);
+    // They are the next page's now. A page back from the back/forward cache takes back (`claim`)
+    // only what no other page took: keeping its own copy, it would keep them a second time.
+    this.ledgers.clear();
   }
 
   /**
@@ -279,6 +284,9 @@ export class MemoryKeeper {
       signal,
       schemaModes: this.options.schemaModes,
       contextTokens: target.contextTokens,
+      // Writing: done, whatever happens next (a page that goes meanwhile does not hand them over).
+      onWriting: () =>
+        this.ledgers.set(conversationId, afterRun(this.ledger(conversationId), batch, 'kept')),
     });
     if (outcome.status === 'kept' && outcome.ops.length) {
       const stored = await memory.addMessage(

@@ -140,7 +140,7 @@ Answer with memory operations as JSON only, in this form:
 {"operations": [{"op": "add", "path": "Family/Ana", "content": "Ana is moving to Lisbon in May."}]}
 
 - "add" saves a new entry at a new path. A path is a few short headings joined by "/", from general to specific, following the existing headings (for example "Family/Ana" or "Work/Projects/Atlas").
-- "update" replaces the content of one of the existing entries listed, when it is now wrong or incomplete: give its exact path and the whole new content.
+- "update" replaces the content of one of the existing entries listed, when it is now wrong or incomplete: give its exact path and the whole new content. An entry marked (read only) is shown in part or is structured data: never update it.
 - "none" leaves a listed entry as it is: give its path and "" as content.
 - Content is one or two plain sentences that make sense alone: name who or what they are about.
 - At most ${KEEPER_MAX_OPS} operations. If nothing is worth remembering, answer {"operations": []}.
@@ -155,6 +155,17 @@ function asData(text: string): string {
 function clipped(text: string, max: number): string {
   const t = text.trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+/**
+ * Whether the keeper may update an entry it was shown: plain text shown whole. An entry cut at
+ * KEEPER_ENTRY_CHARS, or structured data, would lose what the keeper did not see (or its form) to
+ * the sentence or two it writes; it is shown marked read only.
+ */
+export function updatable(e: KeeperEntry): boolean {
+  return (
+    typeof e.content === 'string' && JSON.stringify(e.content).trim().length <= KEEPER_ENTRY_CHARS
+  );
 }
 
 /** The headings of an outline, breadth first, at most `max`. */
@@ -190,7 +201,7 @@ export function keeperMessages(
     ? similar
         .map(
           (e) =>
-            `- ${asData(e.path)}: ${asData(clipped(JSON.stringify(e.content), KEEPER_ENTRY_CHARS))}`,
+            `- ${asData(e.path)}${updatable(e) ? '' : ' (read only)'}: ${asData(clipped(JSON.stringify(e.content), KEEPER_ENTRY_CHARS))}`,
         )
         .join('\n')
     : '(none)';
@@ -225,13 +236,13 @@ function count(n: number): string {
  * fences and prose around the JSON are tolerated as in prompted tool calls; otherwise the answer
  * must be the JSON alone. Refused whole, with one sentence: not JSON, not the schema, more than
  * KEEPER_MAX_OPS operations, a bad path, empty content or content over KEEPER_MAX_CONTENT, the
- * same path twice, an update of an entry it was not shown (`shown`). `none` operations are
- * dropped. Whether an added path is free and an updated one still there is `planKeeperOps`'s
- * part, from the entries as they are when writing.
+ * same path twice, an update of an entry it was not shown (`shown`) or was shown read only
+ * (`readOnly`: `updatable`). `none` operations are dropped. Whether an added path is free and an
+ * updated one still there is `planKeeperOps`'s part, from the entries as they are when writing.
  */
 export function parseKeeperAnswer(
   text: string,
-  options: { shown: Iterable<string>; lenient?: boolean },
+  options: { shown: Iterable<string>; readOnly?: Iterable<string>; lenient?: boolean },
 ): KeeperAnswer {
   const refuse = (why: string): KeeperAnswer => ({ error: `${why}, so nothing was saved.` });
   let value: unknown;
@@ -262,6 +273,7 @@ export function parseKeeperAnswer(
     );
   }
   const shown = new Set(options.shown);
+  const readOnly = new Set(options.readOnly ?? []);
   const ops: KeeperOp[] = [];
   const seen = new Set<string>();
   for (const raw of wanted as { op: 'add' | 'update'; path: string; content: string }[]) {
@@ -278,6 +290,11 @@ export function parseKeeperAnswer(
       return refuse(`The memory keeper named ${path.path} twice`);
     }
     seen.add(path.path);
+    if (raw.op === 'update' && readOnly.has(path.path)) {
+      return refuse(
+        `The memory keeper asked to update ${path.path}, which it was shown only in part or as structured data`,
+      );
+    }
     if (raw.op === 'update' && !shown.has(path.path)) {
       return refuse(
         `The memory keeper asked to update ${path.path}, which is not one of the entries it was shown`,
@@ -295,19 +312,27 @@ export interface PlannedOp extends KeeperOp {
 
 /**
  * The operations against the entries as they are now (`versions`: each op's path → its live
- * version, undefined when nothing is saved there): an add must find its path free, an update its
- * entry still there. Refused whole otherwise, with one sentence.
+ * version, undefined when nothing is saved there; `saved`: every live path): an add must find its
+ * path free and no entry below it (its Undo could not delete it alone), an update its entry still
+ * there. Refused whole otherwise, with one sentence.
  */
 export function planKeeperOps(
   ops: readonly KeeperOp[],
   versions: ReadonlyMap<string, number | undefined>,
+  saved: Iterable<string> = [],
 ): { plan: PlannedOp[] } | { error: string } {
   const plan: PlannedOp[] = [];
+  const paths = [...saved];
   for (const op of ops) {
     const version = versions.get(op.path);
     if (op.op === 'add' && version !== undefined) {
       return {
         error: `The memory keeper asked to add ${op.path}, which is already saved, so nothing was saved.`,
+      };
+    }
+    if (op.op === 'add' && paths.some((p) => p.startsWith(`${op.path}/`))) {
+      return {
+        error: `The memory keeper asked to add ${op.path}, which has entries below it, so nothing was saved.`,
       };
     }
     if (op.op === 'update') {
@@ -363,6 +388,7 @@ export type KeeperMemory = Pick<
   MemoryApi,
   | 'recallMemory'
   | 'memoryOutline'
+  | 'memoryIndex'
   | 'getEntry'
   | 'saveMemory'
   | 'deleteMemory'
@@ -387,6 +413,11 @@ export interface KeeperRequest {
   contextTokens?: number;
   /** Output tokens of the answer (default KEEPER_MAX_TOKENS; more for a reasoning model). */
   maxTokens?: number;
+  /**
+   * Told just before the first write: from here on the run counts as done whatever happens
+   * (asking again would save the exchanges twice), so the caller no longer hands them over.
+   */
+  onWriting?: () => void;
 }
 
 function failure(e: unknown): string {
@@ -505,7 +536,8 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
 
     // KoboldCPP drops a grammar it cannot read without a word, so its answers are read leniently.
     const parsed = parseKeeperAnswer(answer.text, {
-      shown: similar.map((e) => e.path),
+      shown: similar.filter(updatable).map((e) => e.path),
+      readOnly: similar.filter((e) => !updatable(e)).map((e) => e.path),
       lenient: mode === 'prompted' || req.server.kind === 'koboldcpp',
     });
     if ('error' in parsed) {
@@ -523,10 +555,14 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
       }
       versions.set(op.path, 'version' in entry ? entry.version : undefined);
     }
-    const planned = planKeeperOps(parsed.ops, versions);
+    const saved = parsed.ops.some((o) => o.op === 'add')
+      ? (await memory.memoryIndex()).map((e) => e.path)
+      : [];
+    const planned = planKeeperOps(parsed.ops, versions, saved);
     if ('error' in planned) return outcome('refused', planned.error);
     if (signal?.aborted) return outcome('aborted');
 
+    req.onWriting?.();
     const applied = await apply(req, planned.plan);
     if ('error' in applied) return outcome('error', applied.error);
     return outcome('kept', notice, applied.kept);
@@ -564,7 +600,11 @@ async function reverse(
 ): Promise<{ undone: KeptOp[]; problems: string[] }> {
   const undone: KeptOp[] = [];
   const problems: string[] = [];
-  for (const op of [...ops].reverse()) {
+  // Newest first, and deeper paths before the headings above them (an add made below another
+  // of the same run), so that no delete finds an entry below it.
+  const depth = (path: string) => path.split('/').length;
+  const order = [...ops].reverse().sort((a, b) => depth(b.path) - depth(a.path));
+  for (const op of order) {
     try {
       const problem = await reverseOne(memory, op);
       if (problem) problems.push(problem);
@@ -585,7 +625,11 @@ async function reverseOne(memory: KeeperMemory, op: KeptOp): Promise<string | un
   }
   if (op.op === 'add') {
     const deleted = await memory.deleteMemory(op.path);
-    return deleted.status === 'SUCCESS' ? undefined : `${op.path}: ${deleted.message}`;
+    if (deleted.status === 'SUCCESS') return undefined;
+    // The engine's refusal speaks to the model (call deleteMemory recursively): say it plainly.
+    if ('code' in deleted && deleted.code === 'HAS_CHILDREN')
+      return `${op.path} has entries below it now, so it was left as it is.`;
+    return `${op.path}: ${deleted.message}`;
   }
   const history = await memory.getHistory(op.path);
   if (history.status !== 'SUCCESS') return `${op.path}: ${history.message}`;

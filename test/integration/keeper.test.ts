@@ -56,6 +56,7 @@ interface Setup {
     signal?: AbortSignal;
     schemaModes?: SchemaModeMemory;
     maxTokens?: number;
+    onWriting?: () => void;
   }): Promise<KeeperOutcome>;
   connector: ReturnType<typeof createConnector>;
 }
@@ -412,6 +413,82 @@ describe('undo', () => {
   });
 });
 
+describe('undo: headings and the entries below them', () => {
+  it('undoes an add made below another add of the same run: the deeper one first', async () => {
+    const nested = ops([
+      { op: 'add', path: 'Family/Bea/Job', content: 'Bea works at the harbour.' },
+      { op: 'add', path: 'Family/Bea', content: 'Bea is Ana’s sister.' },
+    ]);
+    const s = await setup('llamacpp', { replies: [{ text: nested }] });
+    const before = await live(s.memory);
+    const outcome = await s.keep();
+    expect(outcome.status).toBe('kept');
+    expect(await undoKept(s.memory, outcome)).toMatchObject({ status: 'undone' });
+    expect(await live(s.memory)).toEqual(before);
+  });
+
+  it('refuses an add at a heading with entries below it, writing nothing', async () => {
+    // Family/Ana is saved: an entry at Family could not be undone without them.
+    const s = await setup('llamacpp', {
+      replies: [{ text: ops([{ op: 'add', path: 'Family', content: 'The family.' }]) }],
+    });
+    const before = await live(s.memory);
+    const outcome = await s.keep();
+    expect(outcome).toMatchObject({ status: 'refused', ops: [] });
+    expect(outcome.message).toBe(
+      'The memory keeper asked to add Family, which has entries below it, so nothing was saved.',
+    );
+    expect(await live(s.memory)).toEqual(before);
+  });
+
+  it('says in plain words why an add with entries saved below it since was left', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: ADD }] });
+    const outcome = await s.keep();
+    ok(await s.memory.saveMemory('Family/Ana/Move/Date', 'The move is on 12 May.', 0));
+    const undo = await undoKept(s.memory, outcome);
+    expect(undo).toMatchObject({ status: 'partial', undone: [] });
+    expect(undo.message).toBe('Family/Ana/Move has entries below it now, so it was left as it is.');
+  });
+
+  it('tells its caller when it starts writing, and not when it writes nothing', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: ADD }, { text: ADD }] });
+    let told = 0;
+    expect((await s.keep({ onWriting: () => told++ })).status).toBe('kept');
+    expect(told).toBe(1);
+    // The same add again: refused (already saved) before any write.
+    expect((await s.keep({ onWriting: () => told++ })).status).toBe('refused');
+    expect(told).toBe(1);
+  });
+});
+
+describe('entries the keeper sees in part', () => {
+  it('shows a long entry read only, and refuses an update of it, keeping it whole', async () => {
+    const long = `Ana is moving to Lisbon in May. ${'She keeps notes on every flat she visits. '.repeat(40)}The end.`;
+    const s = await setup('llamacpp', {
+      replies: [
+        {
+          text: ops([
+            { op: 'update', path: 'Family/Ana/Notes', content: 'Ana is moving to Lisbon in May.' },
+          ]),
+        },
+      ],
+    });
+    ok(await s.memory.saveMemory('Family/Ana/Notes', long, 0));
+    const outcome = await s.keep();
+    const sent = JSON.stringify(bodyOf(s));
+    expect(sent).toContain('Family/Ana/Notes (read only)');
+    expect(sent).toContain('- Family/Ana: '); // short plain text: may be updated
+    expect(outcome).toMatchObject({ status: 'refused', ops: [] });
+    expect(outcome.message).toBe(
+      'The memory keeper asked to update Family/Ana/Notes, which it was shown only in part or as structured data, so nothing was saved.',
+    );
+    expect(await s.memory.getEntry('Family/Ana/Notes')).toMatchObject({
+      content: long,
+      version: 1,
+    });
+  });
+});
+
 describe('all or nothing', () => {
   it('a write the engine refuses half way undoes the ones before it', async () => {
     const s = await setup('llamacpp', {
@@ -429,6 +506,7 @@ describe('all or nothing', () => {
     const failing: KeeperMemory = {
       recallMemory: (...a) => m.recallMemory(...a),
       memoryOutline: (...a) => m.memoryOutline(...a),
+      memoryIndex: () => m.memoryIndex(),
       getEntry: (...a) => m.getEntry(...a),
       deleteMemory: (...a) => m.deleteMemory(...a),
       getHistory: (...a) => m.getHistory(...a),
@@ -468,6 +546,7 @@ describe('a save meanwhile', () => {
     const racing: KeeperMemory = {
       recallMemory: (...a) => m.recallMemory(...a),
       memoryOutline: (...a) => m.memoryOutline(...a),
+      memoryIndex: () => m.memoryIndex(),
       getEntry: async (...a) => {
         const entry = await m.getEntry(...a);
         if (a[0] === 'Family/Ana' && !edited) {

@@ -77,7 +77,7 @@ describe('keeperMessages', () => {
     expect(system.role).toBe('system');
     expect(system.content).toMatch(/"add"[\s\S]*"update"[\s\S]*"none"/);
     expect(system.content).toMatch(/data, not instructions/);
-    expect(user.content).toContain('- Family/Ana: {"city":"Porto"}');
+    expect(user.content).toContain('- Family/Ana (read only): {"city":"Porto"}');
     expect(user.content).toContain('Existing headings: Family, Family/Ana');
     expect(user.content).toContain('Person: My sister Ana is moving to Lisbon. <\\/exchanges>');
     expect(user.content!.match(/<\/exchanges>/g)).toHaveLength(1);

@@ -384,6 +384,43 @@ describe('MemoryKeeper: a page that goes before the keeper ran', () => {
     ]);
   });
 
+  it('back from the back/forward cache after another page took its exchanges: runs nothing', async () => {
+    const store = handoverStore();
+    const first = setup({ handover: store });
+    await first.say(1, 'My sister Ana is moving to Lisbon in May.');
+    first.keeper.handOver(); // pagehide: into the back/forward cache, not gone
+    const other = setup({ handover: store, messages: first.messages });
+    await other.keeper.claim();
+    await first.keeper.claim(); // pageshow, persisted: nothing left to take back
+    vi.advanceTimersByTime(KEEPER_QUIET_MS);
+    await flush();
+    expect(other.runs).toHaveLength(1);
+    expect(first.runs).toHaveLength(0);
+  });
+
+  it('back from the back/forward cache with nothing taken: takes its own back and keeps them once', async () => {
+    const store = handoverStore();
+    const first = setup({ handover: store });
+    await first.say(1, 'My sister Ana is moving to Lisbon in May.');
+    first.keeper.handOver();
+    await first.keeper.claim();
+    vi.advanceTimersByTime(KEEPER_QUIET_MS);
+    await flush();
+    expect(first.runs).toHaveLength(1);
+  });
+
+  it('does not hand over the exchanges of a run that has started writing', async () => {
+    const store = handoverStore();
+    const first = setup({ handover: store, writing: true });
+    await first.say(1, 'My sister Ana is moving to Lisbon in May.');
+    vi.advanceTimersByTime(KEEPER_QUIET_MS);
+    await flush();
+    expect(first.runs).toHaveLength(1);
+    first.runs[0].request.onWriting?.();
+    first.keeper.handOver(); // the page goes while the keeper writes
+    expect(store.text).toBeNull();
+  });
+
   it('leaves nothing when it kept everything, or with the setting off', async () => {
     const store = handoverStore();
     const kept = setup({ handover: store });
