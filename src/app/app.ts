@@ -314,6 +314,23 @@ export class App {
     this.set({ conversationId: id });
   }
 
+  /**
+   * Opens a conversation at one of its messages (a Source or a "Recalled:" link, which name ids
+   * stored earlier): true when the message is there to scroll to. A chat no longer here (deleted)
+   * does not open, and a message no longer in its chat opens the chat; a notice says which.
+   */
+  async openMessage(conversationId: number, messageId: number): Promise<boolean> {
+    const messages = await this.memory.getMessages(conversationId);
+    if (!messages.length) {
+      this.showNotice('That chat is no longer here.');
+      return false;
+    }
+    this.openConversation(conversationId);
+    if (messages.some((m) => m.id === messageId)) return true;
+    this.showNotice('That message is no longer in its chat.');
+    return false;
+  }
+
   async renameConversation(id: number, title: string): Promise<void> {
     await this.memory.renameConversation(id, title);
   }

@@ -262,11 +262,13 @@ export class SmApp extends LitElement {
     if (this.tab !== 'memory' && this.isNarrow()) this.tab = 'memory';
   }
 
-  /** A context chunk's Source link: its conversation opens, scrolled to the message. */
+  /** A Source or "Recalled:" link: its conversation opens, scrolled to the message if still there. */
   private async handleOpenMessage(conversationId: number, messageId: number): Promise<void> {
     if (!this.app) return;
-    this.app.openConversation(conversationId);
+    const there = await this.app.openMessage(conversationId, messageId);
+    if (this.app.state.conversationId !== conversationId) return;
     this.tab = 'chat';
+    if (!there) return;
     await this.updateComplete;
     await this.chat?.scrollToMessage(messageId);
   }

@@ -100,4 +100,25 @@ describe('recall of past chats in Chromium', () => {
     expect(await chat().locator('sm-message[kind="user"]', { hasText: QUESTION }).count()).toBe(0);
     await page.screenshot({ path: join(SHOTS, 'opened-at-message.png') });
   });
+
+  it('a link to a chat deleted since says so and opens nothing', async () => {
+    const chats = page.locator('sm-conversations');
+    await chats.locator('button.open', { hasText: QUESTION }).click();
+    await chat().locator('sm-message[kind="user"]', { hasText: QUESTION }).waitFor(POLL);
+    await chats.getByRole('button', { name: `Delete chat: ${FACT}` }).click();
+    await chats.getByRole('button', { name: 'Confirm delete' }).click();
+    await expect.poll(() => chats.locator('button.open', { hasText: FACT }).count(), POLL).toBe(0);
+
+    const note = chat().locator('sm-message[kind="assistant"]').last().locator('.recalled');
+    await note.getByRole('button', { name: /^the chat “My sister Ana/ }).click();
+    await expect
+      .poll(
+        () => page.getByRole('status').filter({ hasText: 'That chat is no longer here.' }).count(),
+        POLL,
+      )
+      .toBe(1);
+    // The chat that was open stays open; no empty chat under the old id.
+    expect(await chat().locator('sm-message[kind="user"]', { hasText: QUESTION }).count()).toBe(1);
+    await page.screenshot({ path: join(SHOTS, 'deleted-chat-link.png') });
+  });
 });
