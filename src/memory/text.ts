@@ -4,16 +4,24 @@
 /** Sentences longer than this many (estimated) tokens are split further. */
 export const MAX_CHUNK_TOKENS = 128;
 
+/** Han, kana and hangul: written without spaces, about a token a character or more. */
+const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu;
+
 /**
  * Estimated tokens of `text` for a typical BPE tokenizer: about 4 characters or 0.75 words
- * per token, whichever says more. Used until the server's tokenizer is plugged in.
+ * per token, whichever says more, and a token for each Chinese, Japanese or Korean character
+ * (the rule for words would count a run of them as one word, a quarter or less of what a model's
+ * tokenizer makes of it). Used until the server's tokenizer is plugged in.
  */
 export function estimateTokens(text: string): number {
   const t = text.trim();
   if (!t) return 0;
-  const words = t.split(/\s+/).length;
-  const punct = (t.match(/[^\p{L}\p{N}\s]/gu) ?? []).length;
-  return Math.max(1, Math.ceil(Math.max(t.length / 4, words * 1.3 + punct * 0.5)));
+  const cjk = t.match(CJK_CHAR)?.length ?? 0;
+  const rest = cjk ? t.replace(CJK_CHAR, ' ').trim() : t;
+  if (!rest) return cjk;
+  const words = rest.split(/\s+/).length;
+  const punct = (rest.match(/[^\p{L}\p{N}\s]/gu) ?? []).length;
+  return cjk + Math.max(1, Math.ceil(Math.max(rest.length / 4, words * 1.3 + punct * 0.5)));
 }
 
 const sentenceSegmenter = (() => {

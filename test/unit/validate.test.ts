@@ -100,6 +100,11 @@ describe('text', () => {
   it('estimates tokens and turns path segments into words', () => {
     expect(estimateTokens('')).toBe(0);
     expect(estimateTokens('hello world')).toBeGreaterThanOrEqual(2);
+    // Written without spaces: a token a character at least, not one "word" of a few tokens.
+    const zh = '我妹妹安娜五月要搬到里斯本去住了，她很高兴。我们下个月去看她，然后一起去波尔图。';
+    expect(estimateTokens(zh)).toBeGreaterThanOrEqual(zh.length - 3);
+    expect(estimateTokens('東京 in May')).toBeGreaterThanOrEqual(2 + estimateTokens('in May'));
+    expect(estimateTokens('안녕하세요')).toBe(5);
     expect(pathWords('HaloWeave/Goals/MultiWindowSupport')).toBe(
       'Halo Weave Goals Multi Window Support',
     );
