@@ -54,16 +54,19 @@ export function runBatch(ledger: Readonly<KeeperLedger>): UnkeptExchange[] {
 }
 
 /**
- * The ledger after a run on `batch`. Stopped (`aborted`): as it was, so the next run takes the
- * same exchanges. Otherwise they were looked at, whatever came of it (a refused or failed answer
- * is not asked again: it would cost the same generation for the same answer).
+ * The ledger after a run on `batch`. Stopped (`aborted`): the same exchanges wait for the next
+ * run, which, like any, waits for KEEPER_EVERY more exchanges or a quiet minute (a person who
+ * reads a while and then answers would otherwise have a request sent and stopped after every
+ * exchange, each costing the server its prompt). Otherwise they were looked at, whatever came of
+ * it (a refused or failed answer is not asked again: it would cost the same generation for the
+ * same answer).
  */
 export function afterRun(
   ledger: Readonly<KeeperLedger>,
   batch: readonly UnkeptExchange[],
   status: KeeperOutcome['status'],
 ): KeeperLedger {
-  if (status === 'aborted') return ledger;
+  if (status === 'aborted') return { unkept: ledger.unkept, sinceRun: 0 };
   const done = new Set(batch.map((x) => x.userId));
   return { unkept: ledger.unkept.filter((x) => !done.has(x.userId)), sinceRun: 0 };
 }

@@ -7,7 +7,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { App } from '../../src/app/app';
 import { SETTINGS_KEY } from '../../src/app/settings';
-import { KEEPER_IDLE_MS, type KeeperOutcome, type KeeperRequest } from '../../src/chat/keeper';
+import {
+  KEEPER_IDLE_MS,
+  KEEPER_QUIET_MS,
+  type KeeperOutcome,
+  type KeeperRequest,
+} from '../../src/chat/keeper';
 import { readKeeperCard } from '../../src/chat/keeper-card';
 import type { ChatSession, ChatSessionOptions, TurnResult } from '../../src/chat/types';
 import type { Connector, ConnectorOptions } from '../../src/llm/connector';
@@ -153,7 +158,7 @@ describe('the memory keeper in the app', () => {
     app.openConversation(2);
     expect(runs[0].request.signal!.aborted).toBe(true);
     app.openConversation(1);
-    await vi.advanceTimersByTimeAsync(KEEPER_IDLE_MS);
+    await vi.advanceTimersByTimeAsync(KEEPER_QUIET_MS);
     await flush();
     expect(runs).toHaveLength(2);
     runs[1].settle({

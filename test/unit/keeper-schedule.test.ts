@@ -90,7 +90,8 @@ describe('a run', () => {
     for (const status of ['kept', 'nothing', 'refused', 'error'] as const) {
       expect(afterRun(six, batch, status)).toEqual({ unkept: six.unkept.slice(4), sinceRun: 0 });
     }
-    expect(afterRun(six, batch, 'aborted')).toBe(six);
+    // Stopped: they stay, and the next run waits as after any run.
+    expect(afterRun(six, batch, 'aborted')).toEqual({ unkept: six.unkept, sinceRun: 0 });
   });
 });
 

@@ -222,7 +222,11 @@ describe('MemoryKeeper', () => {
     await turn;
     await flush();
     expect(t.running).toEqual([1, undefined]);
+    // A stopped run counts as a run for when the next is due: not after every exchange.
     await vi.advanceTimersByTimeAsync(KEEPER_IDLE_MS);
+    await flush();
+    expect(t.runs).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(KEEPER_QUIET_MS - KEEPER_IDLE_MS);
     await flush();
     expect(t.runs).toHaveLength(2);
     expect(t.runs[1].request.exchanges.map((x) => x.user)).toEqual([
@@ -276,7 +280,7 @@ describe('MemoryKeeper', () => {
     t.keeper.conversationOpened();
     expect(t.runs[0].request.signal!.aborted).toBe(true);
     await flush();
-    await vi.advanceTimersByTimeAsync(KEEPER_IDLE_MS);
+    await vi.advanceTimersByTimeAsync(KEEPER_QUIET_MS);
     await flush();
     expect(t.runs).toHaveLength(2);
     expect(t.runs[1].request.exchanges).toHaveLength(1);
