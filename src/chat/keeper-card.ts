@@ -11,6 +11,8 @@ import { undoKept, type KeeperMemory, type KeptOp, type UndoOutcome } from './ke
 export interface KeeperUndone {
   status: UndoOutcome['status'];
   message?: string;
+  /** Of the operations left, those another Undo may still reverse (the card offers it). */
+  left?: KeptOp[];
 }
 
 /** `meta.keeper` of a card message. */
@@ -59,9 +61,16 @@ export function readKeeperCard(m: Pick<Message, 'meta'>): KeeperCard | undefined
   if (!ops.length || ops.some((o) => o === undefined)) return undefined;
   if (typeof raw.replyId !== 'number') return undefined;
   const u = raw.undone;
+  const left = isRecord(u) && Array.isArray(u.left) ? u.left.map(keptOp) : [];
   const undone: KeeperUndone | undefined =
     isRecord(u) && (u.status === 'undone' || u.status === 'partial')
-      ? { status: u.status, ...(typeof u.message === 'string' ? { message: u.message } : {}) }
+      ? {
+          status: u.status,
+          ...(typeof u.message === 'string' ? { message: u.message } : {}),
+          ...(u.status === 'partial' && left.length && left.every((o) => o !== undefined)
+            ? { left: left as KeptOp[] }
+            : {}),
+        }
       : undefined;
   return { ops: ops as KeptOp[], replyId: raw.replyId, ...(undone ? { undone } : {}) };
 }
@@ -69,7 +78,9 @@ export function readKeeperCard(m: Pick<Message, 'meta'>): KeeperCard | undefined
 /**
  * Undo on a card: reverses what it kept (`undoKept`: an add goes to the trash, an update gets the
  * version before it back; an entry changed since is left as it is) and marks the card undone, so
- * every tab shows it. A card already undone is left alone. What the card should now say.
+ * every tab shows it. A card partly undone with operations another try may reverse (`left`: a
+ * write that failed, entries saved below since) takes those again; one undone otherwise is left
+ * alone. What the card should now say.
  */
 export async function undoKeeperCard(
   memory: KeeperMemory & Pick<MemoryApi, 'updateMessage'>,
@@ -78,11 +89,12 @@ export async function undoKeeperCard(
   const card = readKeeperCard(message);
   if (!card)
     return { status: 'partial', message: 'This card cannot be read, so nothing was undone.' };
-  if (card.undone) return card.undone;
-  const result = await undoKept(memory, card);
+  if (card.undone && !card.undone.left?.length) return card.undone;
+  const result = await undoKept(memory, { ops: card.undone?.left ?? card.ops });
   const undone: KeeperUndone = {
     status: result.status,
     ...(result.message ? { message: result.message } : {}),
+    ...(result.left.length ? { left: result.left } : {}),
   };
   const stored = await memory.updateMessage(message.id, {
     meta: { ...message.meta, keeper: { ...card, undone } },

@@ -576,6 +576,8 @@ export interface UndoOutcome {
   /** `undone`: every operation reversed; `partial`: some were left (`message` says which). */
   status: 'undone' | 'partial';
   undone: KeptOp[];
+  /** Of those left, the ones another try may still undo (a failed write; entries below since). */
+  left: KeptOp[];
   message?: string;
 }
 
@@ -588,18 +590,19 @@ export async function undoKept(
   memory: KeeperMemory,
   outcome: Pick<KeeperOutcome, 'ops'>,
 ): Promise<UndoOutcome> {
-  const { undone, problems } = await reverse(memory, outcome.ops);
+  const { undone, problems, left } = await reverse(memory, outcome.ops);
   return problems.length
-    ? { status: 'partial', undone, message: problems.join(' ') }
-    : { status: 'undone', undone };
+    ? { status: 'partial', undone, left, message: problems.join(' ') }
+    : { status: 'undone', undone, left };
 }
 
 async function reverse(
   memory: KeeperMemory,
   ops: readonly KeptOp[],
-): Promise<{ undone: KeptOp[]; problems: string[] }> {
+): Promise<{ undone: KeptOp[]; problems: string[]; left: KeptOp[] }> {
   const undone: KeptOp[] = [];
   const problems: string[] = [];
+  const left: KeptOp[] = [];
   // Newest first, and deeper paths before the headings above them (an add made below another
   // of the same run), so that no delete finds an entry below it.
   const depth = (path: string) => path.split('/').length;
@@ -607,34 +610,51 @@ async function reverse(
   for (const op of order) {
     try {
       const problem = await reverseOne(memory, op);
-      if (problem) problems.push(problem);
-      else undone.push(op);
+      if (!problem) undone.push(op);
+      else {
+        problems.push(problem.sentence);
+        if (!problem.final) left.unshift(op);
+      }
     } catch (e) {
       problems.push(`${op.path}: ${failure(e)}.`);
+      left.unshift(op);
     }
   }
-  return { undone, problems };
+  return { undone, problems, left };
 }
 
-/** Reverses one operation; the sentence that says why not, or undefined when done. */
-async function reverseOne(memory: KeeperMemory, op: KeptOp): Promise<string | undefined> {
+/**
+ * Reverses one operation; undefined when done, else the sentence that says why not and whether
+ * that is final (the entry changed or went since: another try would find it the same).
+ */
+async function reverseOne(
+  memory: KeeperMemory,
+  op: KeptOp,
+): Promise<{ sentence: string; final: boolean } | undefined> {
+  const final = (sentence: string) => ({ sentence, final: true });
+  const again = (sentence: string) => ({ sentence, final: false });
   const entry = await memory.getEntry(op.path);
-  if (!('version' in entry)) return `${op.path} is no longer saved, so it was left as it is.`;
+  if (!('version' in entry)) {
+    if (entry.code !== 'NOT_FOUND') return again(`${op.path}: ${entry.message}`);
+    return final(`${op.path} is no longer saved, so it was left as it is.`);
+  }
   if (entry.version !== op.version) {
-    return `${op.path} changed after the memory keeper saved it, so it was left as it is.`;
+    return final(`${op.path} changed after the memory keeper saved it, so it was left as it is.`);
   }
   if (op.op === 'add') {
     const deleted = await memory.deleteMemory(op.path);
     if (deleted.status === 'SUCCESS') return undefined;
     // The engine's refusal speaks to the model (call deleteMemory recursively): say it plainly.
     if ('code' in deleted && deleted.code === 'HAS_CHILDREN')
-      return `${op.path} has entries below it now, so it was left as it is.`;
-    return `${op.path}: ${deleted.message}`;
+      return again(`${op.path} has entries below it now, so it was left as it is.`);
+    return again(`${op.path}: ${deleted.message}`);
   }
   const history = await memory.getHistory(op.path);
-  if (history.status !== 'SUCCESS') return `${op.path}: ${history.message}`;
+  if (history.status !== 'SUCCESS') return again(`${op.path}: ${history.message}`);
   const before = history.versions.find((v) => v.version === op.previousVersion);
-  if (!before) return `${op.path}: its version ${op.previousVersion} is no longer in history.`;
+  if (!before) {
+    return final(`${op.path}: its version ${op.previousVersion} is no longer in history.`);
+  }
   const restored = await memory.restoreMemory(before.id);
-  return restored.status === 'SUCCESS' ? undefined : `${op.path}: ${restored.message}`;
+  return restored.status === 'SUCCESS' ? undefined : again(`${op.path}: ${restored.message}`);
 }

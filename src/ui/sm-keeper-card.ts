@@ -76,14 +76,19 @@ export class SmKeeperCard extends LitElement {
             ? html`<span class="state" tabindex="-1"
                 >${undone.status === 'undone' ? 'Undone' : 'Partly undone'}</span
               >`
-            : html`<button
+            : nothing
+        }
+        ${
+          !undone || undone.left?.length
+            ? html`<button
                 type="button"
                 class="undo"
                 ?disabled=${this.undoing}
                 @click=${this.handleUndo}
               >
-                ${this.undoing ? 'Undoing…' : 'Undo'}
+                ${this.undoing ? 'Undoing…' : undone ? 'Undo the rest' : 'Undo'}
               </button>`
+            : nothing
         }
       </div>
       <ul class="ops">
@@ -108,7 +113,8 @@ export class SmKeeperCard extends LitElement {
   }
 
   private handleUndo(): void {
-    if (this.messageId === undefined || this.undoing || this.card?.undone) return;
+    const undone = this.card?.undone;
+    if (this.messageId === undefined || this.undoing || (undone && !undone.left?.length)) return;
     this.pressed = true;
     emit(this, 'sm-keeper-undo', { id: this.messageId });
   }

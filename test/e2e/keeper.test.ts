@@ -187,6 +187,29 @@ describe('the memory keeper in Chromium', () => {
     ]);
   });
 
+  it('Undo that cannot take everything says why and offers the rest again once it can', async () => {
+    await say('My brother Tom is moving to Rome in June.', /You said: My brother Tom/);
+    // After a run, the next waits for three exchanges or a quiet minute.
+    await page.clock.fastForward(KEEPER_QUIET_MS);
+    const card = cards().last();
+    await card.getByRole('button', { name: 'Undo' }).waitFor({ timeout: 30_000 });
+    await tree().getByRole('treeitem', { name: 'Family' }).waitFor({ timeout: 30_000 });
+    // The person saves something below what the keeper saved, then presses Undo.
+    await callWorker(page, 'saveMemory', 'Family/Tom/Job', 'Tom works at a bakery in Rome.', 0);
+    await card.getByRole('button', { name: 'Undo' }).click();
+    await card.getByText('Partly undone', { exact: true }).waitFor({ timeout: 30_000 });
+    expect(await card.getByRole('note').innerText()).toBe(
+      'Family/Tom has entries below it now, so it was left as it is.',
+    );
+    await shot('keeper-card-partly-undone');
+    // Once the entry below is gone, the rest can be undone.
+    await callWorker(page, 'deleteMemory', 'Family/Tom/Job');
+    await card.getByRole('button', { name: 'Undo the rest' }).click();
+    await card.getByText('Undone', { exact: true }).waitFor({ timeout: 30_000 });
+    expect(await card.getByRole('button').filter({ hasText: /^Undo/ }).count()).toBe(0);
+    await expect.poll(() => tree().getByRole('treeitem', { name: 'Family' }).count(), POLL).toBe(0);
+  });
+
   it('off in Settings: after the same exchange and the idle time nothing is sent or written', async () => {
     await setKeeper(false);
     await page.getByRole('button', { name: 'New chat' }).click();
@@ -234,8 +257,9 @@ describe('the memory keeper in Chromium', () => {
     keeperMode = 'bad';
     const before = await callWorker<string>(page, 'exportJson');
     const asked = keeperRequests().length;
-    // The exchanges the aborted run had wait for this one.
-    await page.clock.fastForward(KEEPER_IDLE_MS);
+    // The exchanges the aborted run had wait for this one, which comes as after any run: after
+    // three more exchanges or a quiet minute.
+    await page.clock.fastForward(KEEPER_QUIET_MS);
     const line = page.getByRole('status').filter({ hasText: BAD_LINE });
     await line.waitFor({ timeout: 30_000 });
     expect(keeperRequests()).toHaveLength(asked + 1);

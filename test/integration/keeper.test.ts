@@ -25,7 +25,7 @@ import {
   type FakeServerOptions,
 } from '../fixtures/fake-llm';
 import { demoReply } from '../fixtures/fake-llm/demo';
-import { keeperCardMessage } from '../../src/chat/keeper-card';
+import { keeperCardMessage, readKeeperCard, undoKeeperCard } from '../../src/chat/keeper-card';
 import { closeAll, ok, openTestMemory } from './helpers';
 
 const servers: FakeServer[] = [];
@@ -448,6 +448,45 @@ describe('undo: headings and the entries below them', () => {
     const undo = await undoKept(s.memory, outcome);
     expect(undo).toMatchObject({ status: 'partial', undone: [] });
     expect(undo.message).toBe('Family/Ana/Move has entries below it now, so it was left as it is.');
+  });
+
+  it('a card partly undone offers the rest again, and takes it once the way is clear', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: ADD }] });
+    const outcome = await s.keep();
+    const { id } = ok(
+      await s.memory.addMessage(keeperCardMessage(s.conversationId, outcome.ops, 2)),
+    );
+    const card = async () =>
+      (await s.memory.getMessages(s.conversationId)).find((m) => m.id === id)!;
+    ok(await s.memory.saveMemory('Family/Ana/Move/Date', 'The move is on 12 May.', 0));
+    expect(await undoKeeperCard(s.memory, await card())).toMatchObject({
+      status: 'partial',
+      left: [{ path: 'Family/Ana/Move' }],
+    });
+    expect(readKeeperCard(await card())?.undone?.left).toHaveLength(1);
+    // The person deletes what was saved below it; Undo the rest now goes through.
+    ok(await s.memory.deleteMemory('Family/Ana/Move/Date'));
+    expect(await undoKeeperCard(s.memory, await card())).toEqual({ status: 'undone' });
+    expect(await s.memory.getEntry('Family/Ana/Move')).toMatchObject({ code: 'NOT_FOUND' });
+    expect(readKeeperCard(await card())?.undone).toEqual({ status: 'undone' });
+  });
+
+  it('a card partly undone for good (the entry changed since) offers nothing more', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: ADD }] });
+    const outcome = await s.keep();
+    const { id } = ok(
+      await s.memory.addMessage(keeperCardMessage(s.conversationId, outcome.ops, 2)),
+    );
+    const card = async () =>
+      (await s.memory.getMessages(s.conversationId)).find((m) => m.id === id)!;
+    ok(await s.memory.editMemory('Family/Ana/Move', 'Ana moves in June after all.'));
+    const first = await undoKeeperCard(s.memory, await card());
+    expect(first).toMatchObject({ status: 'partial' });
+    expect(first.left).toBeUndefined();
+    expect(await undoKeeperCard(s.memory, await card())).toEqual(first);
+    expect(await s.memory.getEntry('Family/Ana/Move')).toMatchObject({
+      content: 'Ana moves in June after all.',
+    });
   });
 
   it('tells its caller when it starts writing, and not when it writes nothing', async () => {
