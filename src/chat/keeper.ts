@@ -11,6 +11,8 @@ import { jsonAnswer } from '../llm/prompted-tools';
 import type { ChatMessage, ServerInfo } from '../llm/types';
 import { parsePath } from '../memory/paths';
 import type { JsonValue, MemoryApi, OutlineNode } from '../memory/types';
+import { estimateTokens } from '../memory/text';
+import { MESSAGE_OVERHEAD } from './context';
 import { koboldPrompt } from './generate';
 
 /** Operations one answer may make; more is refused whole (a model that lists 100 is not keeping). */
@@ -31,6 +33,8 @@ export const KEEPER_MIN_RELEVANCE = 0.1;
 /** Newest exchanges sent in one request, and characters of each message. */
 export const KEEPER_MAX_EXCHANGES = 4;
 export const KEEPER_MESSAGE_CHARS = 1500;
+/** Shortest cut of a message when the request must shrink to fit the server's context. */
+export const KEEPER_MIN_MESSAGE_CHARS = 300;
 /** Characters of an existing entry's content shown (as JSON). */
 export const KEEPER_ENTRY_CHARS = 600;
 /** Headings of the outline shown, so new paths follow the existing tree. */
@@ -183,20 +187,18 @@ function outlinePaths(outline: readonly OutlineNode[], max: number): string[] {
 /**
  * The keeper's request: instructions, then the newest exchanges (at most KEEPER_MAX_EXCHANGES,
  * each message cut at KEEPER_MESSAGE_CHARS), the most similar existing entries (content as JSON,
- * cut at KEEPER_ENTRY_CHARS) and the existing headings, all marked as data.
+ * cut at KEEPER_ENTRY_CHARS) and the existing headings, all marked as data. Within `budget`
+ * tokens (the server's context less the answer's): the messages are cut shorter, then the oldest
+ * exchanges left out, until it fits (a server with a small context would otherwise refuse it, or
+ * KoboldCPP cut its start, the instructions, without a word).
  */
 export function keeperMessages(
   exchanges: readonly KeeperExchange[],
   similar: readonly KeeperEntry[],
   outline: readonly OutlineNode[] = [],
+  budget = Infinity,
+  countTokens: (text: string) => number = estimateTokens,
 ): ChatMessage[] {
-  const said = exchanges
-    .slice(-KEEPER_MAX_EXCHANGES)
-    .map(
-      (x) =>
-        `Person: ${asData(clipped(x.user, KEEPER_MESSAGE_CHARS))}\nAssistant: ${asData(clipped(x.assistant, KEEPER_MESSAGE_CHARS))}`,
-    )
-    .join('\n\n');
   const entries = similar.length
     ? similar
         .map(
@@ -206,16 +208,38 @@ export function keeperMessages(
         .join('\n')
     : '(none)';
   const headings = outlinePaths(outline, KEEPER_OUTLINE_PATHS);
-  const parts = [
-    `Existing entries most similar to these exchanges (saved data):\n<entries>\n${entries}\n</entries>`,
-    ...(headings.length ? [`Existing headings: ${asData(headings.join(', '))}`] : []),
-    `New exchanges:\n<exchanges>\n${said}\n</exchanges>`,
-    'Answer with the JSON only.',
-  ];
-  return [
-    { role: 'system', content: KEEPER_INSTRUCTIONS },
-    { role: 'user', content: parts.join('\n\n') },
-  ];
+  const build = (count: number, chars: number): ChatMessage[] => {
+    const said = exchanges
+      .slice(-count)
+      .map(
+        (x) =>
+          `Person: ${asData(clipped(x.user, chars))}\nAssistant: ${asData(clipped(x.assistant, chars))}`,
+      )
+      .join('\n\n');
+    const parts = [
+      `Existing entries most similar to these exchanges (saved data):\n<entries>\n${entries}\n</entries>`,
+      ...(headings.length ? [`Existing headings: ${asData(headings.join(', '))}`] : []),
+      `New exchanges:\n<exchanges>\n${said}\n</exchanges>`,
+      'Answer with the JSON only.',
+    ];
+    return [
+      { role: 'system', content: KEEPER_INSTRUCTIONS },
+      { role: 'user', content: parts.join('\n\n') },
+    ];
+  };
+  let count = Math.min(exchanges.length, KEEPER_MAX_EXCHANGES);
+  let chars = KEEPER_MESSAGE_CHARS;
+  for (;;) {
+    const messages = build(count, chars);
+    const tokens = messages.reduce(
+      (n, m) => n + countTokens(String(m.content)) + MESSAGE_OVERHEAD,
+      0,
+    );
+    if (tokens <= budget) return messages;
+    if (chars > KEEPER_MIN_MESSAGE_CHARS) chars = Math.max(KEEPER_MIN_MESSAGE_CHARS, chars >> 1);
+    else if (count > 1) count--;
+    else return messages; // as small as it gets: the server says if it is still too long
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -529,7 +553,11 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
     );
     if (signal?.aborted) return outcome('aborted');
 
-    const asked = await ask(req, keeperMessages(req.exchanges, similar, outline), modes);
+    // The server's context less the answer and a margin for the chat template and the estimate.
+    const maxTokens = req.maxTokens ?? KEEPER_MAX_TOKENS;
+    const budget = Math.floor((req.server.contextSize - maxTokens) * 0.9);
+    const messages = keeperMessages(req.exchanges, similar, outline, budget);
+    const asked = await ask(req, messages, modes);
     mode = asked.mode;
     const { answer, notice } = asked;
     if (answer.aborted || signal?.aborted) return outcome('aborted');

@@ -5,6 +5,8 @@
 // and a write that fails half way undoing the rest.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  KEEPER_INSTRUCTIONS,
+  KEEPER_MAX_TOKENS,
   KEEPER_SCHEMA,
   runKeeper,
   schemaModeKey,
@@ -15,7 +17,8 @@ import {
   type SchemaModeMemory,
 } from '../../src/chat/keeper';
 import { createConnector, type StructuredMode } from '../../src/llm/connector';
-import type { ServerInfo } from '../../src/llm/types';
+import type { ChatMessage, ServerInfo } from '../../src/llm/types';
+import { estimateTokens } from '../../src/memory/text';
 import type { MemoryApi } from '../../src/memory/types';
 import {
   startFakeServer,
@@ -497,6 +500,29 @@ describe('undo: headings and the entries below them', () => {
     // The same add again: refused (already saved) before any write.
     expect((await s.keep({ onWriting: () => told++ })).status).toBe('refused');
     expect(told).toBe(1);
+  });
+});
+
+describe('a server with a small context', () => {
+  it('gets a request that fits its context with the answer, the instructions whole', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: ADD }] });
+    const long = (i: number) => ({
+      user: `My sister Ana is moving to Lisbon in May (${i}). ${'We talked about flats. '.repeat(80)}`,
+      assistant: `How exciting (${i})! ${'Lisbon has many flats. '.repeat(80)}`,
+    });
+    const outcome = await runKeeper({
+      memory: s.memory,
+      connector: s.connector,
+      server: { ...s.server, contextSize: 2048 },
+      exchanges: [long(1), long(2), long(3), long(4)],
+      conversationId: s.conversationId,
+    });
+    expect(outcome.status).toBe('kept');
+    const { messages } = bodyOf(s) as { messages: ChatMessage[] };
+    const tokens = messages.reduce((n, m) => n + estimateTokens(String(m.content)) + 4, 0);
+    expect(tokens + KEEPER_MAX_TOKENS).toBeLessThanOrEqual(2048);
+    expect(messages[0].content).toBe(KEEPER_INSTRUCTIONS);
+    expect(String(messages[1].content)).toContain('(4)'); // the newest exchange is there
   });
 });
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   KEEPER_EVERY,
   KEEPER_IDLE_MS,
+  KEEPER_INSTRUCTIONS,
   KEEPER_MAX_CONTENT,
   KEEPER_MAX_EXCHANGES,
   KEEPER_MAX_OPS,
@@ -17,6 +18,8 @@ import {
   planKeeperOps,
   type KeeperAnswer,
 } from '../../src/chat/keeper';
+import type { ChatMessage } from '../../src/llm/types';
+import { estimateTokens } from '../../src/memory/text';
 import { grammarProblem, offSchema, unenforcedKeywords } from '../fixtures/fake-llm/schema-grammar';
 import { isKeeperRequest, keeperAnswer } from '../fixtures/fake-llm/demo';
 
@@ -97,6 +100,31 @@ describe('keeperMessages', () => {
     for (const line of user.split('\n').filter((l) => l.startsWith('Person: '))) {
       expect(line.length).toBeLessThanOrEqual('Person: '.length + KEEPER_MESSAGE_CHARS);
     }
+  });
+
+  it('fits a small context: the messages cut shorter first, then the oldest exchanges left out', () => {
+    const exchanges = Array.from({ length: KEEPER_MAX_EXCHANGES }, (_, i) => ({
+      user: `message ${i} ${'word '.repeat(400)}`,
+      assistant: `reply ${i} ${'word '.repeat(400)}`,
+    }));
+    const tokens = (m: ChatMessage[]) =>
+      m.reduce((n, x) => n + estimateTokens(String(x.content)) + 4, 0);
+    const whole = keeperMessages(exchanges, []);
+    expect(tokens(whole)).toBeGreaterThan(2000);
+    // Room for every exchange, cut shorter.
+    const cut = keeperMessages(exchanges, [], [], 1500);
+    expect(tokens(cut)).toBeLessThanOrEqual(1500);
+    for (let i = 0; i < KEEPER_MAX_EXCHANGES; i++)
+      expect(cut[1].content).toContain(`message ${i} `);
+    // Less room: the newest exchanges, at the shortest cut.
+    const few = keeperMessages(exchanges, [], [], 700);
+    expect(tokens(few)).toBeLessThanOrEqual(700);
+    expect(few[1].content).not.toContain('message 0 ');
+    expect(few[1].content).toContain(`message ${KEEPER_MAX_EXCHANGES - 1} `);
+    // No room at all: the newest exchange alone, still with the instructions whole.
+    const least = keeperMessages(exchanges, [], [], 10);
+    expect(least[0].content).toBe(KEEPER_INSTRUCTIONS);
+    expect(least[1].content!.match(/^Person: /gm)).toHaveLength(1);
   });
 });
 
