@@ -148,9 +148,12 @@ export function batchExchanges(
  * saved), or what stopped the run. Nothing for a run that kept, found nothing or was stopped.
  */
 export function keeperStatusLine(
-  outcome: Pick<KeeperOutcome, 'status' | 'message'>,
+  outcome: Pick<KeeperOutcome, 'status' | 'message' | 'retry'>,
 ): string | undefined {
   if (outcome.status !== 'refused' && outcome.status !== 'error') return undefined;
+  if (outcome.retry) {
+    return 'The memory keeper could not reach the server (busy, not running, or the connection dropped); it will try again later.';
+  }
   const said = outcome.message?.trim();
   if (!said) return 'The memory keeper’s answer was not used, so nothing was saved.';
   // The keeper's own sentences name it; a server's or the memory's do not.

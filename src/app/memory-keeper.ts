@@ -7,6 +7,7 @@
 // the abort.
 import {
   KEEPER_IDLE_MS,
+  isPassingFailure,
   runKeeper,
   type KeeperMemory,
   type KeeperOutcome,
@@ -239,24 +240,39 @@ export class MemoryKeeper {
     const controller = new AbortController();
     this.running = { conversationId, controller };
     this.options.onRunning(conversationId);
-    let status: KeeperOutcome['status'];
+    let result: Pick<KeeperOutcome, 'status' | 'retry'>;
     try {
-      status = await this.keep(conversationId, batch, controller.signal);
+      result = await this.keep(conversationId, batch, controller.signal);
     } catch (e) {
-      status = controller.signal.aborted ? 'aborted' : 'error';
-      if (status === 'error') {
+      result = controller.signal.aborted
+        ? { status: 'aborted' }
+        : { status: 'error', retry: isPassingFailure(e) };
+      if (result.status === 'error') {
         this.options.onStatusLine(
-          `The memory keeper could not run: ${e instanceof Error ? e.message : String(e)}`,
+          keeperStatusLine({
+            status: 'error',
+            message: e instanceof Error ? e.message : String(e),
+            retry: result.retry,
+          })!,
         );
       }
     }
+    const { status } = result;
     this.running = undefined;
     // Stopped by the person before anything was written: the same exchanges next time. A run
     // that wrote counts as done even if stopped meanwhile (asking again would save them twice).
     // Stopped otherwise (the server's own abort): looked at, or the next check would ask again.
+    // A server busy or down: the same exchanges next time too, after the wait any run has.
     const stopped = controller.signal.aborted;
     if (this.options.enabled()) {
-      const counted = status !== 'aborted' ? status : stopped ? 'aborted' : 'nothing';
+      const counted =
+        status === 'error' && result.retry
+          ? 'aborted'
+          : status !== 'aborted'
+            ? status
+            : stopped
+              ? 'aborted'
+              : 'nothing';
       this.ledgers.set(conversationId, afterRun(this.ledger(conversationId), batch, counted));
     }
     this.options.onRunning(undefined);
@@ -267,14 +283,14 @@ export class MemoryKeeper {
     conversationId: number,
     batch: readonly UnkeptExchange[],
     signal: AbortSignal,
-  ): Promise<KeeperOutcome['status']> {
+  ): Promise<Pick<KeeperOutcome, 'status' | 'retry'>> {
     const { memory } = this.options;
     const target = this.options.target();
-    if (!target) return 'error';
+    if (!target) return { status: 'error' };
     const server = await target.server(signal);
-    if (signal.aborted) return 'aborted';
+    if (signal.aborted) return { status: 'aborted' };
     const { exchanges, replyId } = batchExchanges(await memory.getMessages(conversationId), batch);
-    if (!exchanges.length || replyId === undefined) return 'nothing';
+    if (!exchanges.length || replyId === undefined) return { status: 'nothing' };
     const outcome = await (this.options.run ?? runKeeper)({
       memory,
       connector: target.connector,
@@ -301,6 +317,6 @@ export class MemoryKeeper {
     }
     const line = keeperStatusLine(outcome);
     if (line) this.options.onStatusLine(line);
-    return outcome.status;
+    return outcome;
   }
 }

@@ -122,6 +122,19 @@ export interface KeeperOutcome {
   message?: string;
   /** How the answer was asked for in the end (prompted after a server refused the schema). */
   mode: StructuredMode;
+  /**
+   * With `error`: the server failed in a way that passes (busy, not running, the connection
+   * dropped), so the exchanges are worth asking about again later rather than dropped.
+   */
+  retry?: boolean;
+}
+
+/** Server failures that pass by themselves: the keeper asks again later (`retry`). */
+const PASSING: ReadonlySet<string> = new Set(['BUSY', 'SERVER_DOWN', 'DISCONNECTED']);
+
+/** Whether `e` is a server failure that passes by itself (busy, not running, dropped). */
+export function isPassingFailure(e: unknown): boolean {
+  return PASSING.has(asLlmError(e).code);
 }
 
 /** Remembers servers that refuse the schema parameter (as `ToolModeMemory` does tool modes). */
@@ -596,7 +609,7 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
     return outcome('kept', notice, applied.kept);
   } catch (e) {
     if (isAbortError(e) || signal?.aborted) return outcome('aborted');
-    return outcome('error', failure(e));
+    return { ...outcome('error', failure(e)), ...(isPassingFailure(e) ? { retry: true } : {}) };
   }
 }
 

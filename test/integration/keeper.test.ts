@@ -503,6 +503,20 @@ describe('undo: headings and the entries below them', () => {
   });
 });
 
+describe('a server that is busy', () => {
+  for (const kind of ['koboldcpp', 'llamacpp'] as const) {
+    it(`${kind}: a 503 writes nothing and says the exchanges are worth asking again`, async () => {
+      const s = await setup(kind, { busy: 1, replies: [{ text: ADD }] });
+      const before = await live(s.memory);
+      const outcome = await s.keep();
+      expect(outcome).toMatchObject({ status: 'error', retry: true, ops: [] });
+      expect(await live(s.memory)).toEqual(before);
+      // Once it is free, the same exchanges are kept.
+      expect((await s.keep()).status).toBe('kept');
+    });
+  }
+});
+
 describe('a server with a small context', () => {
   it('gets a request that fits its context with the answer, the instructions whole', async () => {
     const s = await setup('llamacpp', { replies: [{ text: ADD }] });

@@ -12,13 +12,14 @@ import {
   KEEPER_MESSAGE_CHARS,
   KEEPER_QUIET_MS,
   KEEPER_SCHEMA,
+  isPassingFailure,
   keeperDue,
   keeperMessages,
   parseKeeperAnswer,
   planKeeperOps,
   type KeeperAnswer,
 } from '../../src/chat/keeper';
-import type { ChatMessage } from '../../src/llm/types';
+import { LlmError, type ChatMessage } from '../../src/llm/types';
 import { estimateTokens } from '../../src/memory/text';
 import { grammarProblem, offSchema, unenforcedKeywords } from '../fixtures/fake-llm/schema-grammar';
 import { isKeeperRequest, keeperAnswer } from '../fixtures/fake-llm/demo';
@@ -301,5 +302,15 @@ describe('the demo fake keeps what the person says about someone by name', () =>
     };
     expect(JSON.parse(keeperAnswer(small))).toEqual({ operations: [] });
     expect(offSchema(keeperAnswer(request([])), KEEPER_SCHEMA)).toBeUndefined();
+  });
+});
+
+describe('isPassingFailure', () => {
+  it('a busy, stopped or dropped server passes; a refusal or anything else does not', () => {
+    for (const code of ['BUSY', 'SERVER_DOWN', 'DISCONNECTED'] as const)
+      expect(isPassingFailure(new LlmError(code, 'x')), code).toBe(true);
+    for (const code of ['BAD_REQUEST', 'UNAUTHORIZED', 'CONTEXT_OVERFLOW', 'NOT_FOUND'] as const)
+      expect(isPassingFailure(new LlmError(code, 'x')), code).toBe(false);
+    expect(isPassingFailure(new Error('storage full'))).toBe(false);
   });
 });

@@ -175,6 +175,16 @@ describe('the status line', () => {
       keeperStatusLine({ status: 'error', message: 'KoboldCPP is busy. Try again in a moment.' }),
     ).toBe('The memory keeper could not run: KoboldCPP is busy. Try again in a moment.');
     expect(keeperStatusLine({ status: 'refused' })).toMatch(/not used, so nothing was saved/);
+    // A failure that passes: the person is told it will be tried again, not to try it.
+    expect(
+      keeperStatusLine({
+        status: 'error',
+        message: 'KoboldCPP is busy: wait a moment, then try again.',
+        retry: true,
+      }),
+    ).toBe(
+      'The memory keeper could not reach the server (busy, not running, or the connection dropped); it will try again later.',
+    );
     for (const status of ['kept', 'nothing', 'aborted'] as const) {
       expect(keeperStatusLine({ status, message: 'anything' })).toBeUndefined();
     }

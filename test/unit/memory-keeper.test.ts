@@ -256,6 +256,28 @@ describe('MemoryKeeper', () => {
     expect(t.runs[1].request.exchanges.map((x) => x.user)).toEqual(['She starts a new job there.']);
   });
 
+  it('a server busy or down keeps the exchanges for a later run; another failure does not', async () => {
+    const t = setup();
+    await t.say(1, 'My sister Ana is moving to Lisbon in May.');
+    await vi.advanceTimersByTimeAsync(KEEPER_IDLE_MS);
+    await flush();
+    t.runs[0].settle({ status: 'error', mode: 'constrained', ops: [], retry: true });
+    await flush();
+    expect(t.lines.at(-1)).toMatch(/will try again later/);
+    await vi.advanceTimersByTimeAsync(KEEPER_QUIET_MS);
+    await flush();
+    expect(t.runs).toHaveLength(2);
+    expect(t.runs[1].request.exchanges.map((x) => x.user)).toEqual([
+      'My sister Ana is moving to Lisbon in May.',
+    ]);
+    // A failure that would fail the same way again: looked at, not asked again.
+    t.runs[1].settle({ status: 'error', mode: 'constrained', ops: [], message: 'Bad request.' });
+    await flush();
+    await vi.advanceTimersByTimeAsync(KEEPER_QUIET_MS * 2);
+    await flush();
+    expect(t.runs).toHaveLength(2);
+  });
+
   it('words in the composer hold it back; typing restarts the idle clock', async () => {
     const t = setup();
     await t.say(1, 'My sister Ana is moving to Lisbon in May.');
