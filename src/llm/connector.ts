@@ -421,8 +421,17 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
       contextSize: info?.contextSize ?? DEFAULT_CONTEXT_SIZE,
       genkey,
     });
+    // KoboldCPP is told to stop in the abort itself, not after the request settles: a page that
+    // goes (the keeper's run stopped on pagehide) runs no code after it.
+    let told = false;
+    const tell = () => {
+      if (!genkey || told) return;
+      told = true;
+      void abortKobold(genkey);
+    };
+    req.signal?.addEventListener('abort', tell, { once: true });
     const stopped = (): StructuredResult => {
-      if (genkey) void abortKobold(genkey);
+      tell();
       return { text: '', constrained, finishReason: null, aborted: true };
     };
     try {
@@ -448,6 +457,8 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     } catch (e) {
       if (isAbortError(e) || req.signal?.aborted) return stopped();
       throw e;
+    } finally {
+      req.signal?.removeEventListener('abort', tell);
     }
   }
 
@@ -458,6 +469,8 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
         method: 'POST',
         headers: headers(true),
         body: JSON.stringify({ genkey }),
+        // Sent even when the page goes meanwhile (a closed tab would leave KoboldCPP generating).
+        keepalive: true,
       });
     } catch {
       // best effort: the stream is already closed on our side

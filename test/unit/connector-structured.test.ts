@@ -201,6 +201,34 @@ describe('abort', () => {
       .toEqual({ genkey });
   });
 
+  it('KoboldCPP: the stop is sent in the abort itself, kept alive, once (a page that goes runs nothing after)', async () => {
+    const server = await startFakeServer('koboldcpp', {
+      toolDelayMs: 5,
+      replies: [{ hang: true }],
+    });
+    servers.push(server);
+    const sent: { url: string; init?: RequestInit }[] = [];
+    const connector = createConnector({
+      endpoint: server.url,
+      retry: { attempts: 1, baseDelayMs: 1 },
+      fetch: (input, init) => {
+        sent.push({ url: String(input), init });
+        return fetch(input, init);
+      },
+    });
+    await connector.detect();
+    const controller = new AbortController();
+    const pending = connector.structured(request({ signal: controller.signal }));
+    await expect.poll(() => server.generations().length).toBe(1);
+    controller.abort();
+    // Before any await: the stop is on its way in the same task as the abort.
+    const stops = () => sent.filter((x) => x.url.endsWith('/api/extra/abort'));
+    expect(stops()).toHaveLength(1);
+    expect(stops()[0].init?.keepalive).toBe(true);
+    expect(await pending).toMatchObject({ aborted: true });
+    expect(stops()).toHaveLength(1);
+  });
+
   it('llama.cpp and Ollama: the connection closes, and nothing is sent to abort', async () => {
     for (const kind of ['llamacpp', 'ollama'] as const) {
       const { server, connector } = await connect(kind, { replies: [{ hang: true }] });
