@@ -458,7 +458,14 @@ export interface KeeperRequest {
 }
 
 function failure(e: unknown): string {
-  return asLlmError(e).message;
+  const err = asLlmError(e);
+  // The connector's advice for a refused request is about chat turns (the Tools setting): for the
+  // keeper's own request, say what it means here.
+  if (err.code === 'BAD_REQUEST') {
+    const said = err.detail.serverMessage ? ` ("${err.detail.serverMessage}")` : '';
+    return `The memory keeper’s request was refused by the server${said}, so nothing was saved. If this goes on, turn the memory keeper off in Settings.`;
+  }
+  return err.message;
 }
 
 /** The answer, asked constrained unless the server is known to refuse; a refusal falls back once. */

@@ -517,6 +517,20 @@ describe('a server that is busy', () => {
   }
 });
 
+describe('a server that refuses the request for another reason', () => {
+  it('says so for the keeper, not with the chat’s advice about the Tools setting', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ error: { status: 400, body: { error: { message: 'bad sampler settings' } } } }],
+    });
+    const outcome = await s.keep();
+    expect(outcome).toMatchObject({ status: 'error', ops: [] });
+    expect(outcome.retry).toBeUndefined();
+    expect(outcome.message).toBe(
+      'The memory keeper’s request was refused by the server ("bad sampler settings"), so nothing was saved. If this goes on, turn the memory keeper off in Settings.',
+    );
+  });
+});
+
 describe('a server with a small context', () => {
   it('gets a request that fits its context with the answer, the instructions whole', async () => {
     const s = await setup('llamacpp', { replies: [{ text: ADD }] });
