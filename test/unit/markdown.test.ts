@@ -463,6 +463,16 @@ describe('parseMarkdown rejects bad files with clear, located errors', () => {
     ).toBe(true);
   });
 
+  it('reads a heading line of many spaces and # at once, its closing # left out', () => {
+    // A closing run of # is dropped; a long line of spaces and # must not stall the reader.
+    const errors = errorsOf(`${good}\n## Notes ##\n`);
+    expect(errors[0]).toMatch(/heading "Notes" has no/);
+    const long = `# a${' '.repeat(200_000)}${'#'.repeat(200_000)}x`;
+    expect(errorsOf(`${good}\n${long}\n`)[0]).toMatch(/^line \d+: heading "a {10}/);
+    const closed = `# a${' '.repeat(200_000)}${'#'.repeat(200_000)}`;
+    expect(errorsOf(`${good}\n${closed}\n`)[0]).toMatch(/heading "a" has no/);
+  });
+
   it('reports a heading without a metadata comment', () => {
     const errors = errorsOf(`${good}\n## Notes\n\nsome notes\n`);
     expect(errors).toEqual([
