@@ -13,6 +13,7 @@ function defaultsOf(turn: Turn): ToolDefaults {
   return {
     contextTokens: settings.contextTokens,
     recencyBias: settings.recencyBias,
+    conversationId: turn.conversationId,
     ...(turn.userId !== undefined
       ? { exclude: { conversationId: turn.conversationId, fromTurnId: turn.userId } }
       : {}),

@@ -11,6 +11,8 @@ const ANY_JSON: Schema['type'] = ['string', 'number', 'boolean', 'object', 'arra
 export interface ToolDefaults {
   contextTokens: number;
   recencyBias: number;
+  /** The turn's chat: a save takes its context snapshot from it (not the last chat indexed). */
+  conversationId?: number;
   /** The turn's chat from its user message on: what searchConversations leaves out. */
   exclude?: { conversationId: number; fromTurnId: number };
 }
@@ -48,7 +50,13 @@ export const MEMORY_TOOLS: readonly MemoryTool[] = [
       },
       required: ['path', 'content'],
     },
-    run: (m, a, d) => m.saveMemory(a.path, a.content, a.contextTokens ?? d.contextTokens),
+    run: (m, a, d) =>
+      m.saveMemory(
+        a.path,
+        a.content,
+        a.contextTokens ?? d.contextTokens,
+        d.conversationId !== undefined ? { conversationId: d.conversationId } : undefined,
+      ),
   },
   {
     name: 'queryMemory',

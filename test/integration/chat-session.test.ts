@@ -185,6 +185,37 @@ describe('chat session with native tool calls', () => {
   });
 });
 
+describe('a save takes its context from its own chat', () => {
+  it('regenerating in one chat after talking in another: the snapshot is of the chat it was said in', async () => {
+    const s = await setup('llamacpp', {
+      replies: [
+        { text: 'Noted.' },
+        { text: 'Ulaanbaatar, yes.' },
+        {
+          toolCalls: [
+            {
+              name: 'saveMemory',
+              arguments: { path: 'Pets/Dog', content: 'The user has a dog named Zanzibar.' },
+            },
+          ],
+        },
+        { text: 'Saved.' },
+      ],
+    });
+    const dogs = s.conversationId;
+    const other = await s.memory.createConversation('Geography');
+    if (other.status !== 'SUCCESS') throw new Error(other.message);
+    await s.session.send(dogs, 'My dog is called Zanzibar.');
+    await s.session.send(other.id, 'What is the capital of Mongolia? Ulaanbaatar, I think.');
+    expect((await s.session.regenerate(dogs)).status).toBe('answered');
+    const saved = await s.memory.queryMemory('Pets/Dog');
+    if (saved.status !== 'SUCCESS') throw new Error('not saved');
+    const texts = saved.contextChunks.map((c) => c.text).join(' ');
+    expect(texts).toContain('Zanzibar');
+    expect(texts).not.toContain('Mongolia');
+  });
+});
+
 describe('chat session with prompted tool calls', () => {
   for (const kind of ['koboldcpp', 'plain'] as const) {
     it(`${kind}: tools described in the prompt, calls parsed from text, results as <tool_response>`, async () => {
