@@ -147,6 +147,16 @@ const NOTICES: Record<string, string> = {
     'The model kept calling memory tools without answering, so this turn was stopped. Ask again, or rephrase the request.',
 };
 
+/** A stored notice with no words or calls of its own: shown as the notice line alone. */
+function bubbleless(m: Message): boolean {
+  return (
+    m.role === 'assistant' &&
+    !m.text.trim() &&
+    !m.toolCalls?.length &&
+    typeof m.meta?.notice === 'string'
+  );
+}
+
 /** How close to the bottom (px) still counts as "at the bottom" for auto-scroll. */
 const STICK_PX = 48;
 
@@ -586,7 +596,8 @@ export class SmChat extends LitElement {
     groups.forEach((g, i) => {
       const last = i === groups.length - 1;
       const shown = g.members.filter((m) => altOfShown(m, g) && m.role !== 'tool');
-      const reply = shown.findLast((m) => m.role === 'assistant');
+      // A notice with no words (the round limit's) shows no bubble to carry the reply's controls.
+      const reply = shown.findLast((m) => m.role === 'assistant' && !bubbleless(m));
       if (g.user) {
         out.set(g.user.id!, {
           remember: !!g.user.text.trim(),
@@ -641,7 +652,7 @@ export class SmChat extends LitElement {
     if (m.role === 'system') {
       return entry(bubble({ id: m.id, kind: 'notice', text: m.text }), nothing);
     }
-    const showBubble = m.role === 'user' || !!m.text.trim() || !!m.toolCalls?.length || !notice;
+    const showBubble = !bubbleless(m) || !notice;
     return entry(
       showBubble
         ? bubble({

@@ -36,6 +36,7 @@ function reply(req: RecordedRequest): FakeReply {
   );
   const last = messages.at(-1);
   const said = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  if (/keep looking/i.test(said)) return { toolCalls: [{ name: 'listMemory', arguments: {} }] };
   if (last?.role === 'assistant') return { text: ' THE END.' };
   if (last?.role === 'tool') return { text: 'Sorry, my tool call was broken.' };
   if (/save badly/i.test(said))
@@ -236,6 +237,18 @@ describe('chat controls in Chromium', () => {
     await page.reload();
     await expect.poll(() => textOf(lastReply()), POLL).toBe('You said: Hello again');
     expect(await users().count()).toBe(1);
+  });
+
+  it('a turn stopped at the round limit says so, and its reply can still be regenerated', async () => {
+    await say('Keep looking through my memory.');
+    await chat()
+      .getByText('The model kept calling memory tools without answering', { exact: false })
+      .waitFor(POLL);
+    const again = lastReply().getByRole('button', { name: 'Regenerate reply' });
+    expect(await again.count()).toBe(1);
+    await lastReply().hover();
+    expect(await again.isVisible()).toBe(true);
+    await shot('round-limit-desktop');
   });
 
   it('a renamed chat keeps its name; axe finds nothing at phone size', async () => {
