@@ -183,6 +183,19 @@ export const MAX_VERSION = Number.MAX_SAFE_INTEGER;
 export const MIN_DATE_MS = Date.parse('0000-01-01T00:00:00.000Z');
 export const MAX_DATE_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
+/** Whether `d` is a date from year 0000 to 9999 (what a backup can hold). */
+export function dateInRange(d: Date): boolean {
+  const t = d.getTime();
+  return t >= MIN_DATE_MS && t <= MAX_DATE_MS;
+}
+
+/** `d` within year 0000 to 9999 (an invalid date: `fallback`), for a backup to hold. */
+export function clampDate(d: Date, fallback: Date): Date {
+  const t = d instanceof Date ? d.getTime() : NaN;
+  if (Number.isNaN(t)) return fallback;
+  return new Date(Math.min(MAX_DATE_MS, Math.max(MIN_DATE_MS, t)));
+}
+
 export const ROLES: readonly Role[] = ['user', 'assistant', 'system', 'tool'];
 
 /** null when `value` is a whole number in [min, max], else a sentence naming `name`. */

@@ -339,6 +339,30 @@ describe('an imported chat in a backup', () => {
   });
 });
 
+describe('odd dates and names in a chat file', () => {
+  it('a date in microseconds and a huge speaker name still leave a backup that restores', async () => {
+    const { mem } = openTestMemory();
+    const header = JSON.stringify({ user_name: 'You', character_name: 'Ana', chat_metadata: {} });
+    const lines = [
+      { name: 'You', is_user: true, send_date: '2024-05-01T10:00:00.000Z', mes: 'Hello Ana.' },
+      // Microseconds since 1970: year 56499 as milliseconds.
+      { name: 'Ana', is_user: false, send_date: 1720791300000000, mes: 'Hello! How are you?' },
+      { name: 'N'.repeat(40_000), is_user: false, send_date: 1720791300000, mes: 'Who am I?' },
+    ].map((l) => JSON.stringify(l));
+    const r = ok(await mem.importFile({ name: 'odd.jsonl', data: [header, ...lines].join('\n') }));
+    const messages = await mem.getMessages(r.chats[0].id);
+    expect(messages.map((m) => m.text)).toEqual(['Hello Ana.', 'Hello! How are you?', 'Who am I?']);
+    // The odd date takes the one before it; the name is cut.
+    expect(messages[1].time.toISOString()).toBe('2024-05-01T10:00:00.000Z');
+    expect(String(messages[2].meta?.speaker).length).toBeLessThanOrEqual(200);
+    const backup = await mem.exportJson();
+    if (typeof backup !== 'string') throw new Error(backup.message);
+    const other = openTestMemory().mem;
+    ok(await other.importJson(backup, 'replace'));
+    expect(await other.listConversations()).toHaveLength(1);
+  });
+});
+
 describe('an entry too large to save', () => {
   it('is left out with its reason; the rest of the book is imported', async () => {
     const { mem } = openTestMemory();

@@ -79,6 +79,15 @@ describe('backupOf and parseBackup', () => {
     expect(!isToolError(replace) && replace.replace).toBe(true);
   });
 
+  it('a chat or message dated out of years 0000–9999 is clamped, so the backup still reads back', () => {
+    const far = new Date(1720791300000000); // year 56499
+    const backup = backupOf(t1, [], [], [{ ...conv, modified: far }], [{ ...message, time: far }]);
+    const parsed = parseBackup(JSON.stringify(backup), 'replace', validator);
+    if (isToolError(parsed)) throw new Error(parsed.message);
+    expect(parsed.backup.messages?.[0].time).toBe('9999-12-31T23:59:59.999Z');
+    expect(parsed.backup.conversations?.[0].modified).toBe('9999-12-31T23:59:59.999Z');
+  });
+
   it('refuses what is not a backup, saying nothing changed and why', () => {
     const good = JSON.stringify(backupOf(t1, [entry], [], [], []));
     const cases: [unknown, unknown, string, RegExp][] = [

@@ -2,6 +2,7 @@
 // `character_name`, `create_date`, `chat_metadata`), then one message per line (`name`,
 // `is_user`, `is_system`, `send_date`, `mes`, `swipes`, `swipe_id`, `swipe_info`, `extra`).
 import type { Role } from '../types';
+import { dateInRange } from '../validate';
 import type { ImportedChat, ImportedMessage, ParsedFile, SkippedItem } from './types';
 
 const MONTHS = [
@@ -26,7 +27,8 @@ const MONTHS = [
  * are read as local time.
  */
 export function parseSillyTavernDate(value: unknown): Date | undefined {
-  const valid = (d: Date) => (Number.isFinite(d.getTime()) ? d : undefined);
+  // Years 0000 to 9999 only: a number in another unit (microseconds) is no date of a chat.
+  const valid = (d: Date) => (dateInRange(d) ? d : undefined);
   if (typeof value === 'number') return value >= 0 ? valid(new Date(value)) : undefined;
   if (typeof value !== 'string') return undefined;
   const s = value.trim();

@@ -22,6 +22,7 @@ import type {
 import {
   ROLES,
   chunkProblems,
+  clampDate,
   dateProblem,
   isToolError,
   short,
@@ -460,15 +461,21 @@ export function backupOf(
       entry: { ...serial(toPortable({ ...h.entry })), ...lineage(h.entry) },
       ...historyExtras(h),
     })),
+    // Dates out of the backup's range (a row another tool's file gave an odd date, before imports
+    // checked it) are clamped into it: one such row must not make the whole backup unrestorable.
     conversations: conversations.map((c) => ({
       id: c.id!,
       title: c.title,
-      created: c.created.toISOString(),
-      modified: c.modified.toISOString(),
+      created: clampDate(c.created, exported).toISOString(),
+      modified: clampDate(c.modified, exported).toISOString(),
       ...(c.named ? { named: true } : {}),
       ...(c.source !== undefined ? { source: c.source } : {}),
     })),
-    messages: messages.map((m) => ({ ...m, id: m.id!, time: m.time.toISOString() })),
+    messages: messages.map((m) => ({
+      ...m,
+      id: m.id!,
+      time: clampDate(m.time, exported).toISOString(),
+    })),
   };
 }
 

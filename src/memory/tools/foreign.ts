@@ -7,7 +7,7 @@ import type { StoreContext } from '../store';
 import { addToShards } from '../shards';
 import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
 import { indexedPart, splitSentences } from '../text';
-import { isToolError, short, toolError, validateContent } from '../validate';
+import { dateInRange, isToolError, short, toolError, validateContent } from '../validate';
 import { parseImportFile } from '../imports/detect';
 import { toWorldInfo } from '../imports/lorebook-export';
 import type { ImportedChat, PlannedEntry } from '../imports/types';
@@ -25,6 +25,9 @@ export const MAX_FOREIGN_FILE_BYTES = 32 * 1024 * 1024;
 
 /** Numbers tried (`name 2`, `name 3`…) before an entry's name is given up. */
 const MAX_NUMBER = 10_000;
+
+/** Longest speaker name kept with an imported message. */
+const MAX_SPEAKER_CHARS = 200;
 
 /** A chat's messages as rows, and which of them (by index) are indexed for search and recall. */
 export interface ChatRows {
@@ -46,10 +49,16 @@ export function chatRows(chat: ImportedChat): ChatRows {
   const indexed: number[] = [];
   const dropped: ChatRows['dropped'] = [];
   const ms = chat.messages;
+  // What a backup can hold (a date out of years 0000 to 9999, or a name of tens of KB, would make
+  // every later backup refuse to restore): such a date becomes the one before it, a name is cut.
+  let lastTime = dateInRange(chat.created) ? chat.created : new Date(0);
   ms.forEach((m, i) => {
-    const meta: Record<string, unknown> = m.speaker ? { speaker: m.speaker } : {};
-    const row = (text: string, time: Date, extra: Record<string, unknown> = {}) => {
+    const speaker = m.speaker?.slice(0, MAX_SPEAKER_CHARS);
+    const meta: Record<string, unknown> = speaker ? { speaker } : {};
+    const row = (text: string, at: Date, extra: Record<string, unknown> = {}) => {
       const all = { ...meta, ...extra };
+      const time = dateInRange(at) ? at : lastTime;
+      lastTime = time;
       rows.push({ role: m.role, text, time, ...(Object.keys(all).length ? { meta: all } : {}) });
     };
     const alts = m.alternatives;
@@ -223,10 +232,13 @@ export function foreignTools(ctx: StoreContext) {
           const chunks: Chunk[] = [];
           const out: FileImportResult['chats'] = [];
           for (const [ci, c] of chats.entries()) {
-            const last = c.rows.reduce((t, r) => (r.time > t ? r.time : t), c.chat.created);
+            const created = dateInRange(c.chat.created)
+              ? c.chat.created
+              : (c.rows[0]?.time ?? when);
+            const last = c.rows.reduce((t, r) => (r.time > t ? r.time : t), created);
             const conversationId = await db.conversations.add({
               title: c.chat.title,
-              created: c.chat.created,
+              created,
               modified: last,
               source,
             });
