@@ -156,6 +156,38 @@ describe('lorebooks and character cards', () => {
     expect(again.unchanged).toBe(4);
   });
 
+  it('entries whose long names differ only past 128 characters are all kept, numbered', async () => {
+    const { mem } = openTestMemory();
+    const long = 'The history of the seven bridges over the river Auln '.repeat(4);
+    const entry = (uid: number, comment: string, content: string) => ({
+      uid,
+      key: ['bridge'],
+      keysecondary: [],
+      comment,
+      content,
+    });
+    const book = {
+      entries: {
+        0: entry(0, `${long} part one`, 'The first bridge was built of oak.'),
+        1: entry(1, `${long} part two`, 'The second bridge was built of stone.'),
+      },
+    };
+    const r = ok(await mem.importFile({ name: 'Bridges.json', data: JSON.stringify(book) }));
+    expect(r.entries).toHaveLength(2);
+    expect(r.unchanged).toBe(0);
+    expect(r.skipped).toEqual([]);
+    const contents = await Promise.all(
+      r.entries.map(
+        async (p) => (ok(await mem.queryMemory(p)).content as { content: string }).content,
+      ),
+    );
+    expect(contents).toEqual([
+      'The first bridge was built of oak.',
+      'The second bridge was built of stone.',
+    ]);
+    expect(r.entries[1]).toMatch(/ 2$/);
+  });
+
   it('never overwrites an entry of the same name', async () => {
     const { mem } = openTestMemory();
     ok(await mem.saveMemory('Lorebook/Eldoria/Eldoria', 'my own notes'));

@@ -5,7 +5,14 @@
 import { shardTables } from '../db';
 import type { StoreContext } from '../store';
 import { addToShards } from '../shards';
-import { descendantRange, headingOf, parentOf, parsePath } from '../paths';
+import {
+  MAX_PATH_CHARS,
+  MAX_SEGMENT_CHARS,
+  descendantRange,
+  headingOf,
+  parentOf,
+  parsePath,
+} from '../paths';
 import { indexedPart, splitSentences } from '../text';
 import { dateInRange, isToolError, short, toolError, validateContent } from '../validate';
 import { parseImportFile } from '../imports/detect';
@@ -88,20 +95,30 @@ const sameContent = (a: JsonValue, b: JsonValue) => JSON.stringify(a) === JSON.s
 
 /**
  * Where each planned entry goes: its path, or the first numbered one (`name 2`, `name 3`…) that is
- * free; `null` when the path holds the same content already (nothing to write). `existing` maps
- * the paths that hold entries now to their content.
+ * free, the name cut so that the number fits a path segment; `null` when the path holds the same
+ * content already (nothing to write), `undefined` when no name is free (left out, and said so).
+ * `existing` maps the paths that hold entries now to their content.
  */
 export function placeEntries(
   planned: readonly PlannedEntry[],
   existing: ReadonlyMap<string, JsonValue>,
-): ({ path: string; content: JsonValue } | null)[] {
+): ({ path: string; content: JsonValue } | null | undefined)[] {
   const used = new Set<string>();
   return planned.map((p) => {
     const heading = 'path' in p ? parentOf(p.path) : p.heading;
     const name = 'path' in p ? headingOf(p.path) : p.name;
     for (let n = 1; n <= MAX_NUMBER; n++) {
-      const parsed = parsePath(`${heading}/${n === 1 ? name : `${name} ${n}`}`);
-      if (!parsed.ok) break;
+      const suffix = n === 1 ? '' : ` ${n}`;
+      const room = Math.min(MAX_SEGMENT_CHARS, MAX_PATH_CHARS - heading.length - 1) - suffix.length;
+      const base =
+        name.length > room
+          ? name
+              .slice(0, Math.max(0, room))
+              .replace(/[\uD800-\uDBFF]$/, '')
+              .trimEnd()
+          : name;
+      const parsed = parsePath(`${heading}/${base}${suffix}`);
+      if (!parsed.ok) return undefined;
       const there = existing.get(parsed.path);
       if (there !== undefined && sameContent(there, p.content) && !used.has(parsed.path)) {
         used.add(parsed.path);
@@ -111,7 +128,7 @@ export function placeEntries(
       used.add(parsed.path);
       return { path: parsed.path, content: p.content };
     }
-    return null;
+    return undefined;
   });
 }
 
@@ -195,8 +212,16 @@ export function foreignTools(ctx: StoreContext) {
           existing.set(r.path, r.content);
       }
       const placed = placeEntries(planned, existing);
-      const toWrite = placed.filter((p): p is { path: string; content: JsonValue } => p !== null);
-      result.unchanged = placed.length - toWrite.length;
+      const toWrite = placed.filter((p): p is { path: string; content: JsonValue } => !!p);
+      result.unchanged = placed.filter((p) => p === null).length;
+      placed.forEach((p, i) => {
+        if (p !== undefined) return;
+        const e = planned[i];
+        result.skipped.push({
+          where: 'path' in e ? e.path : `${e.heading}/${e.name}`,
+          reason: 'left out (no free name for it under its heading)',
+        });
+      });
       const rows = await materialise(
         ctx,
         toWrite.map((p) => ({
