@@ -121,6 +121,60 @@ describe('JSON backup', () => {
     expect(entry.contextChunks.length).toBeGreaterThan(0);
   });
 
+  it('merged, a reply’s Recalled links and a keeper card follow their messages to their new ids', async () => {
+    const a = openTestMemory();
+    const planning = ok(await a.mem.createConversation('Planning'));
+    const fact = ok(
+      await a.mem.addMessage({
+        conversationId: planning.id,
+        role: 'user',
+        text: 'We fly on the 9th.',
+      }),
+    );
+    const later = ok(await a.mem.createConversation('Later'));
+    ok(await a.mem.addMessage({ conversationId: later.id, role: 'user', text: 'When do we fly?' }));
+    const reply = ok(
+      await a.mem.addMessage({
+        conversationId: later.id,
+        role: 'assistant',
+        text: 'On the 9th.',
+        meta: {
+          recalledTurns: [
+            { conversationId: planning.id, turnId: fact.id, chat: 'Planning', time: '2026-01-01' },
+            { conversationId: 999, turnId: 999, chat: 'Gone', time: '2026-01-01' },
+          ],
+        },
+      }),
+    );
+    ok(
+      await a.mem.addMessage({
+        conversationId: later.id,
+        role: 'assistant',
+        text: '',
+        meta: {
+          keeper: {
+            ops: [{ op: 'add', path: 'Trips/Flight', content: 'On the 9th.', version: 1 }],
+            replyId: reply.id,
+          },
+        },
+      }),
+    );
+    const json = (await a.mem.exportJson()) as string;
+    const b = openTestMemory();
+    const own = ok(await b.mem.createConversation('Mine'));
+    for (const text of ['one', 'two', 'three'])
+      ok(await b.mem.addMessage({ conversationId: own.id, role: 'user', text }));
+    ok(await b.mem.importJson(json, 'merge'));
+    const convs = await b.mem.listConversations();
+    const id = (title: string) => convs.find((c) => c.title === title)!.id!;
+    const told = (await b.mem.getMessages(id('Planning')))[0];
+    const [, merged, card] = await b.mem.getMessages(id('Later'));
+    expect(merged.meta?.recalledTurns).toEqual([
+      { conversationId: id('Planning'), turnId: told.id, chat: 'Planning', time: '2026-01-01' },
+    ]);
+    expect((card.meta?.keeper as { replyId: number }).replyId).toBe(merged.id);
+  });
+
   it('keeps the name a person gave a chat', async () => {
     const { mem: a } = openTestMemory();
     const conv = ok(await a.createConversation('New chat'));

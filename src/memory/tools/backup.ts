@@ -401,6 +401,15 @@ export function backupTools(ctx: StoreContext) {
             };
             msgMap.set(id, await db.messages.add(replace ? { ...row, id } : row));
           }
+          // Merged, messages and chats get new ids: the links messages hold to others (a reply's
+          // recalled turns, a keeper card's reply) follow them, and a link to one not in the
+          // backup goes (it would name whatever has that id here).
+          if (!replace) {
+            for (const m of messages) {
+              const meta = relinked(m.meta, convMap, msgMap);
+              if (meta) await db.messages.update(msgMap.get(m.id)!, { meta });
+            }
+          }
           const chunks = importedChunks(indexed, sentences, convMap, msgMap, countsOf, vectors);
           if (chunks.length) {
             const ids = await db.chunks.bulkAdd(chunks, { allKeys: true });
@@ -477,6 +486,37 @@ export function backupOf(
       time: clampDate(m.time, exported).toISOString(),
     })),
   };
+}
+
+/**
+ * A message's meta with its links to other messages and chats (`recalledTurns`, `keeper.replyId`)
+ * moved to their ids after a merge (`convs`, `msgs`: old id → new); a recalled turn that is not in
+ * the backup is left out, a card's reply that is not becomes none (0: the card shows in its own
+ * place). Undefined when there is nothing to change.
+ */
+export function relinked(
+  meta: Record<string, unknown> | undefined,
+  convs: ReadonlyMap<number, number>,
+  msgs: ReadonlyMap<number, number>,
+): Record<string, unknown> | undefined {
+  if (!meta) return undefined;
+  const out: Record<string, unknown> = { ...meta };
+  let changed = false;
+  if (Array.isArray(meta.recalledTurns)) {
+    out.recalledTurns = meta.recalledTurns.flatMap((t: unknown) => {
+      const r = t as { conversationId?: unknown; turnId?: unknown };
+      const c = typeof r?.conversationId === 'number' ? convs.get(r.conversationId) : undefined;
+      const m = typeof r?.turnId === 'number' ? msgs.get(r.turnId) : undefined;
+      return c !== undefined && m !== undefined ? [{ ...r, conversationId: c, turnId: m }] : [];
+    });
+    changed = true;
+  }
+  const keeper = meta.keeper as { replyId?: unknown } | undefined;
+  if (keeper && typeof keeper === 'object' && typeof keeper.replyId === 'number') {
+    out.keeper = { ...keeper, replyId: msgs.get(keeper.replyId) ?? 0 };
+    changed = true;
+  }
+  return changed ? out : undefined;
 }
 
 /**
