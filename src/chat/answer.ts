@@ -43,9 +43,13 @@ export async function answer(turn: Turn, start: TurnStart): Promise<TurnResult> 
 async function runRounds(turn: Turn, start: TurnStart): Promise<TurnResult> {
   const { ctx } = turn;
   let rounds = 0;
+  // An edited message (resend) is indexed while the server is asked for, not after: the edit
+  // dropped its old sentences, and a server that does not answer must not leave it unfound.
+  const early = start.userId !== undefined && start.index ? open(turn, start) : undefined;
+  early?.catch(() => undefined); // awaited below, unless the server fails first
   try {
     const s = await turn.step(ctx.server(turn.signal));
-    const ready = await open(turn, start);
+    const ready = await (early ?? open(turn, start));
     let read: Message[] | undefined = ready.messages;
     for (;;) {
       turn.streamed = '';
@@ -67,6 +71,8 @@ async function runRounds(turn: Turn, start: TurnStart): Promise<TurnResult> {
       }
     }
   } catch (e) {
+    // The edit's indexing is done before the turn ends, answered or not.
+    await early?.catch(() => undefined);
     return endEarly(turn, e, rounds);
   }
 }

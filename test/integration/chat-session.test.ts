@@ -216,6 +216,27 @@ describe('a save takes its context from its own chat', () => {
   });
 });
 
+describe('edit and resend with the server down', () => {
+  it('the edited text is found by search even though no answer came', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: 'A fine name for a cat.' }] });
+    await s.session.send(s.conversationId, 'My cat is called Whiskers.');
+    const user = (await s.memory.getMessages(s.conversationId)).find((m) => m.role === 'user')!;
+    // The page reloaded with the server off (port 9: nothing listens).
+    const down = createChatSession({
+      memory: s.memory,
+      connector: createConnector({
+        endpoint: 'http://127.0.0.1:9',
+        retry: { attempts: 1, baseDelayMs: 5 },
+      }),
+    });
+    const r = await down.resend(s.conversationId, user.id!, 'My dog is called Zanzibar.');
+    expect(r.status).toBe('error');
+    const found = await s.memory.searchConversations('Zanzibar dog', 5);
+    if (found.status !== 'SUCCESS') throw new Error('search failed');
+    expect(found.results.map((x) => x.turnId)).toContain(user.id);
+  });
+});
+
 describe('chat session with prompted tool calls', () => {
   for (const kind of ['koboldcpp', 'plain'] as const) {
     it(`${kind}: tools described in the prompt, calls parsed from text, results as <tool_response>`, async () => {
