@@ -6,6 +6,7 @@
 import { asLlmError, isToolsUnsupported } from '../llm/errors';
 import { describeTools } from '../llm/prompted-tools';
 import { LlmError, type ChatMessage, type ServerInfo } from '../llm/types';
+import { beforeToolCall } from '../llm/token-filter';
 import { visibleMessages } from '../memory/replies';
 import type { Message, TurnContext } from '../memory/types';
 import { assemblePrompt } from './context';
@@ -179,7 +180,8 @@ async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<Tu
 }
 
 /** The stream was stopped: what it brought is kept, marked stopped. */
-async function keepStopped(turn: Turn, visible: string, rounds: number): Promise<TurnResult> {
+async function keepStopped(turn: Turn, said: string, rounds: number): Promise<TurnResult> {
+  const visible = beforeToolCall(said).trimEnd();
   turn.keptPartial = true;
   await store(turn, { role: 'assistant', text: visible, meta: { aborted: true } }, true);
   return { status: 'aborted', text: visible, rounds };
@@ -195,14 +197,14 @@ async function stopAtRoundLimit(turn: Turn, visible: string, rounds: number): Pr
 /** Stopped or failed mid-step: what was shown of this round is kept, marked so. */
 async function endEarly(turn: Turn, e: unknown, rounds: number): Promise<TurnResult> {
   if (isStop(turn, e)) {
-    const partial = turn.streamed.trim();
+    const partial = beforeToolCall(turn.streamed).trim();
     if (partial && !turn.keptPartial) {
       await store(turn, { role: 'assistant', text: partial, meta: { aborted: true } }, true);
     }
     return { status: 'aborted', text: turn.keptPartial ? '' : partial, rounds };
   }
   const error = asLlmError(e);
-  const partial = error.detail.partial ?? '';
+  const partial = beforeToolCall(error.detail.partial ?? '').trimEnd();
   if (partial.trim()) {
     await store(turn, { role: 'assistant', text: partial, meta: { error: error.code } }, true);
   }

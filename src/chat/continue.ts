@@ -2,6 +2,7 @@
 // length limit or by Stop), and what it writes is appended to that message, whose index
 // sentences are replaced by the new text's. No tools run; the reply so far is sent the way the
 // server takes it (docs/chat.md, "Continue").
+import { beforeToolCall } from '../llm/token-filter';
 import { asLlmError } from '../llm/errors';
 import { parseToolCalls, toPromptedMessages } from '../llm/prompted-tools';
 import { LlmError, type ChatMessage, type GenerationResult, type ServerInfo } from '../llm/types';
@@ -125,6 +126,7 @@ async function saveMore(turn: Turn, draft: Draft, result: GenerationResult): Pro
   const { target, joiner } = draft;
   let more = result.text;
   if (!result.aborted && CALL_MARKS.test(more)) more = parseToolCalls(more).text;
+  else if (result.aborted) more = beforeToolCall(more);
   const meta: Record<string, unknown> = { ...target.meta };
   delete meta.aborted;
   delete meta.error;
@@ -140,7 +142,7 @@ async function saveMore(turn: Turn, draft: Draft, result: GenerationResult): Pro
 
 /** Stopped or failed mid-step: what was shown is appended, marked so. */
 async function endEarly(turn: Turn, draft: Draft | undefined, e: unknown): Promise<TurnResult> {
-  const partial = turn.streamed;
+  const partial = beforeToolCall(turn.streamed);
   const base = draft?.target.text ?? '';
   if (isStop(turn, e)) {
     if (draft && partial.trim()) {
@@ -151,7 +153,7 @@ async function endEarly(turn: Turn, draft: Draft | undefined, e: unknown): Promi
     return { status: 'aborted', text: base, rounds: 0 };
   }
   const error = asLlmError(e);
-  const cutShort = error.detail.partial ?? partial;
+  const cutShort = beforeToolCall(error.detail.partial ?? partial);
   if (draft && cutShort.trim()) {
     await saveContinued(turn, draft.target, (base + draft.joiner + cutShort).trimEnd(), {
       ...draft.target.meta,

@@ -52,3 +52,16 @@ export function tokenFilter(
     held = pending.slice(upTo);
   };
 }
+
+/**
+ * `text` up to where a tool call starts: what a stopped or broken reply keeps of itself (a call
+ * half written is neither said nor run).
+ */
+export function beforeToolCall(text: string): string {
+  let at = text.length;
+  for (const marker of CALL_MARKERS) {
+    const i = text.indexOf(marker);
+    if (i !== -1 && i < at) at = i;
+  }
+  return text.slice(0, at);
+}

@@ -237,6 +237,39 @@ describe('edit and resend with the server down', () => {
   });
 });
 
+describe('a reply cut off in the middle of a tool call', () => {
+  const CALL =
+    'Let me save that. <tool_call>{"name": "saveMemory", "arguments": {"path": "Family/Ana", "content": "moves to Porto"}}</tool_call>';
+
+  it('a dropped connection keeps what was said, not the half-written call', async () => {
+    const s = await setup(
+      'plain',
+      { tokenDelayMs: 2, replies: [{ disconnectAfter: 14, text: CALL }] },
+      { toolMode: 'prompted' },
+    );
+    const r = await s.session.send(s.conversationId, 'Ana moves to Porto.');
+    expect(r.status).toBe('error');
+    const kept = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(kept.role).toBe('assistant');
+    expect(kept.text).toBe('Let me save that.');
+  });
+
+  it('Stop keeps what was said, not the half-written call, with native tools too', async () => {
+    const s = await setup('plain', { replies: [{ hang: true, text: CALL }] }, { toolMode: 'auto' });
+    const stop = new AbortController();
+    let seen = '';
+    await s.session.send(s.conversationId, 'Ana moves to Porto.', stop.signal, (e) => {
+      if (e.type !== 'token') return;
+      seen += e.text;
+      if (seen.includes('"argu')) stop.abort();
+    });
+    const kept = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(kept.role).toBe('assistant');
+    expect(kept.text).toBe('Let me save that.');
+    expect(kept.meta?.aborted).toBe(true);
+  });
+});
+
 describe('chat session with prompted tool calls', () => {
   for (const kind of ['koboldcpp', 'plain'] as const) {
     it(`${kind}: tools described in the prompt, calls parsed from text, results as <tool_response>`, async () => {
