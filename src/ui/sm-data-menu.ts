@@ -9,6 +9,7 @@ import type { Backups } from '../app/backups';
 import { daysAgo } from '../app/backup-plan';
 import { downloadFile } from '../app/backup-files';
 import type { FileImportResult, ImportResult, ToolError } from '../memory/types';
+import { MAX_FOREIGN_FILE_BYTES, tooLargeForeignFile } from '../memory/imports/limits';
 import type { MemoryClient } from '../worker-client';
 import { BackupsController } from './backups-controller';
 import { emit } from './events';
@@ -536,12 +537,17 @@ export class SmDataMenu extends LitElement {
   async importFiles(files: File[]): Promise<void> {
     if (!files.length || !this.memory) return;
     if (files.length === 1 && !isPng(files[0])) {
+      // Its start says whether it is this app's own file; another tool's is not read here.
       const file = files[0];
-      const text = await this.readText(file);
-      if (text === undefined) return;
-      if (isMarkdownFile(file.name, file.type, text))
-        return this.runImport(file.name, text, 'markdown');
-      if (isBackupText(text)) return this.chooseBackup(file.name, text);
+      const head = await this.readText(file.slice(0, 256), file.name);
+      if (head === undefined) return;
+      if (isMarkdownFile(file.name, file.type, head) || isBackupText(head)) {
+        const text = await this.readText(file, file.name);
+        if (text === undefined) return;
+        if (isMarkdownFile(file.name, file.type, text))
+          return this.runImport(file.name, text, 'markdown');
+        if (isBackupText(text)) return this.chooseBackup(file.name, text);
+      }
     }
     const reports: FileReport[] = [];
     this.cancelling = false;
@@ -600,14 +606,21 @@ export class SmDataMenu extends LitElement {
       details: [],
     });
     let bytes: Uint8Array;
+    let head: string;
     try {
+      // The start tells this app's own files apart; the rest is not decoded here. Another tool's
+      // file over the limit is refused before it is read (a file of gigabytes would hold the page).
+      head = new TextDecoder().decode(new Uint8Array(await file.slice(0, 256).arrayBuffer()));
+      const own =
+        (!isPng(file) && isMarkdownFile(file.name, file.type, head)) || isBackupText(head);
+      if (!own && file.size > MAX_FOREIGN_FILE_BYTES) {
+        return failed(tooLargeForeignFile(file.name, file.size));
+      }
       bytes = new Uint8Array(await file.arrayBuffer());
     } catch (e) {
       return failed(`It could not be read: ${e instanceof Error ? e.message : String(e)}`);
     }
     try {
-      // The start tells this app's own files apart; the rest is not decoded here.
-      const head = new TextDecoder().decode(bytes.subarray(0, 256));
       if (!isPng(file) && isMarkdownFile(file.name, file.type, head)) {
         const r = await memory!.importMarkdown(new TextDecoder().decode(bytes));
         return r.status === 'SUCCESS'
@@ -629,14 +642,14 @@ export class SmDataMenu extends LitElement {
     }
   }
 
-  private async readText(file: File): Promise<string | undefined> {
+  private async readText(file: Blob, name: string): Promise<string | undefined> {
     try {
       return await file.text();
     } catch (e) {
       await this.showStep({
         kind: 'failed',
         title: 'Import failed',
-        message: `Could not read ${file.name}: ${e instanceof Error ? e.message : String(e)}`,
+        message: `Could not read ${name}: ${e instanceof Error ? e.message : String(e)}`,
       });
       return undefined;
     }

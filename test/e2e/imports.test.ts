@@ -3,8 +3,9 @@
 // picked at once through Import become a chat that opens with its messages (names and markup
 // shown as text) and is found by search, and entries the memory search finds; a card dropped on
 // the app is imported too; the same chat again adds nothing. Screenshots under /tmp.
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardText, pngWithText } from '../unit/import-png';
@@ -251,5 +252,25 @@ describe('importing from other tools in Chromium', () => {
       );
     await dialog().getByRole('button', { name: 'Close' }).click();
     expect(await callWorker<unknown>(page, 'stats')).toEqual(before);
+  });
+
+  it('another tool’s file over 32 MB is refused in a sentence before it is read; nothing changes', async () => {
+    const before = await callWorker<unknown>(page, 'stats');
+    // 3 GB, sparse on disk: reading it whole would fail or hold the page.
+    const huge = join(await mkdtemp(join(tmpdir(), 'sm-huge-')), 'huge-chat.jsonl');
+    await writeFile(huge, '');
+    await truncate(huge, 3 * 1024 * 1024 * 1024);
+    try {
+      await page.locator('sm-data-menu input[type=file]').setInputFiles(huge);
+      await expect
+        .poll(() => report().innerText(), POLL)
+        .toContain(
+          'huge-chat.jsonl: Nothing was imported; nothing changed. huge-chat.jsonl is 3072 MB: a file from another tool is imported up to 32 MB at a time.',
+        );
+      await dialog().getByRole('button', { name: 'Close' }).click();
+      expect(await callWorker<unknown>(page, 'stats')).toEqual(before);
+    } finally {
+      await rm(dirname(huge), { recursive: true, force: true });
+    }
   });
 });

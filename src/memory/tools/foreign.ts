@@ -16,19 +16,12 @@ import {
 import { indexedPart, splitSentences } from '../text';
 import { dateInRange, isToolError, short, toolError, validateContent } from '../validate';
 import { parseImportFile } from '../imports/detect';
+import { MAX_FOREIGN_FILE_BYTES, tooLargeForeignFile } from '../imports/limits';
 import { toWorldInfo } from '../imports/lorebook-export';
 import type { ImportedChat, PlannedEntry } from '../imports/types';
 import type { Chunk, FileImportResult, JsonValue, MemoryEntry, Message, ToolError } from '../types';
 import { materialise } from './portable';
 import { turnChunks } from './turns';
-
-/**
- * The largest file of another tool imported at once (bytes). Each file is parsed, embedded and
- * written in one step, so one this large already takes a couple of minutes here (10,000
- * messages, about 5 MB, take 16 s: bench/imports.ts); a larger one is refused before anything is
- * read, in a sentence.
- */
-export const MAX_FOREIGN_FILE_BYTES = 32 * 1024 * 1024;
 
 /** Numbers tried (`name 2`, `name 3`…) before an entry's name is given up. */
 const MAX_NUMBER = 10_000;
@@ -156,12 +149,7 @@ export function foreignTools(ctx: StoreContext) {
         return toolError('INVALID_ARGUMENT', `the file must be text or bytes, got ${short(data)}`);
       const size = typeof data === 'string' ? data.length : data.byteLength;
       if (size > MAX_FOREIGN_FILE_BYTES)
-        return toolError(
-          'INVALID_CONTENT',
-          `Nothing was imported; nothing changed. ${name} is ${megabytes(size)}: a file from ` +
-            `another tool is imported up to ${megabytes(MAX_FOREIGN_FILE_BYTES)} at a time. ` +
-            'Export a shorter chat (or split the file into several) and import those.',
-        );
+        return toolError('INVALID_CONTENT', tooLargeForeignFile(name, size));
       const when = new Date(now());
       const parsed = parseImportFile(name, data, when);
       if (!parsed.ok)
@@ -332,9 +320,4 @@ export function foreignTools(ctx: StoreContext) {
   }
 
   return { importFile, exportLorebook };
-}
-
-/** A size in whole megabytes (at least 1), as a person reads it. */
-function megabytes(bytes: number): string {
-  return `${Math.max(1, Math.round(bytes / (1024 * 1024)))} MB`;
 }
