@@ -1,6 +1,7 @@
 // Two open connections to one database (two tabs): concurrent saves never lose an update and
 // every overwritten version lands in history exactly once.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Embedder } from '../../src/embeddings/types';
 import { Clock, closeAll, ok, openTestMemory, sharedEmbedder, tableRows } from './helpers';
 
 beforeAll(async () => {
@@ -84,5 +85,74 @@ describe('two connections to the same database', () => {
     expect(ok(await tabB.mem.queryMemory('Notes/Shared')).content).toBe('from A');
     ok(await tabB.mem.deleteMemory('Notes/Shared'));
     expect((await tabA.mem.queryMemory('Notes/Shared')).status).toBe('NOT_FOUND');
+  });
+});
+
+/** An embedder that, once armed, holds the first call whose texts contain GATE until released. */
+function gated() {
+  const inner = sharedEmbedder();
+  let release = () => {};
+  let reached = () => {};
+  let armed = false;
+  const atGate = new Promise<void>((r) => (reached = r));
+  const hold = new Promise<void>((r) => (release = r));
+  const embedder: Embedder = {
+    ready: () => inner.ready(),
+    dispose: () => inner.dispose(),
+    async embed(texts, signal) {
+      if (armed && texts.some((t) => t.includes('GATE'))) {
+        armed = false;
+        reached();
+        await hold;
+      }
+      return inner.embed(texts, signal);
+    },
+  };
+  return { embedder, atGate, arm: () => (armed = true), release: () => release() };
+}
+
+describe('a write that lands while another is being prepared', () => {
+  it('updateMemory after a save of something that is no object: refused, the save stands', async () => {
+    const g = gated();
+    const { mem } = openTestMemory({ embedder: g.embedder });
+    ok(await mem.saveMemory('P', { a: 1 }, 0));
+    g.arm();
+    const update = mem.updateMemory('P', { GATE: 'y' });
+    await g.atGate;
+    ok(await mem.saveMemory('P', 'now a plain string', 0));
+    g.release();
+    expect(await update).toMatchObject({ status: 'ERROR', code: 'INVALID_CONTENT' });
+    expect(ok(await mem.queryMemory('P')).content).toBe('now a plain string');
+  });
+
+  it('updateMemory whose merge with a save meanwhile is too large: refused, nothing stored over the limit', async () => {
+    const g = gated();
+    const { mem } = openTestMemory({ embedder: g.embedder });
+    ok(await mem.saveMemory('P', { a: 1 }, 0));
+    g.arm();
+    const update = mem.updateMemory('P', { GATE: 'y'.repeat(20_000) });
+    await g.atGate;
+    ok(await mem.saveMemory('P', { pad: 'x'.repeat(20_000) }, 0));
+    g.release();
+    expect(await update).toMatchObject({ status: 'ERROR' });
+    expect(ok(await mem.queryMemory('P')).content).toEqual({ pad: 'x'.repeat(20_000) });
+    const backup = await mem.exportJson();
+    if (typeof backup !== 'string') throw new Error(backup.message);
+    expect(await mem.checkBackup(backup)).toEqual({ status: 'SUCCESS' });
+  });
+
+  it('moveMemory after a save below it that would be too deep once moved: refused, nothing moved', async () => {
+    const g = gated();
+    const { mem } = openTestMemory({ embedder: g.embedder });
+    ok(await mem.saveMemory('A', 'GATE', 0));
+    g.arm();
+    const move = mem.moveMemory('A', 'X/Y/Z');
+    await g.atGate;
+    const deep = `A/${Array.from({ length: 10 }, (_, i) => `s${i}`).join('/')}`;
+    ok(await mem.saveMemory(deep, 'deep one', 0));
+    g.release();
+    expect(await move).toMatchObject({ status: 'ERROR', code: 'INVALID_PATH' });
+    expect(ok(await mem.queryMemory(deep)).content).toBe('deep one');
+    expect(ok(await mem.queryMemory('A')).content).toBe('GATE');
   });
 });

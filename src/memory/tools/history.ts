@@ -115,6 +115,12 @@ export function historyTools(ctx: StoreContext) {
         if (taken) return 'exists' as const;
         const rows = await readRows();
         if (!rows.length) return 'missing' as const;
+        // Rows saved below `from` meanwhile are checked too (one may be too deep once moved).
+        const bad = invalidMove(
+          rows.map((r) => r.path),
+          renamed,
+        );
+        if (bad) return bad;
         // The history goes with the entries; the old paths keep one row saying where they went.
         const earlier = await db.history
           .where('path')

@@ -138,10 +138,23 @@ export function writeTools(ctx: StoreContext) {
       const written = await db.transaction('rw', db.structured_memory, db.history, async () => {
         const fresh = await db.structured_memory.where('path').equals(path).first();
         if (!fresh) return null;
-        // Merge onto the row as it is now, so a concurrent write is not lost.
+        // Merge onto the row as it is now, so a concurrent write is not lost; checked as the
+        // first merge was (it may hold no object now, or the merge may be too large).
         const same = fresh.version === current.version;
+        let content = merged.value;
+        if (!same) {
+          if (!isObject(fresh.content)) {
+            return toolError(
+              'INVALID_CONTENT',
+              `"${path}" was saved meanwhile and holds ${Array.isArray(fresh.content) ? 'an array' : typeof fresh.content}, not an object; nothing was changed`,
+            );
+          }
+          const again = validateContent(mergePatch(fresh.content, patch.value));
+          if (isToolError(again)) return again;
+          content = again.value;
+        }
         const row = rewrittenRow(fresh, current.version, {
-          content: same ? merged.value : mergePatch(fresh.content, patch.value),
+          content,
           contextChunks: snapshots[0],
           embedding: emb.vectors[0],
           model: emb.info.id,
