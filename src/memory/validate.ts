@@ -4,6 +4,12 @@
 import type { ErrorCode, JsonValue, Role, ToolError } from './types';
 
 export const MAX_CONTENT_BYTES = 32 * 1024;
+/**
+ * Deepest nesting of arrays and objects in content. Chromium's IndexedDB refuses a value nested
+ * about 1,900 deep (a storage failure, not a clear refusal), and reading one back can overflow the
+ * stack of everything that walks it (a listing, an export); no memory needs more than this.
+ */
+export const MAX_CONTENT_DEPTH = 100;
 
 export function toolError(code: ErrorCode, message: string): ToolError {
   return { status: 'ERROR', code, message };
@@ -32,8 +38,15 @@ export function validateContent(
   // Rough running size so that huge input is refused before it is copied.
   let budget = MAX_CONTENT_BYTES * 4 + 1024;
   let tooLarge = false;
+  let depth = 0;
   const copy = (v: unknown, where: string): JsonValue | ToolError => {
     if (tooLarge) return null;
+    if (typeof v === 'object' && v !== null && depth >= MAX_CONTENT_DEPTH) {
+      return toolError(
+        'INVALID_CONTENT',
+        `${what} is nested more than ${MAX_CONTENT_DEPTH} levels deep; keep it flatter`,
+      );
+    }
     switch (typeof v) {
       case 'string':
         budget -= v.length + 2;
@@ -66,7 +79,9 @@ export function validateContent(
           const out: JsonValue[] = [];
           for (let i = 0; i < v.length && !tooLarge; i++) {
             const item: unknown = v[i];
+            depth++;
             const c = copy(item === undefined ? null : item, `${where}[${i}]`);
+            depth--;
             if (isToolError(c)) return c;
             out.push(c);
             budget -= 1;
@@ -92,7 +107,9 @@ export function validateContent(
             );
           }
           budget -= key.length + 3;
+          depth++;
           const c = copy(item, `${where}.${key}`);
+          depth--;
           if (isToolError(c)) return c;
           setOwn(out, key, c);
         }

@@ -10,6 +10,20 @@ import { mergePatch } from '../../src/memory/memory-store';
 import { estimateTokens, pathWords, splitSentences } from '../../src/memory/text';
 
 describe('validateContent', () => {
+  it('refuses content nested more than 100 levels deep, in a sentence; 100 levels are fine', () => {
+    const nest = (levels: number): unknown => {
+      let v: unknown = 'x';
+      for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+      return v;
+    };
+    expect(isToolError(validateContent(nest(100)))).toBe(false);
+    const deep = validateContent(nest(101));
+    expect(deep).toMatchObject({ status: 'ERROR', code: 'INVALID_CONTENT' });
+    expect((deep as { message: string }).message).toMatch(/nested more than 100 levels deep/);
+    // Far deeper (as a model might send): the same sentence, no stack overflow.
+    expect(validateContent(nest(100_000))).toMatchObject({ code: 'INVALID_CONTENT' });
+  });
+
   it('accepts every kind of JSON value and copies it', () => {
     for (const v of ['x', '', 0, -1.5, true, false, null, [1, 'a', null], { a: { b: [1] } }]) {
       const r = validateContent(v);
