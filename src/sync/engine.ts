@@ -3,7 +3,8 @@
 // Each cycle: pull → reconcile (local changes into the mirror, conflicts decided, the mirror's
 // winners into Dexie) → push. Dexie stays the app's store; vectors never travel.
 import Dexie, { type ObservabilitySet, type Table } from 'dexie';
-import { DEFAULT_DB_NAME, MemoryDB, isQuotaError } from '../memory/db';
+import { DEFAULT_DB_NAME, MemoryDB, isQuotaError, shardTables } from '../memory/db';
+import { removeFromShards } from '../memory/shards';
 import type { HistoryRow, MemoryEntry } from '../memory/types';
 import {
   APP_SETTINGS_KEY,
@@ -794,12 +795,15 @@ export function createSync(options: SyncOptions) {
     for (const kind of KIND_ORDER) {
       const batch = incoming.filter((d) => kindOf(d.id) === kind);
       if (!batch.length) continue;
+      // A chat deleted elsewhere takes its search sentences and their shard pieces here too.
       const tables = [
         mdb.structured_memory,
         mdb.history,
         mdb.conversations,
         mdb.messages,
         mdb.settings,
+        mdb.chunks,
+        ...shardTables(mdb),
       ];
       // Ids first: WebCrypto inside the transaction would let IndexedDB commit it early.
       const mids = await Promise.all(batch.map((d) => byId.get(d.id)?.mid ?? mirrorId(c, d.id)));
@@ -900,7 +904,12 @@ export function createSync(options: SyncOptions) {
               if (d.deleted || !body || body.t !== 'conv') {
                 if (row) {
                   await mdb.messages.where('conversationId').equals(row.id!).delete();
-                  await mdb.chunks.where('conversationId').equals(row.id!).delete();
+                  const chunkIds = await mdb.chunks
+                    .where('conversationId')
+                    .equals(row.id!)
+                    .primaryKeys();
+                  await mdb.chunks.bulkDelete(chunkIds);
+                  await removeFromShards(mdb, chunkIds);
                   await mdb.conversations.delete(row.id!);
                 }
                 done(st?.local ?? 0, '');

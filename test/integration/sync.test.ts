@@ -44,6 +44,11 @@ async function ok(d: Device) {
   return s;
 }
 
+function ok2<T extends { status: string }>(r: T): T {
+  expect(r.status).toBe('SUCCESS');
+  return r;
+}
+
 async function content(mem: MemoryApi, path: string) {
   const r = await mem.queryMemory(path);
   return r.status === 'SUCCESS' ? r.content : r.status;
@@ -199,6 +204,32 @@ describe('sync through a CouchDB-protocol server', () => {
     await ok(a);
     expect(await content(a.mem, 'old/thing')).toBe('Remove me');
     expect((await a.mem.memoryIndex()).length).toBe(3);
+  });
+
+  it('a chat deleted on one device goes on the other, its search sentences too, and sync goes on', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const b = await device('Laptop', db);
+    const chat = await a.mem.createConversation('Trip');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    await a.mem.recordTurn({
+      conversationId: chat.id,
+      role: 'user',
+      text: 'We fly to Oslo on the 9th.',
+    });
+    await ok(a);
+    await ok(b);
+    expect(await b.mem.listConversations()).toHaveLength(1);
+    a.clock.advance(1000);
+    ok2(await a.mem.deleteConversation(chat.id));
+    await a.mem.saveMemory('notes/after', 'Saved after the delete');
+    await ok(a);
+    await ok(b);
+    expect(await b.mem.listConversations()).toHaveLength(0);
+    const found = await b.mem.searchConversations('Oslo', 5);
+    expect(found.status === 'SUCCESS' ? found.results : found).toEqual([]);
+    // What came after the delete arrives too: the sync is not stuck on it.
+    expect(await content(b.mem, 'notes/after')).toBe('Saved after the delete');
   });
 
   it('a delete on one device and a later edit on the other: the edit stays live', async () => {
