@@ -4,7 +4,7 @@ import { shardTables } from '../db';
 import type { StoreContext } from '../store';
 import { entrySummary } from '../entry-index';
 import { addToShards, removeFromShards } from '../shards';
-import type { EntrySummary, MemoryStats, ReembedProgress, ToolError } from '../types';
+import type { EntrySummary, MemoryEntry, MemoryStats, ReembedProgress, ToolError } from '../types';
 import { isToolError, toolError } from '../validate';
 
 const REEMBED_BATCH = 128;
@@ -83,11 +83,13 @@ export function adminTools(ctx: StoreContext) {
           contextChunks: r!.contextChunks.map((c) => ({ ...c, embedding: emb.vectors[at++] })),
           model: info.id,
         }));
-        // Vectors only: no new version, no history (the content did not change).
+        // Vectors only: no new version, no history (the content did not change). Only onto the
+        // row as it was read: a sync can put another row of the same version there meanwhile
+        // (two devices' edits of one version), and writing the old one back would lose it.
         await db.transaction('rw', db.structured_memory, async () => {
           for (const row of updated) {
             const fresh = await db.structured_memory.get(row.id!);
-            if (fresh && fresh.version === row.version) await db.structured_memory.put(row);
+            if (fresh && sameRowText(fresh, row)) await db.structured_memory.put(row);
           }
         });
         noteWrite(updated.map((r) => r.id));
@@ -124,4 +126,16 @@ export function adminTools(ctx: StoreContext) {
   }
 
   return { memoryIndex, stats, getSetting, setSetting, reembed };
+}
+
+/** Whether two rows of an entry hold the same version, text and context (the vectors aside). */
+function sameRowText(a: MemoryEntry, b: MemoryEntry): boolean {
+  return (
+    a.version === b.version &&
+    a.path === b.path &&
+    a.modified.getTime() === b.modified.getTime() &&
+    JSON.stringify(a.content) === JSON.stringify(b.content) &&
+    a.contextChunks.length === b.contextChunks.length &&
+    a.contextChunks.every((c, i) => c.text === b.contextChunks[i].text)
+  );
 }
