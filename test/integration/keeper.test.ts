@@ -453,7 +453,8 @@ describe('undo: headings and the entries below them', () => {
     expect(undo.message).toBe('Family/Ana/Move has entries below it now, so it was left as it is.');
   });
 
-  it('a card partly undone offers the rest again, and takes it once the way is clear', async () => {
+  /** A kept run of ADD with its card stored; the card as it is stored now. */
+  async function keptWithCard() {
     const s = await setup('llamacpp', { replies: [{ text: ADD }] });
     const outcome = await s.keep();
     const { id } = ok(
@@ -461,6 +462,11 @@ describe('undo: headings and the entries below them', () => {
     );
     const card = async () =>
       (await s.memory.getMessages(s.conversationId)).find((m) => m.id === id)!;
+    return { s, card };
+  }
+
+  it('a card partly undone offers the rest again, and takes it once the way is clear', async () => {
+    const { s, card } = await keptWithCard();
     ok(await s.memory.saveMemory('Family/Ana/Move/Date', 'The move is on 12 May.', 0));
     expect(await undoKeeperCard(s.memory, await card())).toMatchObject({
       status: 'partial',
@@ -475,13 +481,7 @@ describe('undo: headings and the entries below them', () => {
   });
 
   it('a card partly undone for good (the entry changed since) offers nothing more', async () => {
-    const s = await setup('llamacpp', { replies: [{ text: ADD }] });
-    const outcome = await s.keep();
-    const { id } = ok(
-      await s.memory.addMessage(keeperCardMessage(s.conversationId, outcome.ops, 2)),
-    );
-    const card = async () =>
-      (await s.memory.getMessages(s.conversationId)).find((m) => m.id === id)!;
+    const { s, card } = await keptWithCard();
     ok(await s.memory.editMemory('Family/Ana/Move', 'Ana moves in June after all.'));
     const first = await undoKeeperCard(s.memory, await card());
     expect(first).toMatchObject({ status: 'partial' });
