@@ -915,11 +915,15 @@ export function createSync(options: SyncOptions) {
                 done(st?.local ?? 0, '');
                 break;
               }
+              // What this device alone knows of the chat stays: that its title was given by the
+              // person (not made from its first message), and the file it was imported from.
               const next = {
                 ...(row ? { id: row.id } : {}),
                 title: body.title,
                 created: new Date(body.created),
                 modified: new Date(body.modified),
+                ...(row?.named ? { named: true } : {}),
+                ...(row?.source !== undefined ? { source: row.source } : {}),
               };
               const key = await mdb.conversations.put(next);
               done(key, bodyHash(convBody(next)));

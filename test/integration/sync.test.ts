@@ -1,6 +1,7 @@
 // Sync between two memories through a real server of the CouchDB replication protocol
 // (express-pouchdb, in memory, on 127.0.0.1): what syncs, conflicts, deletes and moves, a restore
 // after sync, hostile documents, and the errors a user sees.
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSync, type SyncConfig, type SyncEngine } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
@@ -230,6 +231,34 @@ describe('sync through a CouchDB-protocol server', () => {
     expect(found.status === 'SUCCESS' ? found.results : found).toEqual([]);
     // What came after the delete arrives too: the sync is not stuck on it.
     expect(await content(b.mem, 'notes/after')).toBe('Saved after the delete');
+  });
+
+  it('an imported chat updated from another device is still known as imported: the same file again adds nothing', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const b = await device('Laptop', db);
+    const data = readFileSync(
+      new URL('../fixtures/imports/seraphina.jsonl', import.meta.url),
+      'utf8',
+    );
+    const first = await b.mem.importFile({ name: 'Seraphina.jsonl', data });
+    expect(first).toMatchObject({ status: 'SUCCESS' });
+    expect((first as { duplicate?: boolean }).duplicate).toBeFalsy();
+    await ok(b);
+    await ok(a);
+    const chat = (await a.mem.listConversations())[0];
+    a.clock.advance(60_000);
+    ok2(
+      await a.mem.addMessage({ conversationId: chat.id!, role: 'user', text: 'One more thing.' }),
+    );
+    await ok(a);
+    await ok(b);
+    expect((await b.mem.getMessages((await b.mem.listConversations())[0].id!)).at(-1)?.text).toBe(
+      'One more thing.',
+    );
+    expect(await b.mem.importFile({ name: 'Seraphina.jsonl', data })).toMatchObject({
+      duplicate: true,
+    });
   });
 
   it('a delete on one device and a later edit on the other: the edit stays live', async () => {
