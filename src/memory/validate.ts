@@ -233,8 +233,8 @@ export function versionProblem(value: unknown, name = 'version'): string | null 
 
 /** null when `value` is a valid Date from year 0000 to 9999, else a sentence naming `name`. */
 export function dateProblem(value: unknown, name: string): string | null {
+  if (value instanceof Date && dateInRange(value)) return null;
   const t = value instanceof Date ? value.getTime() : NaN;
-  if (t >= MIN_DATE_MS && t <= MAX_DATE_MS) return null;
   const shown = Number.isNaN(t) ? 'an invalid date' : (value as Date).toISOString();
   return `${name} must be a date from year 0000 to 9999 (UTC), got ${shown}`;
 }

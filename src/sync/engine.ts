@@ -4,7 +4,7 @@
 // winners into Dexie) → push. Dexie stays the app's store; vectors never travel.
 import Dexie, { type ObservabilitySet, type Table } from 'dexie';
 import { DEFAULT_DB_NAME, MemoryDB, isQuotaError, shardTables } from '../memory/db';
-import { removeFromShards } from '../memory/shards';
+import { dropConversationChunks } from '../memory/tools/conversations';
 import type { HistoryRow, MemoryEntry } from '../memory/types';
 import {
   APP_SETTINGS_KEY,
@@ -904,12 +904,7 @@ export function createSync(options: SyncOptions) {
               if (d.deleted || !body || body.t !== 'conv') {
                 if (row) {
                   await mdb.messages.where('conversationId').equals(row.id!).delete();
-                  const chunkIds = await mdb.chunks
-                    .where('conversationId')
-                    .equals(row.id!)
-                    .primaryKeys();
-                  await mdb.chunks.bulkDelete(chunkIds);
-                  await removeFromShards(mdb, chunkIds);
+                  await dropConversationChunks(mdb, row.id!);
                   await mdb.conversations.delete(row.id!);
                 }
                 done(st?.local ?? 0, '');

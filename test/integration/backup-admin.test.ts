@@ -7,6 +7,7 @@ import type { MemoryApi } from '../../src/memory/types';
 import {
   closeAll,
   expectError,
+  gatedEmbedder,
   ok,
   openTestMemory,
   otherModel,
@@ -287,26 +288,11 @@ describe('re-embedding while a sync brings another edit of the same version', ()
   it('leaves the edit that arrived: the old text is not written back', async () => {
     const a = openTestMemory();
     ok(await a.mem.saveMemory('Trips/Oslo', 'We fly on the 9th (B).', 0));
-    const other = otherModel();
-    let release!: () => void;
-    let reached!: () => void;
-    const atGate = new Promise<void>((r) => (reached = r));
-    const hold = new Promise<void>((r) => (release = r));
-    const gated: Embedder = {
-      ready: () => other.ready(),
-      dispose: () => other.dispose(),
-      async embed(texts, signal) {
-        if (texts.some((t) => t.includes('(B)'))) {
-          reached();
-          await hold;
-        }
-        return other.embed(texts, signal);
-      },
-    };
-    const b = openTestMemory({ name: a.name, embedder: gated });
+    const g = gatedEmbedder(otherModel(), '(B)');
+    const b = openTestMemory({ name: a.name, embedder: g.embedder });
     await b.mem.modelInfo();
     const running = b.mem.reembed();
-    await atGate;
+    await g.atGate;
     // Meanwhile a sync puts the other device's edit of the same version there (it won).
     const db = new MemoryDB(a.name);
     const row = (await db.structured_memory.where('path').equals('Trips/Oslo').first())!;
@@ -316,7 +302,7 @@ describe('re-embedding while a sync brings another edit of the same version', ()
       modified: new Date(row.modified.getTime() + 60_000),
     });
     db.close();
-    release();
+    g.release();
     await running;
     expect(ok(await b.mem.queryMemory('Trips/Oslo')).content).toBe('We fly on the 10th (C).');
   });

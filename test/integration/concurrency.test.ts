@@ -1,8 +1,15 @@
 // Two open connections to one database (two tabs): concurrent saves never lose an update and
 // every overwritten version lands in history exactly once.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Embedder } from '../../src/embeddings/types';
-import { Clock, closeAll, ok, openTestMemory, sharedEmbedder, tableRows } from './helpers';
+import {
+  Clock,
+  closeAll,
+  gatedEmbedder,
+  ok,
+  openTestMemory,
+  sharedEmbedder,
+  tableRows,
+} from './helpers';
 
 beforeAll(async () => {
   await sharedEmbedder().ready();
@@ -88,32 +95,9 @@ describe('two connections to the same database', () => {
   });
 });
 
-/** An embedder that, once armed, holds the first call whose texts contain GATE until released. */
-function gated() {
-  const inner = sharedEmbedder();
-  let release = () => {};
-  let reached = () => {};
-  let armed = false;
-  const atGate = new Promise<void>((r) => (reached = r));
-  const hold = new Promise<void>((r) => (release = r));
-  const embedder: Embedder = {
-    ready: () => inner.ready(),
-    dispose: () => inner.dispose(),
-    async embed(texts, signal) {
-      if (armed && texts.some((t) => t.includes('GATE'))) {
-        armed = false;
-        reached();
-        await hold;
-      }
-      return inner.embed(texts, signal);
-    },
-  };
-  return { embedder, atGate, arm: () => (armed = true), release: () => release() };
-}
-
 describe('a write that lands while another is being prepared', () => {
   it('updateMemory after a save of something that is no object: refused, the save stands', async () => {
-    const g = gated();
+    const g = gatedEmbedder(sharedEmbedder(), 'GATE', { armed: false });
     const { mem } = openTestMemory({ embedder: g.embedder });
     ok(await mem.saveMemory('P', { a: 1 }, 0));
     g.arm();
@@ -126,7 +110,7 @@ describe('a write that lands while another is being prepared', () => {
   });
 
   it('updateMemory whose merge with a save meanwhile is too large: refused, nothing stored over the limit', async () => {
-    const g = gated();
+    const g = gatedEmbedder(sharedEmbedder(), 'GATE', { armed: false });
     const { mem } = openTestMemory({ embedder: g.embedder });
     ok(await mem.saveMemory('P', { a: 1 }, 0));
     g.arm();
@@ -142,7 +126,7 @@ describe('a write that lands while another is being prepared', () => {
   });
 
   it('moveMemory after a save below it that would be too deep once moved: refused, nothing moved', async () => {
-    const g = gated();
+    const g = gatedEmbedder(sharedEmbedder(), 'GATE', { armed: false });
     const { mem } = openTestMemory({ embedder: g.embedder });
     ok(await mem.saveMemory('A', 'GATE', 0));
     g.arm();

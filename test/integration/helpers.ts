@@ -199,3 +199,28 @@ export function otherModel(): Embedder {
     dispose: async () => undefined,
   };
 }
+
+/**
+ * `inner` with a gate: once armed (at once unless `armed: false`), the first call whose texts
+ * contain `marker` waits at it (`atGate` resolves) until `release()`. A write held there lets a
+ * test land another write meanwhile.
+ */
+export function gatedEmbedder(inner: Embedder, marker: string, { armed = true } = {}) {
+  let release = () => {};
+  let reached = () => {};
+  const atGate = new Promise<void>((r) => (reached = r));
+  const hold = new Promise<void>((r) => (release = r));
+  const embedder: Embedder = {
+    ready: () => inner.ready(),
+    dispose: () => inner.dispose(),
+    async embed(texts, signal) {
+      if (armed && texts.some((t) => t.includes(marker))) {
+        armed = false;
+        reached();
+        await hold;
+      }
+      return inner.embed(texts, signal);
+    },
+  };
+  return { embedder, atGate, arm: () => (armed = true), release: () => release() };
+}

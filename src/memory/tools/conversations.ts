@@ -56,6 +56,20 @@ export async function dropTurnChunks(
   return chunkIds;
 }
 
+/**
+ * Inside a transaction (chunks and shards): deletes the sentences of a whole conversation and
+ * their place in the shards. The ids of the chunk rows deleted.
+ */
+export async function dropConversationChunks(
+  db: Pick<MemoryDB, 'chunks' | 'shards' | 'shardHeads' | 'shardCodes'>,
+  conversationId: number,
+): Promise<number[]> {
+  const chunkIds = await db.chunks.where('conversationId').equals(conversationId).primaryKeys();
+  await db.chunks.bulkDelete(chunkIds);
+  await removeFromShards(db, chunkIds);
+  return chunkIds;
+}
+
 export function conversationTools(ctx: StoreContext) {
   const { db, now, guard, noteChunkWrite } = ctx;
 
@@ -175,10 +189,7 @@ export function conversationTools(ctx: StoreContext) {
         'rw',
         [db.conversations, db.messages, db.chunks, ...shardTables(db)],
         async () => {
-          const chunkIds = await db.chunks.where('conversationId').equals(id).primaryKeys();
-          await db.chunks.bulkDelete(chunkIds);
-          await removeFromShards(db, chunkIds);
-          noteChunkWrite(chunkIds);
+          noteChunkWrite(await dropConversationChunks(db, id));
           const messages = await db.messages.where('conversationId').equals(id).delete();
           await db.conversations.delete(id);
           return { status: 'SUCCESS' as const, messages };
