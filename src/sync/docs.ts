@@ -79,6 +79,11 @@ export type SyncBody = Stamp &
         role: Role;
         text: string;
         time: number;
+        /**
+         * Its place in its chat when it was last sent (0 first): a device that receives a chat
+         * stores its messages in this order. Not part of the change hash (docs/sync.md).
+         */
+        n?: number;
         toolCalls?: unknown[];
         toolCallId?: string;
         meta?: Record<string, unknown>;
@@ -181,13 +186,15 @@ export function convBody(c: Conversation): Unstamped {
   };
 }
 
-export function msgBody(m: Message, conv: string): Unstamped {
+/** A message's body; `n` is its place in its chat, when known. */
+export function msgBody(m: Message, conv: string, n?: number): Unstamped {
   return {
     t: 'msg',
     conv,
     role: m.role,
     text: m.text,
     time: m.time.getTime(),
+    ...(n !== undefined ? { n } : {}),
     ...(m.toolCalls !== undefined ? { toolCalls: m.toolCalls as unknown[] } : {}),
     ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId } : {}),
     ...(m.meta !== undefined ? { meta: m.meta } : {}),
@@ -333,6 +340,8 @@ export function bodyProblems(id: string, b: unknown): string[] {
         typeof b.text === 'string' ? null : 'text must be text',
         timeProblem(b.time, 'time'),
       );
+      // Only an order hint: a bad one is dropped, the message stays.
+      if (b.n !== undefined && !(Number.isSafeInteger(b.n) && (b.n as number) >= 0)) delete b.n;
       const parts = validateMessageParts(b);
       if (isToolError(parts)) out.push(parts.message);
       else Object.assign(b, parts);
@@ -380,5 +389,7 @@ export function hash(text: string): string {
 /** What change detection compares: the body without its stamp. */
 export function bodyHash(b: Unstamped | SyncBody): string {
   const { u: _u, d: _d, ...rest } = b as SyncBody;
+  // A message's place in its chat changes when an earlier one is deleted; that alone is no change.
+  if (rest.t === 'msg') delete rest.n;
   return hash(stableJson(rest));
 }

@@ -47,6 +47,8 @@ const PAGE = 500;
  * the app reload what it shows, so fewer, larger rounds load a big first sync faster.
  */
 const APPLY_PAGE = 2000;
+/** The sync's bookkeeping: mirror ids of messages that came before their chat. */
+const WAITING_KEY = 'waitingMessages';
 const LIVE_DEBOUNCE_MS = 150;
 const MAX_BACKOFF_MS = 60_000;
 const KIND_TABLE: Record<DocKind, string> = {
@@ -135,6 +137,8 @@ export interface SyncOptions {
   origin?: string;
   /** PBKDF2 rounds for a new encrypted database (tests lower it). */
   kdfIterations?: number;
+  /** Mirror changes applied to Dexie per round (tests lower it). */
+  applyPage?: number;
   /**
    * Runs `body` alone among every engine on this memory (the app: a Web Lock, so two tabs never
    * reconcile at once); default: alone in this engine.
@@ -176,7 +180,7 @@ interface Connection {
   key: SyncKey | null;
 }
 
-interface Decoded {
+export interface Decoded {
   id: string;
   rev: string;
   deleted: boolean;
@@ -201,6 +205,7 @@ export function createSync(options: SyncOptions) {
   const memoryName = options.memoryName ?? DEFAULT_DB_NAME;
   const now = options.now ?? Date.now;
   const device = options.device ?? 'another device';
+  const applyPage = options.applyPage ?? APPLY_PAGE;
   const mdb = new MemoryDB(memoryName);
   const sdb = new SyncStateDB(options.stateName ?? `${memoryName}-sync`);
 
@@ -549,11 +554,15 @@ export function createSync(options: SyncOptions) {
       convIds.set(c.id!, id);
       add(id, 'conv', c.id!, convBody(c));
     }
+    // Rows come in id order, which is their order in each chat: each one's place travels with it.
+    const places = new Map<number, number>();
     for (const m of msgs) {
       const conv = convIds.get(m.conversationId);
       if (!conv) continue; // a message of a deleted conversation: it goes with it
+      const n = places.get(m.conversationId) ?? 0;
+      places.set(m.conversationId, n + 1);
       const id = byLocal.get(localKey('msg', m.id!))?.id ?? `msg:${randomRev()}`;
-      add(id, 'msg', m.id!, msgBody(m, conv));
+      add(id, 'msg', m.id!, msgBody(m, conv, n));
     }
     for (const s of settings) {
       const body = settingBody(s.key, s.value);
@@ -660,15 +669,26 @@ export function createSync(options: SyncOptions) {
     }
 
     // 2. What changed in the mirror (from the server, or our step 1): conflicts are decided, then
-    // each document's winner is written to Dexie where it differs.
+    // each document's winner is written to Dexie where it differs. New and changed messages wait
+    // to the end: a chat's every change moves it on in the feed, after messages it already had,
+    // and a chat's messages are stored in the chat's order (docs/sync.md, "Messages").
     let since = ((await sdb.config.get('seq'))?.value as number | string | undefined) ?? 0;
     let arrivedEntries = 0;
     let again = false;
     const arrivedMessages: ArrivedMessage[] = [];
+    const earlier = ((await sdb.config.get(WAITING_KEY))?.value as string[] | undefined) ?? [];
+    const waiting = new Map<string, Decoded>();
+    const take = (applied: Awaited<ReturnType<typeof apply>>) => {
+      for (const s of applied.states) remember(s);
+      arrivedEntries += applied.entries;
+      arrivedMessages.push(...applied.messages);
+      again ||= applied.again;
+      return sdb.docs.bulkPut(applied.states);
+    };
     for (;;) {
       const feed = await c.mirror.changes({
         since,
-        limit: APPLY_PAGE,
+        limit: applyPage,
         style: 'all_docs',
         return_docs: true,
       });
@@ -684,30 +704,34 @@ export function createSync(options: SyncOptions) {
       const ids = [...new Set(feed.results.map((ch) => ch.id))].filter(
         (id) => id !== META_ID && !id.startsWith('_design/'),
       );
-      const docs = await c.mirror.allDocs({ keys: ids, include_docs: true });
       const incoming: Decoded[] = [];
-      for (const row of docs.rows) {
-        if (!row.value) continue;
-        const st = byMid.get(row.key);
-        if (st?.rev === row.value.rev) continue; // Dexie already has it
-        if (row.value.deleted) {
-          if (st && st.hash !== '')
-            incoming.push({ id: st.id, rev: row.value.rev, deleted: true, u: 0 });
-          continue;
-        }
-        const d = row.doc ? await decode(c, row.doc, st?.id) : null;
-        if (d) incoming.push(d);
+      for (const [mid, d] of await winners(c, ids, byMid)) {
+        waiting.delete(mid);
+        if (d?.body?.t === 'msg') waiting.set(mid, d);
+        else if (d) incoming.push(d);
       }
-      const applied = await apply(c, incoming, byId, byLocal);
-      for (const s of applied.states) remember(s);
-      await sdb.docs.bulkPut(applied.states);
-      arrivedEntries += applied.entries;
-      arrivedMessages.push(...applied.messages);
+      await take(await apply(c, incoming, byId, byLocal));
       since = feed.last_seq;
-      await sdb.config.put({ key: 'seq', value: since });
-      again ||= applied.again;
-      if (feed.results.length < APPLY_PAGE && !resolved) break;
+      // The waiting messages are named with the feed's place: a stop here loses none of them.
+      await sdb.config.bulkPut([
+        { key: 'seq', value: since },
+        { key: WAITING_KEY, value: [...new Set([...earlier, ...waiting.keys()])] },
+      ]);
+      if (feed.results.length < applyPage && !resolved) break;
     }
+    // Messages an earlier cycle kept for their chat, then all of them in their chats' order.
+    const kept = earlier.filter((mid) => !waiting.has(mid));
+    for (let i = 0; i < kept.length; i += applyPage)
+      for (const [mid, d] of await winners(c, kept.slice(i, i + applyPage), byMid))
+        if (d?.body?.t === 'msg') waiting.set(mid, d);
+    const ordered = inChatOrder([...waiting.values()]);
+    const orphans: string[] = [];
+    for (let i = 0; i < ordered.length; i += applyPage) {
+      const applied = await apply(c, ordered.slice(i, i + applyPage), byId, byLocal);
+      await take(applied);
+      for (const id of applied.orphans) orphans.push(byId.get(id)?.mid ?? (await mirrorId(c, id)));
+    }
+    if (earlier.length || waiting.size) await sdb.config.put({ key: WAITING_KEY, value: orphans });
     if (arrivedEntries || arrivedMessages.length)
       background({ entries: arrivedEntries, messages: arrivedMessages });
     if (skipsToShow) {
@@ -715,6 +739,30 @@ export function createSync(options: SyncOptions) {
       emit();
     }
     return { written, again };
+  }
+
+  /**
+   * The mirror's current winners of these documents, by mirror id: null where Dexie already has
+   * it, or it cannot be read (skipped), or it is a delete of something never here.
+   */
+  async function winners(
+    c: Connection,
+    mids: string[],
+    byMid: Map<string, DocState>,
+  ): Promise<[string, Decoded | null][]> {
+    const docs = await c.mirror.allDocs({ keys: mids, include_docs: true });
+    const out: [string, Decoded | null][] = [];
+    for (const row of docs.rows) {
+      if (!row.value) continue;
+      const st = byMid.get(row.key);
+      if (st?.rev === row.value.rev) {
+        out.push([row.key, null]); // Dexie already has it
+      } else if (row.value.deleted) {
+        const gone = st && st.hash !== '';
+        out.push([row.key, gone ? { id: st.id, rev: row.value.rev, deleted: true, u: 0 } : null]);
+      } else out.push([row.key, row.doc ? await decode(c, row.doc, st?.id) : null]);
+    }
+    return out;
   }
 
   /**
@@ -782,14 +830,23 @@ export function createSync(options: SyncOptions) {
     incoming: Decoded[],
     byId: Map<string, DocState>,
     byLocal: Map<string, DocState>,
-  ): Promise<{ states: DocState[]; entries: number; messages: ArrivedMessage[]; again: boolean }> {
+  ): Promise<{
+    states: DocState[];
+    entries: number;
+    messages: ArrivedMessage[];
+    again: boolean;
+    /** Messages whose chat has not arrived yet (logical ids): kept for the next cycle. */
+    orphans: string[];
+  }> {
     const states: DocState[] = [];
     const messages: ArrivedMessage[] = [];
+    const orphans: string[] = [];
     let entries = 0;
     let again = false;
+    /** The chat's row here; null when it was deleted, undefined when it has not arrived. */
     const convLocal = (conv: string) => {
       const s = byId.get(conv) ?? states.find((x) => x.id === conv);
-      return s && s.hash !== '' ? (s.local as number) : undefined;
+      return s ? (s.hash !== '' ? (s.local as number) : null) : undefined;
     };
     const convIdOf = (local: number) => byLocal.get(localKey('conv', local))?.id;
     for (const kind of KIND_ORDER) {
@@ -938,8 +995,14 @@ export function createSync(options: SyncOptions) {
                 break;
               }
               const conversationId = convLocal(body.conv);
+              if (conversationId === null) {
+                // Said after its chat was deleted: it goes with the chat.
+                done(st?.local ?? 0, '');
+                break;
+              }
               if (conversationId === undefined) {
-                skip(d.id, 'its conversation is not here');
+                skip(d.id, 'its conversation is not here yet');
+                orphans.push(d.id);
                 break;
               }
               const next = {
@@ -982,7 +1045,7 @@ export function createSync(options: SyncOptions) {
       });
     }
     status.received += states.length;
-    return { states, entries, messages, again };
+    return { states, entries, messages, again, orphans };
   }
 
   // ---- one cycle, and live sync ----------------------------------------------------------------
@@ -1254,4 +1317,23 @@ function hashName(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return (h >>> 0).toString(36);
+}
+
+/**
+ * Messages in the order their chats hold them: by each one's place in its chat where every
+ * message of the chat says it, else by time; ties keep the order they came in.
+ */
+export function inChatOrder(messages: readonly Decoded[]): Decoded[] {
+  const byChat = new Map<string, Decoded[]>();
+  for (const d of messages) {
+    const conv = d.body?.t === 'msg' ? d.body.conv : '';
+    const list = byChat.get(conv);
+    if (list) list.push(d);
+    else byChat.set(conv, [d]);
+  }
+  const msg = (d: Decoded) => d.body as Extract<SyncBody, { t: 'msg' }>;
+  return [...byChat.values()].flatMap((list) => {
+    const placed = list.every((d) => msg(d).n !== undefined);
+    return list.sort((a, b) => (placed ? msg(a).n! - msg(b).n! : 0) || msg(a).time - msg(b).time);
+  });
 }

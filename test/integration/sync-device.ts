@@ -1,7 +1,12 @@
 // A memory with a sync engine over it, for the sync integration tests (sync.test.ts,
 // sync-faults.test.ts): configured for one database of the test server, closed by the caller.
 import { indexArrivals } from '../../src/sync/arrivals';
-import { createSync, type SyncConfig, type SyncEngine } from '../../src/sync/engine';
+import {
+  createSync,
+  type SyncConfig,
+  type SyncEngine,
+  type SyncOptions,
+} from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
 import { nodePouchFactory } from '../sync-server';
 import { Clock, openTestMemory } from './helpers';
@@ -21,6 +26,8 @@ export async function openDevice(options: {
   engines: SyncEngine[];
   clock?: Clock;
   extra?: Partial<SyncConfig>;
+  /** Engine options beyond the test defaults. */
+  engine?: Partial<SyncOptions>;
 }): Promise<Device> {
   const clock = options.clock ?? new Clock();
   const { mem, name } = openTestMemory({ clock });
@@ -31,6 +38,7 @@ export async function openDevice(options: {
     now: clock.now,
     kdfIterations: 2000,
     onArrived: (arrived, progress) => indexArrivals(mem, arrived, progress),
+    ...options.engine,
   });
   options.engines.push(sync);
   await sync.configure({

@@ -3,7 +3,12 @@
 // after sync, hostile documents, and the errors a user sees.
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSync, type SyncConfig, type SyncEngine } from '../../src/sync/engine';
+import {
+  createSync,
+  type SyncConfig,
+  type SyncEngine,
+  type SyncOptions,
+} from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
 import { nodePouchFactory, startSyncServer, type TestSyncServer } from '../sync-server';
 import { Clock, closeAll, openTestMemory, sharedEmbedder } from './helpers';
@@ -32,8 +37,9 @@ function device(
   database: string,
   clock = new Clock(),
   extra: Partial<SyncConfig> = {},
+  engine: Partial<SyncOptions> = {},
 ): Promise<Device> {
-  return openDevice({ url: server.url, database, label, engines, clock, extra });
+  return openDevice({ url: server.url, database, label, engines, clock, extra, engine });
 }
 
 const freshDb = () => `sync-${process.pid}-${++dbSerial}`;
@@ -233,6 +239,52 @@ describe('sync through a CouchDB-protocol server', () => {
     expect(await content(b.mem, 'notes/after')).toBe('Saved after the delete');
   });
 
+  it('a chat that changed after its messages arrives whole on a new device, in its order', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock);
+    const chat = await a.mem.createConversation('Trip');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    const say = async (role: 'user' | 'assistant', text: string) => {
+      clock.advance(1000);
+      const r = await a.mem.recordTurn({ conversationId: chat.id, role, text });
+      if (r.status !== 'SUCCESS') throw new Error(r.message);
+      return r.turnId;
+    };
+    const first = await say('user', 'We fly to Oslo on the 9th.');
+    await say('assistant', 'Noted: Oslo, the 9th.');
+    // A long chat: more messages than one page of the server's feed.
+    const long = Array.from({ length: 600 }, (_, i) => ({
+      conversationId: chat.id,
+      role: i % 2 ? ('assistant' as const) : ('user' as const),
+      text: `Packing list item ${i + 1}.`,
+    }));
+    ok2(await a.mem.addMessages(long));
+    await ok(a);
+    // Later changes move the chat and its first message on in the server's feed, after the rest.
+    await say('user', 'And back on the 14th.');
+    await say('assistant', 'Back on the 14th.');
+    ok2(await a.mem.updateMessage(first, { meta: { pinned: true } }));
+    await ok(a);
+    clock.advance(1000);
+    ok2(await a.mem.renameConversation(chat.id, 'Trip to Oslo'));
+    await ok(a);
+    const want = (await a.mem.getMessages(chat.id)).map((m) => m.text);
+    expect(want).toHaveLength(604);
+    // A new device reading its copy of the feed 100 changes at a time (the app: 2,000).
+    const b = await device('Laptop', db, new Clock(), {}, { applyPage: 100 });
+    const s = await ok(b);
+    expect(s.skipped).toBe(0);
+    const [got] = await b.mem.listConversations();
+    expect(got.title).toBe('Trip to Oslo');
+    expect((await b.mem.getMessages(got.id!)).map((m) => m.text)).toEqual(want);
+    // And a search from the new device finds what was said.
+    const found = await b.mem.searchConversations('when do we come back', 5);
+    expect(found.status === 'SUCCESS' ? found.results.map((r) => r.text) : found).toContain(
+      'And back on the 14th.',
+    );
+  });
+
   it('an imported chat updated from another device is still known as imported: the same file again adds nothing', async () => {
     const db = freshDb();
     const a = await device('Desktop', db);
@@ -300,6 +352,41 @@ describe('sync through a CouchDB-protocol server', () => {
     await b.mem.saveMemory('live/two', { from: 'B' });
     await waitOn(async () => expect(await content(a.mem, 'live/two')).toEqual({ from: 'B' }));
     expect((await a.mem.memoryIndex()).map((e) => e.path)).toEqual(['live/two']);
+  });
+
+  it('a message whose chat reaches the server only later waits for it, then arrives', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    await a.mem.saveMemory('good/one', 'kept');
+    await ok(a);
+    const remote = server.database(db);
+    const msg = { t: 'msg', u: 1, d: 'x', conv: 'conv:later', role: 'user', time: 1000 };
+    await remote.bulkDocs([
+      { _id: 'msg:second', ...msg, text: 'Second, said first to the server.', n: 1 },
+      { _id: 'msg:first', ...msg, text: 'First in the chat.', n: 0 },
+    ]);
+    const b = await device('Laptop', db);
+    const s = await ok(b);
+    expect(s.skippedWhy).toMatch(/conversation is not here yet/);
+    expect(await b.mem.listConversations()).toEqual([]);
+    await remote.put({
+      _id: 'conv:later',
+      t: 'conv',
+      u: 1,
+      d: 'x',
+      title: 'Later',
+      created: 1000,
+      modified: 1000,
+    });
+    const after = await ok(b);
+    expect(after.skipped).toBe(0);
+    const [chat] = await b.mem.listConversations();
+    expect(chat.title).toBe('Later');
+    expect((await b.mem.getMessages(chat.id!)).map((m) => m.text)).toEqual([
+      'First in the chat.',
+      'Second, said first to the server.',
+    ]);
+    expect(await content(b.mem, 'good/one')).toBe('kept');
   });
 
   it('documents from the server that fail the checks are skipped, said, and nothing else is lost', async () => {
