@@ -4,7 +4,11 @@
 // winners into Dexie) → push. Dexie stays the app's store; vectors never travel.
 import Dexie, { type ObservabilitySet, type Table } from 'dexie';
 import { DEFAULT_DB_NAME, MemoryDB, isQuotaError, shardTables } from '../memory/db';
-import { dropConversationChunks } from '../memory/tools/conversations';
+import {
+  CHAT_DELETES_KEY,
+  chatDeletesOf,
+  dropConversationChunks,
+} from '../memory/tools/conversations';
 import type { HistoryRow, MemoryEntry } from '../memory/types';
 import {
   APP_SETTINGS_KEY,
@@ -605,6 +609,25 @@ export function createSync(options: SyncOptions) {
     for (const st of byId.values())
       if (st.hash !== '' && scannedKinds.has(st.kind) && !scanned.has(st.id))
         changed.push({ id: st.id, st });
+    // A chat deleted here while another device went on with it: a delete older than the server's
+    // change of the chat, not yet here, gives way, and the chat comes back whole (docs/sync.md).
+    const chatDeletes = chatDeletesOf((await mdb.settings.get(CHAT_DELETES_KEY))?.value);
+    const yielding = new Set<string>();
+    const convDeletes = changed.filter((p) => !p.scan && p.st!.kind === 'conv');
+    if (convDeletes.length) {
+      const got = await c.mirror.allDocs({
+        keys: convDeletes.map((p) => p.st!.mid),
+        include_docs: true,
+      });
+      for (const [j, p] of convDeletes.entries()) {
+        const row = got.rows[j];
+        const at = chatDeletes.get(p.st!.local as number);
+        if (!row?.value || row.value.deleted || row.value.rev === p.st!.rev || !row.doc) continue;
+        const w = await decode(c, row.doc, p.id);
+        if (w && !w.deleted && at !== undefined && w.u > at) yielding.add(p.id);
+      }
+    }
+    const restore: string[] = [];
     let written = 0;
     for (let i = 0; i < changed.length; i += PAGE) {
       const page = changed.slice(i, i + PAGE);
@@ -620,6 +643,16 @@ export function createSync(options: SyncOptions) {
         const hash = p.scan?.hash ?? '';
         const kind = p.scan?.kind ?? p.st!.kind;
         const local = p.scan?.local ?? p.st!.local;
+        if (
+          !p.scan &&
+          (yielding.has(p.id) || (winner?.body?.t === 'msg' && yielding.has(winner.body.conv)))
+        ) {
+          // Given way: the chat comes back in step 2 as the server has it, each message too.
+          const back = kind === 'msg';
+          states.push({ id: p.id, mid, kind, local, rev: back ? '' : p.st!.rev, hash: '' });
+          if (back) restore.push(mid);
+          continue;
+        }
         // The mirror already holds this very change (it came from the server): adopt it.
         const same = p.scan
           ? winner?.body && bodyHash(winner.body) === hash
@@ -648,7 +681,11 @@ export function createSync(options: SyncOptions) {
             : await encodeDelete(
                 c,
                 p.id,
-                (kind === 'entry' ? deletedAt.get(String(local)) : undefined) ?? now(),
+                (kind === 'entry'
+                  ? deletedAt.get(String(local))
+                  : kind === 'conv'
+                    ? chatDeletes.get(local as number)
+                    : undefined) ?? now(),
               )),
           ...(stamped ? {} : { _deleted: true }),
         });
@@ -664,7 +701,16 @@ export function createSync(options: SyncOptions) {
           );
         written += docs.length;
       }
-      await sdb.docs.bulkPut(states);
+      // A message given way to is fetched in step 2 with those waiting for their chat: named
+      // there in the same write as its state, so a stop between the steps loses none.
+      const back = restore.splice(0);
+      await sdb.transaction('rw', sdb.docs, sdb.config, async () => {
+        if (back.length) {
+          const was = ((await sdb.config.get(WAITING_KEY))?.value as string[] | undefined) ?? [];
+          await sdb.config.put({ key: WAITING_KEY, value: [...was, ...back] });
+        }
+        await sdb.docs.bulkPut(states);
+      });
       states.forEach(remember);
     }
 

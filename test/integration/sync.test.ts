@@ -285,6 +285,49 @@ describe('sync through a CouchDB-protocol server', () => {
     );
   });
 
+  it('a chat deleted offline while another device went on with it comes back whole; a later delete wins', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock);
+    const b = await device('Laptop', db, clock);
+    const chat = await a.mem.createConversation('Trip');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    for (const text of ['We fly to Oslo on the 9th.', 'Back on the 14th.'])
+      ok2(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
+    await ok(a);
+    await ok(b);
+    const [onB] = await b.mem.listConversations();
+    // A deletes the chat while offline; later, B goes on with it.
+    clock.advance(1000);
+    ok2(await a.mem.deleteConversation(chat.id));
+    clock.advance(1000);
+    await b.mem.recordTurn({ conversationId: onB.id!, role: 'user', text: 'Book the hotel too.' });
+    await ok(b);
+    await ok(a);
+    await ok(b);
+    const want = ['We fly to Oslo on the 9th.', 'Back on the 14th.', 'Book the hotel too.'];
+    for (const d of [a, b]) {
+      const chats = await d.mem.listConversations();
+      expect(chats.map((c) => c.title)).toEqual(['Trip']);
+      expect((await d.mem.getMessages(chats[0].id!)).map((m) => m.text)).toEqual(want);
+    }
+    // What came back is found by search on the device that deleted it.
+    const found = await a.mem.searchConversations('Oslo flight', 5);
+    expect(found.status === 'SUCCESS' ? found.results.length : found).toBeGreaterThan(0);
+
+    // The other way round: B changes the chat, then A deletes it later; the delete wins.
+    clock.advance(1000);
+    await b.mem.recordTurn({ conversationId: onB.id!, role: 'user', text: 'And a car.' });
+    await ok(b);
+    clock.advance(1000);
+    const [back] = await a.mem.listConversations();
+    ok2(await a.mem.deleteConversation(back.id!));
+    await ok(a);
+    await ok(b);
+    expect(await a.mem.listConversations()).toEqual([]);
+    expect(await b.mem.listConversations()).toEqual([]);
+  });
+
   it('an imported chat updated from another device is still known as imported: the same file again adds nothing', async () => {
     const db = freshDb();
     const a = await device('Desktop', db);

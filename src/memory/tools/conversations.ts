@@ -187,10 +187,11 @@ export function conversationTools(ctx: StoreContext) {
       if (isToolError(id)) return id;
       return db.transaction(
         'rw',
-        [db.conversations, db.messages, db.chunks, ...shardTables(db)],
+        [db.conversations, db.messages, db.chunks, db.settings, ...shardTables(db)],
         async () => {
           noteChunkWrite(await dropConversationChunks(db, id));
           const messages = await db.messages.where('conversationId').equals(id).delete();
+          if (await db.conversations.get(id)) await noteChatDelete(db, id, now());
           await db.conversations.delete(id);
           return { status: 'SUCCESS' as const, messages };
         },
@@ -416,4 +417,27 @@ export function messageDeletion(
     }
   }
   return { gone, retagged };
+}
+
+/** The settings row that holds when each chat was deleted here (for sync: docs/sync.md). */
+export const CHAT_DELETES_KEY = 'chatDeletes';
+/** Chats whose delete time is kept; older ones fall out (their delete is long synced). */
+const MAX_CHAT_DELETES = 1000;
+
+/** Inside a transaction with `settings`: notes that chat `id` was deleted at `at` (ms). */
+async function noteChatDelete(db: MemoryDB, id: number, at: number): Promise<void> {
+  const kept = chatDeletesOf((await db.settings.get(CHAT_DELETES_KEY))?.value);
+  kept.set(id, at);
+  const latest = [...kept].slice(-MAX_CHAT_DELETES);
+  await db.settings.put({ key: CHAT_DELETES_KEY, value: Object.fromEntries(latest) });
+}
+
+/** When each chat was deleted here (ms), by its id, oldest first; a bad row reads as none. */
+export function chatDeletesOf(value: unknown): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!value || typeof value !== 'object') return out;
+  for (const [k, v] of Object.entries(value))
+    if (Number.isSafeInteger(Number(k)) && typeof v === 'number' && Number.isFinite(v))
+      out.set(Number(k), v);
+  return new Map([...out].sort((a, b) => a[1] - b[1]));
 }
