@@ -84,6 +84,11 @@ export type SyncBody = Stamp &
          * stores its messages in this order. Not part of the change hash (docs/sync.md).
          */
         n?: number;
+        /**
+         * The rows its meta names by their ids here (`m<id>`: a message, `c<id>`: a chat), as
+         * their logical ids: the receiving device names them by its own ids. Not hashed.
+         */
+        refs?: Record<string, string>;
         toolCalls?: unknown[];
         toolCallId?: string;
         meta?: Record<string, unknown>;
@@ -186,8 +191,16 @@ export function convBody(c: Conversation): Unstamped {
   };
 }
 
-/** A message's body; `n` is its place in its chat, when known. */
-export function msgBody(m: Message, conv: string, n?: number): Unstamped {
+/**
+ * A message's body; `n` is its place in its chat, `refs` the logical ids of the rows its meta
+ * names, when known.
+ */
+export function msgBody(
+  m: Message,
+  conv: string,
+  n?: number,
+  refs?: Record<string, string>,
+): Unstamped {
   return {
     t: 'msg',
     conv,
@@ -195,6 +208,7 @@ export function msgBody(m: Message, conv: string, n?: number): Unstamped {
     text: m.text,
     time: m.time.getTime(),
     ...(n !== undefined ? { n } : {}),
+    ...(refs && Object.keys(refs).length ? { refs } : {}),
     ...(m.toolCalls !== undefined ? { toolCalls: m.toolCalls as unknown[] } : {}),
     ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId } : {}),
     ...(m.meta !== undefined ? { meta: m.meta } : {}),
@@ -226,6 +240,73 @@ export function changedAt(b: Unstamped, fallback: number): number {
     default:
       return fallback;
   }
+}
+
+// ---- references between rows -----------------------------------------------------------------
+
+/** A message's meta names rows by their local ids: the turns it recalled and a keeper card's reply. */
+type IdMap = (id: number) => number | undefined;
+
+/** The message and chat ids a message's meta names (meta is data: the malformed are skipped). */
+export function metaIds(meta: unknown): { msgs: number[]; convs: number[] } {
+  const msgs: number[] = [];
+  const convs: number[] = [];
+  if (!isObject(meta)) return { msgs, convs };
+  if (Array.isArray(meta.recalledTurns))
+    for (const t of meta.recalledTurns) {
+      if (!isObject(t)) continue;
+      if (Number.isSafeInteger(t.turnId)) msgs.push(t.turnId as number);
+      if (Number.isSafeInteger(t.conversationId)) convs.push(t.conversationId as number);
+    }
+  if (isObject(meta.keeper) && Number.isSafeInteger(meta.keeper.replyId))
+    msgs.push(meta.keeper.replyId as number);
+  return { msgs, convs };
+}
+
+/**
+ * `meta` with the ids it names passed through `msg` and `conv`: a recalled turn they cannot map
+ * is left out, a keeper card's reply becomes 0 (no message: the card is not shown).
+ * `missing` counts what could not be mapped.
+ */
+export function mapMetaIds(
+  meta: Record<string, unknown>,
+  msg: IdMap,
+  conv: IdMap,
+): { meta: Record<string, unknown>; missing: number } {
+  let missing = 0;
+  const out = { ...meta };
+  if (Array.isArray(meta.recalledTurns))
+    out.recalledTurns = meta.recalledTurns.flatMap((t: unknown) => {
+      if (!isObject(t) || !Number.isSafeInteger(t.turnId)) return [t];
+      const turnId = msg(t.turnId as number);
+      const conversationId = Number.isSafeInteger(t.conversationId)
+        ? conv(t.conversationId as number)
+        : t.conversationId;
+      if (turnId === undefined || conversationId === undefined) {
+        missing++;
+        return [];
+      }
+      return [{ ...t, turnId, conversationId }];
+    });
+  if (isObject(meta.keeper) && Number.isSafeInteger(meta.keeper.replyId)) {
+    const replyId = msg(meta.keeper.replyId as number);
+    if (replyId === undefined) missing++;
+    out.keeper = { ...meta.keeper, replyId: replyId ?? 0 };
+  }
+  return { meta: out, missing };
+}
+
+function validRefs(v: unknown): v is Record<string, string> {
+  return (
+    isObject(v) &&
+    Object.entries(v).every(
+      ([k, id]) =>
+        /^[mc]\d{1,16}$/.test(k) &&
+        typeof id === 'string' &&
+        kindOf(id) === (k[0] === 'm' ? 'msg' : 'conv') &&
+        id.length <= 200,
+    )
+  );
 }
 
 // ---- bodies back to rows -----------------------------------------------------------------------
@@ -340,6 +421,7 @@ export function bodyProblems(id: string, b: unknown): string[] {
         typeof b.text === 'string' ? null : 'text must be text',
         timeProblem(b.time, 'time'),
       );
+      if (b.refs !== undefined && !validRefs(b.refs)) delete b.refs;
       // Only an order hint: a bad one is dropped, the message stays.
       if (b.n !== undefined && !(Number.isSafeInteger(b.n) && (b.n as number) >= 0)) delete b.n;
       const parts = validateMessageParts(b);
@@ -390,6 +472,10 @@ export function hash(text: string): string {
 export function bodyHash(b: Unstamped | SyncBody): string {
   const { u: _u, d: _d, ...rest } = b as SyncBody;
   // A message's place in its chat changes when an earlier one is deleted; that alone is no change.
-  if (rest.t === 'msg') delete rest.n;
+  // Its references are this device's ids: the same message names them by others elsewhere.
+  if (rest.t === 'msg') {
+    delete rest.n;
+    delete rest.refs;
+  }
   return hash(stableJson(rest));
 }

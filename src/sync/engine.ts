@@ -23,6 +23,8 @@ import {
   historyBody,
   historyId,
   kindOf,
+  mapMetaIds,
+  metaIds,
   msgBody,
   settingBody,
   settingId,
@@ -192,6 +194,30 @@ export interface Decoded {
   body?: SyncBody;
   /** A resolution tombstone: not a change of its own. */
   resolution?: boolean;
+}
+
+/** A message whose meta named a row not here when it was written. */
+interface Unnamed {
+  id: string;
+  key: number;
+  body: Extract<SyncBody, { t: 'msg' }>;
+}
+
+/** A message body's meta with the rows it names (`refs`) by their ids here, where known. */
+function localMeta(
+  body: Extract<SyncBody, { t: 'msg' }>,
+  stateOf: (id: string) => DocState | undefined,
+): { meta: Record<string, unknown>; missing: number } {
+  const refs = body.refs ?? {};
+  const here = (ref: string | undefined) => {
+    const s = ref === undefined ? undefined : stateOf(ref);
+    return s && s.hash !== '' ? (s.local as number) : undefined;
+  };
+  return mapMetaIds(
+    body.meta ?? {},
+    (id) => here(refs[`m${id}`]),
+    (id) => here(refs[`c${id}`]),
+  );
 }
 
 const localKey = (kind: DocKind, local: string | number) => `${kind}\u0000${String(local)}`;
@@ -558,6 +584,12 @@ export function createSync(options: SyncOptions) {
       convIds.set(c.id!, id);
       add(id, 'conv', c.id!, convBody(c));
     }
+    // Ids first: a message's meta may name a message after it (a new one has no id yet).
+    const msgIds = new Map<number, string>();
+    for (const m of msgs)
+      if (convIds.has(m.conversationId))
+        msgIds.set(m.id!, byLocal.get(localKey('msg', m.id!))?.id ?? `msg:${randomRev()}`);
+    const msgIdOf = (local: number) => msgIds.get(local) ?? byLocal.get(localKey('msg', local))?.id;
     // Rows come in id order, which is their order in each chat: each one's place travels with it.
     const places = new Map<number, number>();
     for (const m of msgs) {
@@ -565,8 +597,17 @@ export function createSync(options: SyncOptions) {
       if (!conv) continue; // a message of a deleted conversation: it goes with it
       const n = places.get(m.conversationId) ?? 0;
       places.set(m.conversationId, n + 1);
-      const id = byLocal.get(localKey('msg', m.id!))?.id ?? `msg:${randomRev()}`;
-      add(id, 'msg', m.id!, msgBody(m, conv, n));
+      const named = metaIds(m.meta);
+      const refs: Record<string, string> = {};
+      for (const x of named.msgs) {
+        const id = msgIdOf(x);
+        if (id) refs[`m${x}`] = id;
+      }
+      for (const x of named.convs) {
+        const id = convIds.get(x);
+        if (id) refs[`c${x}`] = id;
+      }
+      add(msgIds.get(m.id!)!, 'msg', m.id!, msgBody(m, conv, n, refs));
     }
     for (const s of settings) {
       const body = settingBody(s.key, s.value);
@@ -771,13 +812,20 @@ export function createSync(options: SyncOptions) {
       for (const [mid, d] of await winners(c, kept.slice(i, i + applyPage), byMid))
         if (d?.body?.t === 'msg') waiting.set(mid, d);
     const ordered = inChatOrder([...waiting.values()]);
+    const unnamed: Unnamed[] = [];
     const orphans: string[] = [];
     for (let i = 0; i < ordered.length; i += applyPage) {
       const applied = await apply(c, ordered.slice(i, i + applyPage), byId, byLocal);
       await take(applied);
+      unnamed.push(...applied.unnamed);
       for (const id of applied.orphans) orphans.push(byId.get(id)?.mid ?? (await mirrorId(c, id)));
     }
     if (earlier.length || waiting.size) await sdb.config.put({ key: WAITING_KEY, value: orphans });
+    if (unnamed.length) {
+      const named = await nameLater(unnamed, byId, byLocal);
+      named.forEach(remember);
+      await sdb.docs.bulkPut(named);
+    }
     if (arrivedEntries || arrivedMessages.length)
       background({ entries: arrivedEntries, messages: arrivedMessages });
     if (skipsToShow) {
@@ -785,6 +833,33 @@ export function createSync(options: SyncOptions) {
       emit();
     }
     return { written, again };
+  }
+
+  /**
+   * Messages written while a row their meta names had not arrived: named again now that the
+   * cycle brought what it could. A message changed here since is left alone. Their new states.
+   */
+  async function nameLater(
+    list: readonly Unnamed[],
+    byId: ReadonlyMap<string, DocState>,
+    byLocal: ReadonlyMap<string, DocState>,
+  ): Promise<DocState[]> {
+    const out: DocState[] = [];
+    await mdb.transaction('rw', mdb.messages, async () => {
+      for (const u of list) {
+        const st = byId.get(u.id);
+        const row = await mdb.messages.get(u.key);
+        const conv = row && byLocal.get(localKey('conv', row.conversationId))?.id;
+        if (!st || st.local !== u.key || !row || !conv) continue;
+        if (bodyHash(msgBody(row, conv)) !== st.hash) continue;
+        const { meta } = localMeta(u.body, (id) => byId.get(id));
+        if (stableJson(meta) === stableJson(row.meta)) continue;
+        const next = { ...row, meta };
+        await mdb.messages.put(next);
+        out.push({ ...st, hash: bodyHash(msgBody(next, conv)) });
+      }
+    });
+    return out;
   }
 
   /**
@@ -883,15 +958,20 @@ export function createSync(options: SyncOptions) {
     again: boolean;
     /** Messages whose chat has not arrived yet (logical ids): kept for the next cycle. */
     orphans: string[];
+    /** Messages whose meta names a row not here yet: `nameLater` tries again. */
+    unnamed: Unnamed[];
   }> {
     const states: DocState[] = [];
+    const fresh = new Map<string, DocState>();
     const messages: ArrivedMessage[] = [];
     const orphans: string[] = [];
+    const unnamed: Unnamed[] = [];
     let entries = 0;
     let again = false;
+    const stateOf = (id: string) => byId.get(id) ?? fresh.get(id);
     /** The chat's row here; null when it was deleted, undefined when it has not arrived. */
     const convLocal = (conv: string) => {
-      const s = byId.get(conv) ?? states.find((x) => x.id === conv);
+      const s = stateOf(conv);
       return s ? (s.hash !== '' ? (s.local as number) : null) : undefined;
     };
     const convIdOf = (local: number) => byLocal.get(localKey('conv', local))?.id;
@@ -930,8 +1010,11 @@ export function createSync(options: SyncOptions) {
           const st = byId.get(d.id);
           const mid = mids[i];
           const expected = st?.hash ?? '';
-          const done = (local: string | number, hash: string) =>
-            states.push({ id: d.id, mid, kind, local, rev: d.rev, hash });
+          const done = (local: string | number, hash: string) => {
+            const state = { id: d.id, mid, kind, local, rev: d.rev, hash };
+            states.push(state);
+            fresh.set(d.id, state);
+          };
           const body = d.body;
           switch (kind) {
             case 'entry': {
@@ -1051,6 +1134,9 @@ export function createSync(options: SyncOptions) {
                 orphans.push(d.id);
                 break;
               }
+              // The rows its meta names, by their ids here.
+              const named = body.meta && body.refs ? localMeta(body, stateOf) : undefined;
+              const meta = named?.meta ?? body.meta;
               const next = {
                 ...(row ? { id: row.id } : {}),
                 conversationId,
@@ -1059,9 +1145,10 @@ export function createSync(options: SyncOptions) {
                 time: new Date(body.time),
                 ...(body.toolCalls !== undefined ? { toolCalls: body.toolCalls as never } : {}),
                 ...(body.toolCallId !== undefined ? { toolCallId: body.toolCallId } : {}),
-                ...(body.meta !== undefined ? { meta: body.meta } : {}),
+                ...(meta !== undefined ? { meta } : {}),
               };
               const key = await mdb.messages.put(next);
+              if (named?.missing) unnamed.push({ id: d.id, key, body });
               if (!row && (body.role === 'user' || body.role === 'assistant') && body.text.trim())
                 messages.push({ conversationId, turnId: key, role: body.role, text: body.text });
               done(key, bodyHash(msgBody({ ...next, id: key }, body.conv)));
@@ -1091,7 +1178,7 @@ export function createSync(options: SyncOptions) {
       });
     }
     status.received += states.length;
-    return { states, entries, messages, again, orphans };
+    return { states, entries, messages, again, orphans, unnamed };
   }
 
   // ---- one cycle, and live sync ----------------------------------------------------------------

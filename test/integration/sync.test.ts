@@ -13,6 +13,8 @@ import type { MemoryApi } from '../../src/memory/types';
 import { nodePouchFactory, startSyncServer, type TestSyncServer } from '../sync-server';
 import { Clock, closeAll, openTestMemory, sharedEmbedder } from './helpers';
 import { openDevice, type Device } from './sync-device';
+import { recalledTurnsOf } from '../../src/chat/recall';
+import { keeperCardMessage, readKeeperCard } from '../../src/chat/keeper-card';
 
 let server: TestSyncServer;
 const engines: SyncEngine[] = [];
@@ -326,6 +328,87 @@ describe('sync through a CouchDB-protocol server', () => {
     await ok(b);
     expect(await a.mem.listConversations()).toEqual([]);
     expect(await b.mem.listConversations()).toEqual([]);
+  });
+
+  it('a reply’s recalled turns and a keeper card name the same messages on the other device', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const b = await device('Laptop', db);
+    // B has chats of its own first: its ids for what arrives differ from A's.
+    const own = await b.mem.createConversation('Laptop notes');
+    if (own.status !== 'SUCCESS') throw new Error(own.message);
+    for (let i = 0; i < 5; i++)
+      ok2(await b.mem.addMessage({ conversationId: own.id, role: 'user', text: `Note ${i}` }));
+    await ok(b);
+    const family = await a.mem.createConversation('Family news');
+    const later = await a.mem.createConversation('Later');
+    if (family.status !== 'SUCCESS' || later.status !== 'SUCCESS') throw new Error('no chat');
+    const added = async (m: Parameters<MemoryApi['addMessage']>[0]) => {
+      const r = await a.mem.addMessage(m);
+      if (r.status !== 'SUCCESS') throw new Error(r.message);
+      return r.id;
+    };
+    const told = await added({
+      conversationId: family.id,
+      role: 'user',
+      text: 'My sister Ana is moving to Lisbon in May.',
+    });
+    ok2(
+      await a.mem.addMessage({
+        conversationId: later.id,
+        role: 'user',
+        text: 'Where is Ana moving?',
+      }),
+    );
+    const reply = await added({
+      conversationId: later.id,
+      role: 'assistant',
+      text: 'To Lisbon, in May.',
+      meta: {
+        recalledTurns: [
+          {
+            conversationId: family.id,
+            turnId: told,
+            chat: 'Family news',
+            time: '2026-05-01T10:00:00.000Z',
+          },
+        ],
+      },
+    });
+    ok2(
+      await a.mem.addMessage(
+        keeperCardMessage(
+          later.id,
+          [{ op: 'add', path: 'family/ana', content: 'Moving to Lisbon', version: 1 }],
+          reply,
+        ),
+      ),
+    );
+    await ok(a);
+    await ok(b);
+    const chats = new Map((await b.mem.listConversations()).map((c) => [c.title, c.id!]));
+    const toldOnB = (await b.mem.getMessages(chats.get('Family news')!))[0];
+    const [, replyOnB, cardOnB] = await b.mem.getMessages(chats.get('Later')!);
+    expect(toldOnB.id).not.toBe(told);
+    expect(replyOnB.text).toBe('To Lisbon, in May.');
+    expect(recalledTurnsOf(replyOnB.meta)).toEqual([
+      {
+        conversationId: chats.get('Family news'),
+        turnId: toldOnB.id,
+        chat: 'Family news',
+        time: '2026-05-01T10:00:00.000Z',
+      },
+    ]);
+    expect(readKeeperCard(cardOnB)?.replyId).toBe(replyOnB.id);
+    // Nothing goes back changed: A's messages keep A's ids, and B sends nothing for them.
+    expect((await ok(b)).waiting).toBe(0);
+    await ok(a);
+    const [, replyOnA, cardOnA] = await a.mem.getMessages(later.id);
+    expect(recalledTurnsOf(replyOnA.meta)[0]).toMatchObject({
+      conversationId: family.id,
+      turnId: told,
+    });
+    expect(readKeeperCard(cardOnA)?.replyId).toBe(reply);
   });
 
   it('an imported chat updated from another device is still known as imported: the same file again adds nothing', async () => {
