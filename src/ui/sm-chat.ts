@@ -274,6 +274,20 @@ export class SmChat extends LitElement {
       return moved;
     },
   });
+  /**
+   * Each chat's title now, for the notes' recalled turns (a chat renamed since is named as it is
+   * now). Loaded when the notes name a chat, and again when chats change.
+   */
+  private readonly titlesNow = new MemoryWatch<ReadonlyMap<number, string>>(this, {
+    tables: ['conversations'],
+    load: async () => {
+      const memory = this.memory;
+      if (!memory || !this.turnChatsKey) return new Map();
+      return new Map((await memory.listConversations()).map((c) => [c.id!, c.title]));
+    },
+  });
+  /** The chats the notes' recalled turns name (sorted, comma-separated). */
+  private turnChatsKey = '';
   /** The messages whose recalled paths `recalledKey` lists, and those paths (sorted, one a line). */
   private recalledFor?: Message[];
   private recalledKey = '';
@@ -340,6 +354,19 @@ export class SmChat extends LitElement {
       if (key !== this.recalledKey) {
         this.recalledKey = key;
         void this.pathsNow.reload();
+      }
+      const chats = [
+        ...new Set(
+          (messages ?? []).flatMap((m) =>
+            recalledTurnsOf(m.meta ?? {}).map((t) => t.conversationId),
+          ),
+        ),
+      ]
+        .sort((a, b) => a - b)
+        .join(',');
+      if (chats !== this.turnChatsKey) {
+        this.turnChatsKey = chats;
+        void this.titlesNow.reload();
       }
     }
     if (this.pendingScroll !== undefined) this.scrollToMessage(this.pendingScroll);
@@ -648,7 +675,10 @@ export class SmChat extends LitElement {
     // Each entry named where it is now (moved since: followed), once.
     const moved = this.pathsNow.value;
     const recalled = note ? [...new Set(recalledPathsIn(m).map((p) => moved?.get(p) ?? p))] : [];
-    const recalledTurns = note ? recalledTurnsOf(meta) : [];
+    const titles = this.titlesNow.value;
+    const recalledTurns = note
+      ? recalledTurnsOf(meta).map((t) => ({ ...t, chat: titles?.get(t.conversationId) ?? t.chat }))
+      : [];
     if (m.role === 'system') {
       return entry(bubble({ id: m.id, kind: 'notice', text: m.text }), nothing);
     }

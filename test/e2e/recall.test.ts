@@ -101,16 +101,34 @@ describe('recall of past chats in Chromium', () => {
     await page.screenshot({ path: join(SHOTS, 'opened-at-message.png') });
   });
 
+  it('a chat renamed since is named in the note as it is now', async () => {
+    const chats = page.locator('sm-conversations');
+    await chats.locator('button.open', { hasText: QUESTION }).click();
+    await chat().locator('sm-message[kind="user"]', { hasText: QUESTION }).waitFor(POLL);
+    await chats.getByRole('button', { name: `Rename chat: ${FACT}` }).click();
+    const title = chats.getByRole('textbox', { name: 'Chat title' });
+    await title.fill('Ana’s move');
+    await title.press('Enter');
+    const note = chat().locator('sm-message[kind="assistant"]').last().locator('.recalled');
+    await expect
+      .poll(() => note.getByRole('button', { name: /^the chat “Ana’s move”/ }).count(), POLL)
+      .toBe(1);
+    expect(await note.innerText()).not.toContain('My sister Ana');
+    await page.screenshot({ path: join(SHOTS, 'renamed-chat-note.png') });
+  });
+
   it('a link to a chat deleted since says so and opens nothing', async () => {
     const chats = page.locator('sm-conversations');
     await chats.locator('button.open', { hasText: QUESTION }).click();
     await chat().locator('sm-message[kind="user"]', { hasText: QUESTION }).waitFor(POLL);
-    await chats.getByRole('button', { name: `Delete chat: ${FACT}` }).click();
+    await chats.getByRole('button', { name: 'Delete chat: Ana’s move' }).click();
     await chats.getByRole('button', { name: 'Confirm delete' }).click();
-    await expect.poll(() => chats.locator('button.open', { hasText: FACT }).count(), POLL).toBe(0);
+    await expect
+      .poll(() => chats.locator('button.open', { hasText: 'Ana’s move' }).count(), POLL)
+      .toBe(0);
 
     const note = chat().locator('sm-message[kind="assistant"]').last().locator('.recalled');
-    await note.getByRole('button', { name: /^the chat “My sister Ana/ }).click();
+    await note.getByRole('button', { name: /^the chat “Ana’s move”/ }).click();
     await expect
       .poll(
         () => page.getByRole('status').filter({ hasText: 'That chat is no longer here.' }).count(),
