@@ -83,9 +83,12 @@ export function readKeeperCard(m: Pick<Message, 'meta'>): KeeperCard | undefined
  * alone. What the card should now say.
  */
 export async function undoKeeperCard(
-  memory: KeeperMemory & Pick<MemoryApi, 'updateMessage'>,
-  message: Pick<Message, 'id' | 'meta'>,
+  memory: KeeperMemory & Pick<MemoryApi, 'updateMessage' | 'getMessages'>,
+  shown: Pick<Message, 'id' | 'meta' | 'conversationId'>,
 ): Promise<KeeperUndone> {
+  // The card as stored now: another tab may have undone it since this one showed it.
+  const message = (await memory.getMessages(shown.conversationId)).find((m) => m.id === shown.id);
+  if (!message) return { status: 'partial', message: 'This card is no longer here.' };
   const card = readKeeperCard(message);
   if (!card)
     return { status: 'partial', message: 'This card cannot be read, so nothing was undone.' };
@@ -96,13 +99,13 @@ export async function undoKeeperCard(
     ...(result.message ? { message: result.message } : {}),
     ...(result.left.length ? { left: result.left } : {}),
   };
-  const stored = await memory.updateMessage(message.id, {
+  const noted = await memory.updateMessage(message.id, {
     meta: { ...message.meta, keeper: { ...card, undone } },
   });
-  if (stored.status !== 'SUCCESS') {
+  if (noted.status !== 'SUCCESS') {
     return {
       status: undone.status,
-      message: [undone.message, `The card could not note it: ${stored.message}`]
+      message: [undone.message, `The card could not note it: ${noted.message}`]
         .filter(Boolean)
         .join(' '),
     };
