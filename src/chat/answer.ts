@@ -87,7 +87,7 @@ async function open(turn: Turn, start: TurnStart): Promise<TurnContext> {
   let index = start.index;
   turn.userId = start.userId;
   if (turn.userId === undefined) {
-    turn.userId = await store(turn, { role: 'user', text }, false);
+    turn.userId = await storeQuestion(turn, text);
     index = true;
   }
   return turn.step(
@@ -100,6 +100,27 @@ async function open(turn: Turn, start: TurnStart): Promise<TurnContext> {
       outlineDepth: 2,
     }),
   );
+}
+
+/**
+ * New text stored as the user message. When it cannot be (storage full), the turn ends before
+ * the model is asked, which would answer a history without it; the words are not lost: nothing
+ * was stored, so the chat panel gives them back to the composer.
+ */
+async function storeQuestion(turn: Turn, text: string): Promise<number> {
+  const r = await turn.ctx.memory.addMessage({
+    conversationId: turn.conversationId,
+    role: 'user',
+    text,
+  });
+  if (r.status !== 'SUCCESS') {
+    throw new LlmError(
+      'BAD_REQUEST',
+      `Your message could not be stored, so it was not sent to the model: ${r.message}`,
+    );
+  }
+  turn.emit({ type: 'message', id: r.id, role: 'user' });
+  return r.id;
 }
 
 /**

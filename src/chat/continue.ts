@@ -10,13 +10,23 @@ import { visibleMessages } from '../memory/replies';
 import type { Message, OutlineNode } from '../memory/types';
 import { assemblePrompt } from './context';
 import { CALL_MARKS, callOptions, koboldPrompt } from './generate';
-import { injectedBefore, toChatMessages } from './history';
+import { injectedBefore, isAside, toChatMessages } from './history';
 import { indexTurn, isStop, refuse, type SessionContext, type Turn } from './turn';
 import type { TurnResult } from './types';
 
 /** Said to servers that cannot continue an assistant message from its text (docs/chat.md). */
 export const CONTINUE_INSTRUCTION =
   'Continue your last reply exactly where it stopped. Do not repeat any of it and do not comment; write only what comes next.';
+
+/**
+ * Whether a reply can be continued (the chat panel offers Continue on the last reply by this):
+ * words, no tool calls, and read by the model. A notice is not (the round limit's keeps the words
+ * said before calls that were never run): the model would be asked to go on from what it never
+ * sees in its history.
+ */
+export function canContinue(m: Message): boolean {
+  return m.role === 'assistant' && !!m.text.trim() && !m.toolCalls?.length && !isAside(m);
+}
 
 /** The reply being continued, and what goes between its text and the new words. */
 interface Draft {
@@ -34,14 +44,13 @@ export async function continueTurn(turn: Turn, messageId: number): Promise<TurnR
     );
     const shown = visibleMessages(stored);
     const target = shown.at(-1);
-    if (
-      !target ||
-      target.id !== messageId ||
-      target.role !== 'assistant' ||
-      target.toolCalls?.length ||
-      !target.text.trim()
-    ) {
-      return refuse(turn, 'Only the last reply, with words in it, can be continued.');
+    if (!target || target.id !== messageId || !canContinue(target)) {
+      return refuse(
+        turn,
+        target?.id === messageId && target.meta?.notice === 'round-limit'
+          ? 'A reply stopped at the round limit cannot be continued: regenerate it, or ask again.'
+          : 'Only the last reply, with words in it, can be continued.',
+      );
     }
     draft = { target, joiner: '' };
     const messages = continuePrompt(ctx, s, shown, outline);

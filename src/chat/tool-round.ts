@@ -1,11 +1,24 @@
 // A round of tool calls: each call checked against its schema and run in the engine, in order (a
-// call that could not be read is answered with why, and nothing runs), the UI told of each, then
-// the round stored. A stop while a call runs keeps the calls that finished.
+// call that could not be read, or one past MAX_CALLS_PER_ROUND, is answered with why, and nothing
+// runs), the UI told of each, then the round stored. A stop while a call runs keeps the calls that
+// finished.
 import type { ToolCall } from '../llm/types';
 import type { ToolCallRecord } from '../memory/types';
 import type { Reply } from './generate';
-import { changedMemory, runToolCall, type ToolDefaults, type ToolOutcome } from './tools';
+import {
+  changedMemory,
+  keptArguments,
+  runToolCall,
+  type ToolDefaults,
+  type ToolOutcome,
+} from './tools';
 import { isStop, storeAll, type Turn } from './turn';
+
+/**
+ * Calls of one reply that run; the rest are answered with why, and the model can make them in
+ * its next reply (docs/decisions/0015).
+ */
+export const MAX_CALLS_PER_ROUND = 16;
 
 /** What a call of this turn takes by default: the settings', and the turn's own place. */
 function defaultsOf(turn: Turn): ToolDefaults {
@@ -31,19 +44,21 @@ export async function toolRound(
   const { calls, visible, unreadable } = reply;
   const outcomes: ToolOutcome[] = [];
   try {
-    for (const call of calls) {
+    for (const [i, call] of calls.entries()) {
       turn.emit({
         type: 'tool-call',
         round,
         id: call.id,
         name: call.function.name,
-        args: safeParse(call.function.arguments),
+        args: shownArguments(call.function.arguments),
       });
       const why = unreadable.get(call.id);
       const outcome =
-        why !== undefined
-          ? unreadableOutcome(call, why, mode)
-          : await turn.step(runToolCall(call, tools, memory, defaultsOf(turn), validators));
+        i >= MAX_CALLS_PER_ROUND
+          ? notRunOutcome(call, calls.length)
+          : why !== undefined
+            ? unreadableOutcome(call, why, mode)
+            : await turn.step(runToolCall(call, tools, memory, defaultsOf(turn), validators));
       outcomes.push(outcome);
       if (changedMemory(outcome)) turn.wrote = true;
       turn.emit({
@@ -112,7 +127,7 @@ function unreadableOutcome(call: ToolCall, why: string, mode: 'native' | 'prompt
       : 'Call the tool again with valid JSON arguments.';
   return {
     name: call.function.name,
-    args: call.function.arguments,
+    args: keptArguments(call.function.arguments),
     refused: true,
     result: {
       status: 'ERROR',
@@ -122,7 +137,24 @@ function unreadableOutcome(call: ToolCall, why: string, mode: 'native' | 'prompt
   };
 }
 
-function safeParse(text: string): unknown {
+/** The failed result of a call past MAX_CALLS_PER_ROUND: not run, and the model told so. */
+function notRunOutcome(call: ToolCall, count: number): ToolOutcome {
+  return {
+    name: call.function.name,
+    args: shownArguments(call.function.arguments),
+    refused: true,
+    result: {
+      status: 'ERROR',
+      code: 'INVALID_ARGUMENT',
+      message: `This reply made ${count} tool calls and at most ${MAX_CALLS_PER_ROUND} run per reply, so this one was not run. Make it again in your next reply if it is still needed.`,
+    },
+  };
+}
+
+/** Arguments as the UI shows them: parsed when they are JSON, else as written (cut when huge). */
+function shownArguments(text: string): unknown {
+  const kept = keptArguments(text);
+  if (kept !== text) return kept;
   try {
     return JSON.parse(text);
   } catch {

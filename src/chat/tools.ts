@@ -2,8 +2,30 @@
 // the model and validates its arguments (with a validator that needs no eval, so it runs under
 // the app's CSP); a bad call gets an error result the model can correct.
 import { Validator, type Schema } from '@cfworker/json-schema';
-import type { MemoryApi } from '../memory/types';
+import { sizeInWords } from '../llm/limits';
 import type { ToolCall, ToolSpec } from '../llm/types';
+import type { MemoryApi } from '../memory/types';
+import { MAX_CONTENT_BYTES } from '../memory/validate';
+
+/**
+ * Characters of one call's arguments that are read. The largest content the engine keeps
+ * (MAX_CONTENT_BYTES) written with every character escaped is at most 3 times as long; the rest
+ * leaves room for paths and spacing. Larger arguments are refused unparsed (docs/decisions/0015).
+ */
+export const MAX_TOOL_ARGUMENT_CHARS = 4 * MAX_CONTENT_BYTES;
+
+/** Characters kept of arguments over MAX_TOOL_ARGUMENT_CHARS: enough to see what they were. */
+const KEPT_ARGUMENT_CHARS = 500;
+
+/**
+ * Arguments as they are kept with a call that was not run: as written, or, over
+ * MAX_TOOL_ARGUMENT_CHARS, only their start (never parsed), so they cost neither storage nor
+ * every later prompt.
+ */
+export function keptArguments(text: string): string {
+  if (text.length <= MAX_TOOL_ARGUMENT_CHARS) return text;
+  return `${text.slice(0, KEPT_ARGUMENT_CHARS)}… (cut: ${sizeInWords(text.length)} in all)`;
+}
 
 /** Any JSON value. Every property carries a `type` (KoboldCPP drops requests without one). */
 const ANY_JSON: Schema['type'] = ['string', 'number', 'boolean', 'object', 'array', 'null'];
@@ -211,15 +233,24 @@ export async function runToolCall(
   validators: Map<string, Validator> = new Map(),
 ): Promise<ToolOutcome> {
   const name = call.function.name;
-  const refuse = (args: unknown, message: string): ToolOutcome => ({
+  const refuse = (args: unknown, message: string, code = 'INVALID_ARGUMENT'): ToolOutcome => ({
     name,
     args,
     refused: true,
-    result: { status: 'ERROR', code: 'INVALID_ARGUMENT', message },
+    result: { status: 'ERROR', code, message },
   });
+  const text = call.function.arguments ?? '';
+  // Not parsed at all: a confused model's megabytes would cost time, storage and every prompt.
+  if (text.length > MAX_TOOL_ARGUMENT_CHARS) {
+    return refuse(
+      keptArguments(text),
+      `The arguments of ${name} are ${sizeInWords(text.length)}, and a tool call takes at most ${sizeInWords(MAX_TOOL_ARGUMENT_CHARS)}. Nothing was run. Save a summary, or split it over several calls.`,
+      'CONTENT_TOO_LARGE',
+    );
+  }
   const tool = tools.find((t) => t.name === name);
   let args: unknown;
-  const raw = call.function.arguments?.trim() ?? '';
+  const raw = text.trim();
   try {
     args = raw === '' ? {} : JSON.parse(raw);
   } catch {

@@ -493,11 +493,25 @@ function parseJsonCalls(text: string): PromptedToolCalls | undefined {
 }
 
 /**
+ * The calls with one id each: a model that writes ids may repeat one (`"id": "call_1"` on every
+ * call), and each result must answer its own call. A repeat gets a made-up id, as a repeat
+ * in streamed native calls does (tool-calls.ts).
+ */
+function withOwnIds(calls: ToolCall[]): ToolCall[] {
+  const seen = new Set<string>();
+  return calls.map((call) => {
+    const own = seen.has(call.id) ? { ...call, id: makeCallId() } : call;
+    seen.add(own.id);
+    return own;
+  });
+}
+
+/**
  * Finds the tool calls in a model's reply, trying in order (PROTOCOLS.md): `<tool_call>`
  * blocks, a `[TOOL_CALLS]` list, then fenced or bare JSON calls. The first form present wins.
  * Never throws: a reply over MAX_TOOL_PARSE_CHARS is not searched and comes back whole with
- * `error` set. Ids are made up unless the model wrote one. Time grows in proportion to the
- * reply's length.
+ * `error` set. Ids are made up unless the model wrote one, and for a repeat of an earlier one.
+ * Time grows in proportion to the reply's length.
  */
 export function parseToolCalls(text: string): PromptedToolCalls {
   const source = typeof text === 'string' ? text : '';
@@ -505,11 +519,9 @@ export function parseToolCalls(text: string): PromptedToolCalls {
     return { calls: [], text: source.trim(), invalid: [], error: toolTextTooLargeError() };
   }
   try {
-    return (
-      parseTagged(source) ??
-      parseMistral(source) ??
-      parseJsonCalls(source) ?? { calls: [], text: source.trim(), invalid: [] }
-    );
+    const found = parseTagged(source) ?? parseMistral(source) ?? parseJsonCalls(source);
+    if (!found) return { calls: [], text: source.trim(), invalid: [] };
+    return { ...found, calls: withOwnIds(found.calls) };
   } catch (e) {
     // A last guard for the "never throws" promise; the property tests expect it unused.
     const what = e instanceof Error ? e.message : String(e);

@@ -11,6 +11,7 @@ import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 import type { ServerStatus } from '../app/app';
 import type { ChatSession, SessionEvent, TurnResult } from '../chat/chat-session';
+import { canContinue } from '../chat/continue';
 import { recalledTurnsOf, type StoredRecalledTurn } from '../chat/recall';
 import { undoKeeperCard, readKeeperCard, type KeeperCard } from '../chat/keeper-card';
 import { altOf, isKeeperCard, replyGroups, type ReplyGroup } from '../memory/replies';
@@ -641,7 +642,7 @@ export class SmChat extends LitElement {
           delete: { tools: toolsOf(reply) },
           remember: worded(reply),
           regenerate: last && !!g.user,
-          continue: isLast && !!reply.text.trim() && !toolsOf(reply),
+          continue: isLast && canContinue(reply),
           alternatives: {
             shown: g.alternatives.indexOf(g.shown) + 1,
             count: g.alternatives.length,

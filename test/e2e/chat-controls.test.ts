@@ -1,7 +1,7 @@
 // The chat controls people expect (docs/chat.md), in Debian Chromium against the production
 // build and a fake llama.cpp: the recalled note and its links, a chat named from its first
 // message, regenerate with alternatives (buttons, keys, a reload), continue a reply cut by the
-// length limit, edit and resend, delete with a confirmation that starts on Cancel, an unreadable
+// length limit (not one stopped at the round limit), edit and resend, delete with a confirmation that starts on Cancel, an unreadable
 // tool call shown as a failed card; axe finds nothing at desktop and phone size; screenshots.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -36,7 +36,10 @@ function reply(req: RecordedRequest): FakeReply {
   );
   const last = messages.at(-1);
   const said = messages.findLast((m) => m.role === 'user')?.content ?? '';
-  if (/keep looking/i.test(said)) return { toolCalls: [{ name: 'listMemory', arguments: {} }] };
+  if (/keep looking/i.test(said)) {
+    const words = /say so/i.test(said) ? { text: 'Let me look once more.' } : {};
+    return { ...words, toolCalls: [{ name: 'listMemory', arguments: {} }] };
+  }
   if (last?.role === 'assistant') return { text: ' THE END.' };
   if (last?.role === 'tool') return { text: 'Sorry, my tool call was broken.' };
   if (/save badly/i.test(said))
@@ -249,6 +252,14 @@ describe('chat controls in Chromium', () => {
     await lastReply().hover();
     expect(await again.isVisible()).toBe(true);
     await shot('round-limit-desktop');
+  });
+
+  it('a reply with words stopped at the round limit offers Regenerate, not Continue', async () => {
+    await say('Keep looking, and say so.');
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Let me look once more.');
+    expect(await lastReply().getByRole('button', { name: 'Regenerate reply' }).count()).toBe(1);
+    // The model never reads a notice back, so it could not go on from these words.
+    expect(await lastReply().getByRole('button', { name: 'Continue' }).count()).toBe(0);
   });
 
   it('a renamed chat keeps its name; axe finds nothing at phone size', async () => {

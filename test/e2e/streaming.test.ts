@@ -1,7 +1,8 @@
 // A long streamed reply in Chromium, as a person sees it: the chat harness with the real chat
 // session and connector against a llama.cpp-like server that ignores max_tokens. The whole
 // reply arrives on screen intact (markdown rendered, markup in it left as text), the turn ends,
-// the composer works again; and Stop ends the turn whatever the stream is doing.
+// the composer works again; Stop ends the turn whatever the stream is doing; and a message that
+// cannot be stored is not sent, its words kept in the composer.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -271,5 +272,22 @@ describe('a long streamed reply in the chat, in Chromium', () => {
     } finally {
       await own.close();
     }
+  });
+
+  it('a message that cannot be stored is not sent: the person reads why, and the words stay in the box', async () => {
+    const asked = model!.generations.length;
+    const words = 'Remember my new address, though there is no room left.';
+    await say(words);
+    await expect
+      .poll(
+        () => page.getByText('Your message could not be stored, so it was not sent').count(),
+        POLL,
+      )
+      .toBe(1);
+    expect(await page.getByText('Browser storage is full', { exact: false }).count()).toBe(1);
+    expect(await turnEnded(5)).toMatchObject({ status: 'error' });
+    expect(await box().inputValue()).toBe(words);
+    // Not asked: it would have answered the message before, its history lacking this one.
+    expect(model!.generations.length).toBe(asked);
   });
 });

@@ -10,6 +10,7 @@ import {
   type ChatSettings,
   type SessionEvent,
 } from '../../src/chat/chat-session';
+import { canContinue } from '../../src/chat/continue';
 import { createConnector } from '../../src/llm/connector';
 import type { ChatMessage } from '../../src/llm/types';
 import {
@@ -308,6 +309,30 @@ describe('continue', () => {
     const [, after] = await s.memory.getMessages(s.conversationId);
     expect(after.text).toMatch(/^The story goes on/);
     expect(after.meta).toMatchObject({ aborted: true });
+  });
+
+  it('a reply stopped at the round limit is not continued, with or without words: regenerate it', async () => {
+    const s = await setup('llamacpp', {
+      defaultReply: {
+        text: 'Let me look once more.',
+        toolCalls: [{ name: 'listMemory', arguments: {} }],
+      },
+    });
+    const r = await s.session.send(s.conversationId, 'Look around.');
+    expect(r.status).toBe('round-limit');
+    const stopped = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(stopped).toMatchObject({
+      text: 'Let me look once more.',
+      meta: { notice: 'round-limit' },
+    });
+    // The chat panel offers Continue by the same rule.
+    expect(canContinue(stopped)).toBe(false);
+    const cont = await s.session.continueReply(s.conversationId, stopped.id!);
+    expect(cont.status).toBe('error');
+    expect(cont.error?.message).toBe(
+      'A reply stopped at the round limit cannot be continued: regenerate it, or ask again.',
+    );
+    expect(s.fake.generations()).toHaveLength(9);
   });
 
   it('only the last reply continues', async () => {

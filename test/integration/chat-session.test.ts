@@ -443,6 +443,131 @@ describe('broken input from the model', () => {
     const messages = await s.memory.getMessages(s.conversationId);
     expect(messages.filter((m) => m.role === 'tool')).toHaveLength(8);
   });
+
+  it('a reply with more calls than a round runs: the first 16 run, each of the rest is answered with why; all are stored', async () => {
+    const calls = Array.from({ length: 20 }, (_, i) => ({
+      name: 'saveMemory',
+      arguments: { path: `Facts/F${i}`, content: `Fact number ${i}` },
+    }));
+    const s = await setup('llamacpp', {
+      replies: [{ toolCalls: calls }, { text: 'Saved sixteen of them.' }],
+    });
+    const r = await s.session.send(s.conversationId, 'Remember these twenty facts.');
+    expect(r).toMatchObject({ status: 'answered', rounds: 1 });
+    const results = s.events.filter(
+      (e): e is Extract<SessionEvent, { type: 'tool-result' }> => e.type === 'tool-result',
+    );
+    expect(results.map((e) => e.refused)).toEqual([
+      ...Array<boolean>(16).fill(false),
+      ...Array<boolean>(4).fill(true),
+    ]);
+    expect(results[16].result).toMatchObject({
+      status: 'ERROR',
+      message: expect.stringMatching(/20 tool calls.*at most 16.*not run.*next reply/),
+    });
+    expect(await s.memory.listMemory('Facts')).toMatchObject({ totalEntries: 16 });
+    // Nothing lost: every call is stored with its result, and the model read each result.
+    const [, round] = await s.memory.getMessages(s.conversationId);
+    expect(round.toolCalls?.map((c) => (c.arguments as { path: string }).path)).toEqual(
+      calls.map((c) => c.arguments.path),
+    );
+    const second = (s.fake.generations()[1].body as { messages: ChatMessage[] }).messages;
+    expect(second.filter((m) => m.role === 'tool')).toHaveLength(20);
+    expect(second.at(-1)?.content).toMatch(/not run/);
+  });
+
+  it('arguments over the size cap are refused unread: the model is told, and only their start is kept', async () => {
+    const huge = `{"path": "Notes/Big", "content": "${'x'.repeat(2 ** 20)}"}`;
+    const s = await setup('llamacpp', {
+      replies: [{ toolCalls: [{ name: 'saveMemory', arguments: huge }] }, { text: 'Too much.' }],
+    });
+    const r = await s.session.send(s.conversationId, 'Save this enormous thing.');
+    expect(r).toMatchObject({ status: 'answered', rounds: 1 });
+    const result = s.events.find((e) => e.type === 'tool-result');
+    expect(result).toMatchObject({
+      refused: true,
+      result: {
+        status: 'ERROR',
+        code: 'CONTENT_TOO_LARGE',
+        message: expect.stringMatching(
+          /arguments of saveMemory are 1 MB.*at most 128 KB.*Nothing was run/,
+        ),
+      },
+    });
+    // Neither the chat's storage nor the next prompt carries the megabyte.
+    const stored = JSON.stringify(await s.memory.getMessages(s.conversationId));
+    expect(stored.length).toBeLessThan(10_000);
+    expect(JSON.stringify(s.fake.generations()[1].body).length).toBeLessThan(20_000);
+    expect(await s.memory.listMemory('')).toMatchObject({ totalEntries: 0 });
+  });
+});
+
+describe('prompted calls that share an id', () => {
+  it('each call gets its own id, so each result answers its own call', async () => {
+    // Two calls in one block (the stop sequence ends the reply at the first closing tag).
+    const call = (path: string) =>
+      `{"id": "call_1", "name": "queryMemory", "arguments": {"path": "${path}"}}`;
+    const s = await setup(
+      'plain',
+      {
+        replies: [
+          { text: `<tool_call>[${call('Pets/Cat')}, ${call('Pets/Dog')}]</tool_call>` },
+          { text: 'Tom.' },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    await s.memory.saveMemory('Pets/Cat', 'Tom');
+    const r = await s.session.send(s.conversationId, 'What are my pets called?');
+    expect(r).toMatchObject({ status: 'answered', rounds: 1 });
+    const calls = s.events.filter(
+      (e): e is Extract<SessionEvent, { type: 'tool-call' }> => e.type === 'tool-call',
+    );
+    const results = s.events.filter(
+      (e): e is Extract<SessionEvent, { type: 'tool-result' }> => e.type === 'tool-result',
+    );
+    expect(new Set(calls.map((c) => c.id)).size).toBe(2);
+    const resultOf = (id: string) => results.find((e) => e.id === id)?.result;
+    expect(resultOf(calls[0].id)).toMatchObject({ status: 'SUCCESS', path: 'Pets/Cat' });
+    expect(resultOf(calls[1].id)).toMatchObject({ status: 'NOT_FOUND' });
+    // Stored the same way: each tool message names the call it answers.
+    const [, round, ...answers] = await s.memory.getMessages(s.conversationId);
+    expect(answers.filter((m) => m.role === 'tool').map((m) => m.toolCallId)).toEqual(
+      round.toolCalls?.map((c) => c.id),
+    );
+  });
+});
+
+describe('a user message that cannot be stored', () => {
+  it('is not sent to the model; the person is told why in one sentence', async () => {
+    const s = await setup('llamacpp', {});
+    const full =
+      'Browser storage is full; nothing was written. Delete or export old memories, or allow more storage.';
+    const memory: MemoryApi = {
+      ...s.memory,
+      addMessage: async (m) =>
+        m.role === 'user'
+          ? { status: 'ERROR', code: 'STORAGE_FULL', message: full }
+          : s.memory.addMessage(m),
+    };
+    const events: SessionEvent[] = [];
+    const session = createChatSession({
+      memory,
+      connector: createConnector({ endpoint: s.fake.url }),
+      onEvent: (e) => events.push(e),
+    });
+    const r = await session.send(s.conversationId, 'Remember that my cat is called Tom.');
+    expect(r.status).toBe('error');
+    expect(r.userId).toBeUndefined();
+    expect(r.error?.message).toBe(
+      `Your message could not be stored, so it was not sent to the model: ${full}`,
+    );
+    expect(s.fake.generations()).toHaveLength(0);
+    expect(events.filter((e) => e.type !== 'thinking')).toEqual([
+      { type: 'notice', message: r.error?.message },
+    ]);
+    expect(await s.memory.getMessages(s.conversationId)).toEqual([]);
+  });
 });
 
 describe('server failures become typed errors with a sentence', () => {

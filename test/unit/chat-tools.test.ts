@@ -1,7 +1,15 @@
 // Which tool outcomes count as a write to saved memory (changedMemory): what a turn reports as
-// `wrote`, for work that runs after an exchange in which the model saved nothing.
+// `wrote`, for work that runs after an exchange in which the model saved nothing; and arguments
+// too large to read (runToolCall).
 import { describe, expect, it } from 'vitest';
-import { MEMORY_WRITERS, changedMemory, type ToolOutcome } from '../../src/chat/tools';
+import {
+  MEMORY_TOOLS,
+  MEMORY_WRITERS,
+  changedMemory,
+  runToolCall,
+  type ToolOutcome,
+} from '../../src/chat/tools';
+import type { MemoryApi } from '../../src/memory/types';
 
 const ran = (name: string, result: unknown, refused = false): ToolOutcome => ({
   name,
@@ -34,5 +42,39 @@ describe('changedMemory', () => {
       'saveMemory',
       'updateMemory',
     ]);
+  });
+});
+
+describe('runToolCall', () => {
+  it('refuses arguments over the size cap unread: nothing runs, and only their start is kept', async () => {
+    let ran = 0;
+    const memory = {
+      listMemory: () => {
+        ran++;
+        return Promise.resolve({ status: 'SUCCESS', tree: [], totalEntries: 0 });
+      },
+    } as unknown as MemoryApi;
+    // Valid JSON the tool would take, padded past any real call's size.
+    const args = `{"rootPath": ""${' '.repeat(200 * 1024)}}`;
+    const call = {
+      id: 'c1',
+      type: 'function' as const,
+      function: { name: 'listMemory', arguments: args },
+    };
+    const outcome = await runToolCall(call, MEMORY_TOOLS, memory, {
+      contextTokens: 1000,
+      recencyBias: 0.3,
+    });
+    expect(ran).toBe(0);
+    expect(outcome).toMatchObject({
+      refused: true,
+      result: {
+        status: 'ERROR',
+        code: 'CONTENT_TOO_LARGE',
+        message: expect.stringMatching(/^The arguments of listMemory are 200 KB, .*at most 128 KB/),
+      },
+    });
+    expect(typeof outcome.args).toBe('string');
+    expect((outcome.args as string).length).toBeLessThan(2000);
   });
 });

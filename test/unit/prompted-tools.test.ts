@@ -125,6 +125,21 @@ describe('parseToolCalls', () => {
     ]);
   });
 
+  it('gives a call whose id repeats an earlier one an id of its own', () => {
+    const tagged = parseToolCalls(
+      '<tool_call>{"id": "c1", "name": "queryMemory", "arguments": {"path": "A"}}</tool_call>' +
+        '<tool_call>{"id": "c1", "name": "queryMemory", "arguments": {"path": "B"}}</tool_call>',
+    );
+    const mistral = parseToolCalls(
+      '[TOOL_CALLS]queryMemory[CALL_ID]c1[ARGS]{"path": "A"}[TOOL_CALLS]queryMemory[CALL_ID]c1[ARGS]{"path": "B"}',
+    );
+    for (const { calls } of [tagged, mistral]) {
+      expect(calls.map((c) => c.function.arguments)).toEqual(['{"path":"A"}', '{"path":"B"}']);
+      expect(calls[0].id).toBe('c1');
+      expect(calls[1].id).toMatch(/^call_[0-9a-f]{16}$/);
+    }
+  });
+
   it('reports a block it cannot read instead of dropping it silently', () => {
     const r = parseToolCalls('Saving.<tool_call>{"name": "saveMemory", "arguments": {"path": "A');
     expect(r.calls).toEqual([]);

@@ -5,7 +5,7 @@
 // &list=1 shows the conversation list on narrow screens too.
 // ?scenario=live&endpoint=<model server URL> is the real chat session and connector against a
 // model server (chat.server.ts in the streaming tests), over an in-page memory that stores
-// messages and indexes nothing; &maxTokens sets "Max output tokens" (default 512).
+// messages (not a user message saying "no room": storage full) and indexes nothing; &maxTokens sets "Max output tokens" (default 512).
 // ?scenario=live&model=<GGUF URL> is the same with the model in this browser (the in-page
 // connector, tools in the prompt) instead of a server.
 import {
@@ -389,9 +389,20 @@ if (scenario === 'live') {
   });
 }
 
-/** The memory the live session writes to: messages only (stored at once), no index, no tools. */
+/**
+ * The memory the live session writes to: messages only (stored at once), no index, no tools. A
+ * user message that says "no room" finds the storage full.
+ */
 const liveMemory = {
   async addMessage(m: Parameters<MemoryApi['addMessage']>[0]) {
+    if (m.role === 'user' && /no room/i.test(m.text)) {
+      return {
+        status: 'ERROR' as const,
+        code: 'STORAGE_FULL' as const,
+        message:
+          'Browser storage is full; nothing was written. Delete or export old memories, or allow more storage.',
+      };
+    }
     const { conversationId, role, text, ...extra } = structuredClone(m);
     const id = add(conversationId, role, text, { time: new Date(), ...extra });
     notifyMemoryChange(['messages']);
