@@ -9,7 +9,7 @@ import { LlmError, type ChatMessage, type GenerationResult, type ServerInfo } fr
 import { visibleMessages } from '../memory/replies';
 import type { Message, OutlineNode } from '../memory/types';
 import { assemblePrompt } from './context';
-import { CALL_MARKS, callOptions, koboldPrompt } from './generate';
+import { CALL_MARKS, callOptions, koboldPrompt, koboldText } from './generate';
 import { injectedBefore, isAside, toChatMessages } from './history';
 import { indexTurn, isStop, refuse, type SessionContext, type Turn } from './turn';
 import type { TurnResult } from './types';
@@ -117,7 +117,7 @@ async function streamMore(
   if (s.kind === 'koboldcpp') {
     return connector.generate({
       ...common,
-      prompt: koboldPrompt(messages.slice(0, -1)) + base,
+      prompt: koboldPrompt(messages.slice(0, -1)) + koboldText(base),
       stop: ['{{[INPUT]}}'],
     });
   }

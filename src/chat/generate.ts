@@ -116,7 +116,18 @@ export function koboldPrompt(messages: readonly ChatMessage[]): string {
     assistant: '{{[OUTPUT]}}',
     tool: '{{[INPUT]}}',
   } as const;
-  return messages.map((m) => `${tag[m.role]}${m.content ?? ''}`).join('') + '{{[OUTPUT]}}';
+  return (
+    messages.map((m) => `${tag[m.role]}${koboldText(m.content ?? '')}`).join('') + '{{[OUTPUT]}}'
+  );
+}
+
+/**
+ * Text as it goes into a KoboldCPP prompt: KoboldCPP replaces every `{{[…]}}` placeholder in the
+ * prompt by the model's chat tags, so one written in a message, a memory or a recalled turn would
+ * start a turn of another speaker there. A zero-width space after the braces keeps it words.
+ */
+export function koboldText(text: string): string {
+  return text.replace(/\{\{\[/g, '{{\u200B[');
 }
 
 /** The tool an unreadable call names, if it names one; else a placeholder a server accepts. */
