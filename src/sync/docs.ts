@@ -47,6 +47,11 @@ export interface EntryBody {
   version: number;
   movedFrom?: string;
   contextVersion?: number;
+  /**
+   * The messages its chunks name (`turn_id`, an id here) as their logical ids, `m<id>` →
+   * `msg:…`: the receiving device names them by its own ids. Not hashed.
+   */
+  refs?: Record<string, string>;
 }
 
 export interface Stamp {
@@ -296,6 +301,39 @@ export function mapMetaIds(
   return { meta: out, missing };
 }
 
+/** The logical ids of the messages `chunks` name, by `m<turn_id>`; undefined when none is known. */
+export function chunkRefs(
+  chunks: readonly { turn_id: number }[],
+  msgIdOf: (local: number) => string | undefined,
+): Record<string, string> | undefined {
+  const refs: Record<string, string> = {};
+  for (const c of chunks) {
+    const id = msgIdOf(c.turn_id);
+    if (id) refs[`m${c.turn_id}`] = id;
+  }
+  return Object.keys(refs).length ? refs : undefined;
+}
+
+/**
+ * `chunks` naming their messages by ids here: `ids` are the ids they had where they were sent
+ * (the body's), mapped through `refs` and `msg`; a message not here makes `turn_id` 0 (none).
+ */
+export function localChunks<T extends { turn_id: number }>(
+  chunks: readonly T[],
+  ids: readonly number[],
+  refs: Record<string, string>,
+  msg: (logical: string) => number | undefined,
+): { chunks: T[]; missing: number } {
+  let missing = 0;
+  const out = chunks.map((c, i) => {
+    const ref = refs[`m${ids[i]}`];
+    const here = ref === undefined ? undefined : msg(ref);
+    if (here === undefined) missing++;
+    return { ...c, turn_id: here ?? 0 };
+  });
+  return { chunks: out, missing };
+}
+
 function validRefs(v: unknown): v is Record<string, string> {
   return (
     isObject(v) &&
@@ -360,6 +398,7 @@ function entryProblems(e: unknown, where: string): string[] {
   const c = validateContent(e.content);
   if (isToolError(c)) out.push(`${where}: ${c.message}`);
   else e.content = c.value; // prototype-safe copy
+  if (e.refs !== undefined && !validRefs(e.refs)) delete e.refs;
   if (!Array.isArray(e.chunks)) out.push(`${where} chunks must be a list`);
   else
     for (const chunk of e.chunks) {
@@ -473,9 +512,11 @@ export function bodyHash(b: Unstamped | SyncBody): string {
   const { u: _u, d: _d, ...rest } = b as SyncBody;
   // A message's place in its chat changes when an earlier one is deleted; that alone is no change.
   // Its references are this device's ids: the same message names them by others elsewhere.
-  if (rest.t === 'msg') {
-    delete rest.n;
-    delete rest.refs;
+  if (rest.t === 'msg' || rest.t === 'entry') delete rest.refs;
+  if (rest.t === 'msg') delete rest.n;
+  if (rest.t === 'history' && rest.entry?.refs) {
+    const { refs: _refs, ...entry } = rest.entry;
+    rest.entry = entry;
   }
   return hash(stableJson(rest));
 }

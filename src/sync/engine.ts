@@ -16,6 +16,7 @@ import {
   bodyHash,
   bodyProblems,
   changedAt,
+  chunkRefs,
   convBody,
   entryBody,
   entryId,
@@ -23,6 +24,7 @@ import {
   historyBody,
   historyId,
   kindOf,
+  localChunks,
   mapMetaIds,
   metaIds,
   msgBody,
@@ -196,12 +198,19 @@ export interface Decoded {
   resolution?: boolean;
 }
 
-/** A message whose meta named a row not here when it was written. */
-interface Unnamed {
-  id: string;
-  key: number;
-  body: Extract<SyncBody, { t: 'msg' }>;
-}
+/**
+ * A row that named a message or chat not here when it was written: a message's meta, or an
+ * entry's chunks (of a live entry, by path, or of a history row), with the ids the body gave.
+ */
+type Unnamed =
+  | { kind: 'msg'; id: string; key: number; body: Extract<SyncBody, { t: 'msg' }> }
+  | {
+      kind: 'entry' | 'history';
+      id: string;
+      key: string | number;
+      ids: number[];
+      refs: Record<string, string>;
+    };
 
 /** A message body's meta with the rows it names (`refs`) by their ids here, where known. */
 function localMeta(
@@ -566,30 +575,38 @@ export function createSync(options: SyncOptions) {
     }
     const add = (id: string, kind: DocKind, local: string | number, body: Unstamped) =>
       out.set(id, { id, kind, local, body, hash: bodyHash(body) });
-    for (const e of entries) add(entryId(e.path), 'entry', e.path, { t: 'entry', ...entryBody(e) });
+    // Ids first: rows name messages (an entry's chunks, a reply's meta), new ones too.
+    // Conversations not read this time are known by their records.
+    const convIds = new Map<number, string>();
+    for (const st of byLocal.values())
+      if (st.kind === 'conv' && st.hash !== '') convIds.set(st.local as number, st.id);
+    for (const c of convs)
+      convIds.set(c.id!, byLocal.get(localKey('conv', c.id!))?.id ?? `conv:${randomRev()}`);
+    const msgIds = new Map<number, string>();
+    for (const m of msgs)
+      if (convIds.has(m.conversationId))
+        msgIds.set(m.id!, byLocal.get(localKey('msg', m.id!))?.id ?? `msg:${randomRev()}`);
+    const msgIdOf = (local: number) => msgIds.get(local) ?? byLocal.get(localKey('msg', local))?.id;
+    const withRefs = (e: EntryBody): EntryBody => {
+      const refs = chunkRefs(e.chunks, msgIdOf);
+      return refs ? { ...e, refs } : e;
+    };
+    for (const e of entries)
+      add(entryId(e.path), 'entry', e.path, { t: 'entry', ...withRefs(entryBody(e)) });
     for (const h of history) {
       const body = historyBody(h);
       const computed = historyId(body as Parameters<typeof historyId>[0]);
       const known = byLocal.get(localKey('history', h.id!));
       let id = known && baseId(known.id) === computed ? known.id : computed;
       if (out.has(id) && out.get(id)!.local !== h.id) id = `${computed}:${h.id}`;
-      add(id, 'history', h.id!, body);
+      add(
+        id,
+        'history',
+        h.id!,
+        body.t === 'history' ? { ...body, entry: withRefs(body.entry) } : body,
+      );
     }
-    // Conversations not read this time are known by their records.
-    const convIds = new Map<number, string>();
-    for (const st of byLocal.values())
-      if (st.kind === 'conv' && st.hash !== '') convIds.set(st.local as number, st.id);
-    for (const c of convs) {
-      const id = byLocal.get(localKey('conv', c.id!))?.id ?? `conv:${randomRev()}`;
-      convIds.set(c.id!, id);
-      add(id, 'conv', c.id!, convBody(c));
-    }
-    // Ids first: a message's meta may name a message after it (a new one has no id yet).
-    const msgIds = new Map<number, string>();
-    for (const m of msgs)
-      if (convIds.has(m.conversationId))
-        msgIds.set(m.id!, byLocal.get(localKey('msg', m.id!))?.id ?? `msg:${randomRev()}`);
-    const msgIdOf = (local: number) => msgIds.get(local) ?? byLocal.get(localKey('msg', local))?.id;
+    for (const c of convs) add(convIds.get(c.id!)!, 'conv', c.id!, convBody(c));
     // Rows come in id order, which is their order in each chat: each one's place travels with it.
     const places = new Map<number, number>();
     for (const m of msgs) {
@@ -765,7 +782,10 @@ export function createSync(options: SyncOptions) {
     const arrivedMessages: ArrivedMessage[] = [];
     const earlier = ((await sdb.config.get(WAITING_KEY))?.value as string[] | undefined) ?? [];
     const waiting = new Map<string, Decoded>();
+    // Rows written while a message or chat they name had not arrived: named at the end.
+    const unnamed: Unnamed[] = [];
     const take = (applied: Awaited<ReturnType<typeof apply>>) => {
+      unnamed.push(...applied.unnamed);
       for (const s of applied.states) remember(s);
       arrivedEntries += applied.entries;
       arrivedMessages.push(...applied.messages);
@@ -812,12 +832,10 @@ export function createSync(options: SyncOptions) {
       for (const [mid, d] of await winners(c, kept.slice(i, i + applyPage), byMid))
         if (d?.body?.t === 'msg') waiting.set(mid, d);
     const ordered = inChatOrder([...waiting.values()]);
-    const unnamed: Unnamed[] = [];
     const orphans: string[] = [];
     for (let i = 0; i < ordered.length; i += applyPage) {
       const applied = await apply(c, ordered.slice(i, i + applyPage), byId, byLocal);
       await take(applied);
-      unnamed.push(...applied.unnamed);
       for (const id of applied.orphans) orphans.push(byId.get(id)?.mid ?? (await mirrorId(c, id)));
     }
     if (earlier.length || waiting.size) await sdb.config.put({ key: WAITING_KEY, value: orphans });
@@ -845,18 +863,44 @@ export function createSync(options: SyncOptions) {
     byLocal: ReadonlyMap<string, DocState>,
   ): Promise<DocState[]> {
     const out: DocState[] = [];
-    await mdb.transaction('rw', mdb.messages, async () => {
+    const here = (id: string) => {
+      const s = byId.get(id);
+      return s && s.hash !== '' ? (s.local as number) : undefined;
+    };
+    const sameIds = (a: readonly { turn_id: number }[], b: readonly { turn_id: number }[]) =>
+      a.every((c, i) => c.turn_id === b[i].turn_id);
+    await mdb.transaction('rw', [mdb.messages, mdb.structured_memory, mdb.history], async () => {
       for (const u of list) {
         const st = byId.get(u.id);
-        const row = await mdb.messages.get(u.key);
-        const conv = row && byLocal.get(localKey('conv', row.conversationId))?.id;
-        if (!st || st.local !== u.key || !row || !conv) continue;
-        if (bodyHash(msgBody(row, conv)) !== st.hash) continue;
-        const { meta } = localMeta(u.body, (id) => byId.get(id));
-        if (stableJson(meta) === stableJson(row.meta)) continue;
-        const next = { ...row, meta };
-        await mdb.messages.put(next);
-        out.push({ ...st, hash: bodyHash(msgBody(next, conv)) });
+        if (!st || st.local !== u.key) continue;
+        if (u.kind === 'msg') {
+          const row = await mdb.messages.get(u.key);
+          const conv = row && byLocal.get(localKey('conv', row.conversationId))?.id;
+          if (!row || !conv || bodyHash(msgBody(row, conv)) !== st.hash) continue;
+          const { meta } = localMeta(u.body, (id) => byId.get(id));
+          if (stableJson(meta) === stableJson(row.meta)) continue;
+          const next = { ...row, meta };
+          await mdb.messages.put(next);
+          out.push({ ...st, hash: bodyHash(msgBody(next, conv)) });
+        } else if (u.kind === 'entry') {
+          const row = await mdb.structured_memory.where('path').equals(String(u.key)).first();
+          if (!row || bodyHash({ t: 'entry', ...entryBody(row) }) !== st.hash) continue;
+          if (u.ids.length !== row.contextChunks.length) continue;
+          const { chunks } = localChunks(row.contextChunks, u.ids, u.refs, here);
+          if (sameIds(chunks, row.contextChunks)) continue;
+          const next = { ...row, contextChunks: chunks };
+          await mdb.structured_memory.put(next);
+          out.push({ ...st, hash: bodyHash({ t: 'entry', ...entryBody(next) }) });
+        } else {
+          const row = await mdb.history.get(Number(u.key));
+          if (!row || bodyHash(historyBody(row)) !== st.hash) continue;
+          if (u.ids.length !== row.entry.contextChunks.length) continue;
+          const { chunks } = localChunks(row.entry.contextChunks, u.ids, u.refs, here);
+          if (sameIds(chunks, row.entry.contextChunks)) continue;
+          const next = { ...row, entry: { ...row.entry, contextChunks: chunks } };
+          await mdb.history.put(next);
+          out.push({ ...st, hash: bodyHash(historyBody(next)) });
+        }
       }
     });
     return out;
@@ -969,6 +1013,11 @@ export function createSync(options: SyncOptions) {
     let entries = 0;
     let again = false;
     const stateOf = (id: string) => byId.get(id) ?? fresh.get(id);
+    /** A message's id here, by its logical id; undefined when it is not here. */
+    const msgHere = (id: string) => {
+      const s = stateOf(id);
+      return s && s.hash !== '' ? (s.local as number) : undefined;
+    };
     /** The chat's row here; null when it was deleted, undefined when it has not arrived. */
     const convLocal = (conv: string) => {
       const s = stateOf(conv);
@@ -1048,6 +1097,13 @@ export function createSync(options: SyncOptions) {
                   }));
                 }
               }
+              if (body.refs) {
+                const ids = body.chunks.map((x) => x.turn_id);
+                const named = localChunks(next.contextChunks, ids, body.refs, msgHere);
+                next.contextChunks = named.chunks;
+                if (named.missing)
+                  unnamed.push({ kind: 'entry', id: d.id, key: path, ids, refs: body.refs });
+              }
               puts.push(next);
               if (!next.model) entries++;
               done(path, bodyHash({ t: 'entry', ...entryBody(next) }));
@@ -1075,8 +1131,14 @@ export function createSync(options: SyncOptions) {
                 ...(body.deleteRoot !== undefined ? { deleteRoot: body.deleteRoot } : {}),
                 ...(body.conflictFrom !== undefined ? { conflictFrom: body.conflictFrom } : {}),
               };
+              const refs = body.entry.refs;
+              const ids = body.entry.chunks.map((x) => x.turn_id);
+              const named = refs && localChunks(next.entry.contextChunks, ids, refs, msgHere);
+              if (named) next.entry.contextChunks = named.chunks;
               if (row) next.id = row.id;
               const key = await mdb.history.put(next);
+              if (refs && named?.missing)
+                unnamed.push({ kind: 'history', id: d.id, key, ids, refs });
               done(key, bodyHash(historyBody(next)));
               break;
             }
@@ -1148,7 +1210,7 @@ export function createSync(options: SyncOptions) {
                 ...(meta !== undefined ? { meta } : {}),
               };
               const key = await mdb.messages.put(next);
-              if (named?.missing) unnamed.push({ id: d.id, key, body });
+              if (named?.missing) unnamed.push({ kind: 'msg', id: d.id, key, body });
               if (!row && (body.role === 'user' || body.role === 'assistant') && body.text.trim())
                 messages.push({ conversationId, turnId: key, role: body.role, text: body.text });
               done(key, bodyHash(msgBody({ ...next, id: key }, body.conv)));

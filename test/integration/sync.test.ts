@@ -411,6 +411,56 @@ describe('sync through a CouchDB-protocol server', () => {
     expect(readKeeperCard(cardOnA)?.replyId).toBe(reply);
   });
 
+  it('an entry’s Source links open the same messages on the other device, in its history too', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const b = await device('Laptop', db);
+    // B has chats of its own first: its ids for what arrives differ from A's.
+    const own = await b.mem.createConversation('Laptop notes');
+    if (own.status !== 'SUCCESS') throw new Error(own.message);
+    for (let i = 0; i < 5; i++)
+      ok2(await b.mem.addMessage({ conversationId: own.id, role: 'user', text: `Note ${i}` }));
+    await ok(b);
+    const chat = await a.mem.createConversation('Family news');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    const told = 'My sister Ana is moving to Lisbon in May.';
+    ok2(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text: told }));
+    ok2(
+      await a.mem.saveMemory('family/ana', 'Moving to Lisbon in May', 200, {
+        conversationId: chat.id,
+      }),
+    );
+    ok2(
+      await a.mem.saveMemory('family/ana', 'Moving to Lisbon on 12 May', 200, {
+        conversationId: chat.id,
+      }),
+    );
+    await ok(a);
+    await ok(b);
+    const chats = new Map((await b.mem.listConversations()).map((c) => [c.title, c.id!]));
+    const [toldOnB] = await b.mem.getMessages(chats.get('Family news')!);
+    expect(toldOnB.text).toBe(told);
+    const detail = await b.mem.entryDetail('family/ana');
+    if (detail.status !== 'SUCCESS') throw new Error(detail.message);
+    expect(detail.entry!.contextChunks.map((c) => c.turn_id)).toContain(toldOnB.id);
+    expect(detail.sources).toEqual({ [toldOnB.id!]: chats.get('Family news') });
+    // The version before it names the message by B's id too (as a backup of B holds it).
+    const backup = await b.mem.exportJson();
+    if (typeof backup !== 'string') throw new Error(backup.message);
+    const older = (
+      JSON.parse(backup) as {
+        history: {
+          path: string;
+          version: number;
+          entry: { contextChunks: { turn_id: number }[] };
+        }[];
+      }
+    ).history.find((h) => h.path === 'family/ana' && h.version === 1)!;
+    expect(older.entry.contextChunks.map((c) => c.turn_id)).toContain(toldOnB.id);
+    // Nothing goes back changed.
+    expect((await ok(b)).waiting).toBe(0);
+  });
+
   it('an imported chat updated from another device is still known as imported: the same file again adds nothing', async () => {
     const db = freshDb();
     const a = await device('Desktop', db);
