@@ -11,6 +11,34 @@ export type PathResult =
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
+// Characters that show as nothing, so that two paths that look the same are different entries:
+// zero-width space, word joiner, zero-width no-break space (the BOM; `trim` takes it off the ends).
+const INVISIBLE = /[\u200b\u2060\ufeff]/;
+// The bidirectional controls (Unicode's Bidi_Control: marks, embeddings, overrides, isolates),
+// which can show a path's characters in another order than they are stored in.
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+// The zero-width non-joiner and joiner belong inside Persian and Indic words and emoji sequences
+// (👩‍💻); anywhere else (next to ASCII, Latin or a space, or at a segment's end) they only hide.
+const STRAY_JOINER =
+  /(?<![^\p{ASCII}\p{Script=Latin}\s\u200c\u200d])[\u200c\u200d]|[\u200c\u200d](?![^\p{ASCII}\p{Script=Latin}\s\u200c\u200d])/u;
+
+/** Why a segment's invisible or reordering characters are refused, or null when it has none. */
+export function hiddenCharacterProblem(segment: string): string | null {
+  const hidden = INVISIBLE.exec(segment) ?? STRAY_JOINER.exec(segment);
+  if (hidden) {
+    return `path contains an invisible character (${codePoint(hidden[0])}) that makes it look like another path; remove it`;
+  }
+  const bidi = BIDI.exec(segment);
+  if (bidi) {
+    return `path contains a bidirectional control character (${codePoint(bidi[0])}) that can show it in another order; remove it`;
+  }
+  return null;
+}
+
+function codePoint(ch: string): string {
+  return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
 /**
  * Normalises a path: segments split on `/`, trimmed and NFC-normalised; one leading or
  * trailing `/` is ignored. `allowRoot` accepts `''` (the root heading).
@@ -45,6 +73,8 @@ export function parsePath(input: unknown, { allowRoot = false } = {}): PathResul
     if (seg === '.' || seg === '..')
       return { ok: false, message: `path segments "." and ".." are not allowed` };
     if (CONTROL.test(seg)) return { ok: false, message: 'path contains a control character' };
+    const hidden = hiddenCharacterProblem(seg);
+    if (hidden) return { ok: false, message: hidden };
     if (seg.length > MAX_SEGMENT_CHARS) {
       return {
         ok: false,

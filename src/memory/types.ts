@@ -153,6 +153,8 @@ export interface SaveResult {
   version: number;
   contextTokens: number;
   chunksStored: number;
+  /** The entry held this content already: nothing was written, `version` is the one it has. */
+  unchanged?: true;
 }
 
 /** Where "Remember this" proposes to save a text (`suggestMemoryPath`). */

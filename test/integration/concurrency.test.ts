@@ -96,6 +96,19 @@ describe('two connections to the same database', () => {
 });
 
 describe('a write that lands while another is being prepared', () => {
+  it('a save whose content is saved meanwhile (another tab, the keeper) makes no second version', async () => {
+    const g = gatedEmbedder(sharedEmbedder(), 'GATE', { armed: false });
+    const { mem } = openTestMemory({ embedder: g.embedder });
+    ok(await mem.saveMemory('P', 'before', 0));
+    g.arm();
+    const save = mem.saveMemory('P', 'GATE: after', 0);
+    await g.atGate;
+    ok(await mem.saveMemory('P', 'GATE: after', 0));
+    g.release();
+    expect(await save).toMatchObject({ status: 'SUCCESS', version: 2, unchanged: true });
+    expect(ok(await mem.getHistory('P')).versions.map((v) => v.content)).toEqual(['before']);
+  });
+
   it('updateMemory after a save of something that is no object: refused, the save stands', async () => {
     const g = gatedEmbedder(sharedEmbedder(), 'GATE', { armed: false });
     const { mem } = openTestMemory({ embedder: g.embedder });

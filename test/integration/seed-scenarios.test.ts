@@ -25,6 +25,7 @@ import {
   openTestMemory,
   sentences,
   sharedEmbedder,
+  snapshotDb,
   tableRows,
 } from './helpers';
 
@@ -192,10 +193,11 @@ describe('seed scenario: a conversation about multi-window support and schema de
     const candidates = (await entryRow(name, path)).contextChunks;
     expect(tokenSum(candidates)).toBeGreaterThan(20);
 
-    // Same heading and content, so the same query and the same candidates, budget 20.
-    const small = ok(await mem.saveMemory(path, multiWindowGoal, 20));
-    expect(small.version).toBe(2);
-    const smallRow = await entryRow(name, path);
+    // Same heading and content, so the same query and the same candidates, budget 20 (at
+    // another path: saved again at this one, the same content would write nothing).
+    const other = 'Elsewhere/MultiWindowSupport';
+    const small = ok(await mem.saveMemory(other, multiWindowGoal, 20));
+    const smallRow = await entryRow(name, other);
     const used = tokenSum(smallRow.contextChunks);
     expect(used).toBeLessThanOrEqual(20);
     expect(small.contextTokens).toBe(used);
@@ -270,6 +272,37 @@ describe('seed scenario: a conversation about multi-window support and schema de
     expect(h.versions).toHaveLength(1);
     expect(h.versions[0]).toMatchObject({ version: 1, reason: 'update', content: multiWindowGoal });
     expect(ms(h.versions[0].modified)).toBe(firstAt);
+  });
+
+  it('saving the content an entry holds already writes nothing and says so', async () => {
+    const { mem, name, clock } = await seededConversations();
+    const path = 'HaloWeave/Goals/MultiWindowSupport';
+    const first = ok(await mem.saveMemory(path, multiWindowGoal));
+    expect(first.chunksStored).toBeGreaterThan(0);
+    const before = await snapshotDb(name);
+    clock.advance(DAY);
+    // Again, from another conversation: the snapshot that says why it was saved stays.
+    const again = ok(
+      await mem.saveMemory(path, structuredClone(multiWindowGoal), 1000, {
+        conversationId: COOKING,
+      }),
+    );
+    expect(again).toEqual({ ...first, unchanged: true });
+    expect(await snapshotDb(name)).toEqual(before);
+    expect(ok(await mem.getHistory(path)).versions).toHaveLength(0);
+    // As the memory keeper saves: over the version it read, or expecting none there.
+    expect(ok(await mem.saveMemory(path, multiWindowGoal, 1000, { expectedVersion: 1 }))).toEqual(
+      again,
+    );
+    expectError(
+      await mem.saveMemory(path, multiWindowGoal, 1000, { expectedVersion: null }),
+      'CHANGED',
+    );
+    expect(await snapshotDb(name)).toEqual(before);
+    // Another content is a new version as ever.
+    const changed = ok(await mem.saveMemory(path, { ...multiWindowGoal, status: 'done' }));
+    expect(changed.version).toBe(2);
+    expect(changed.unchanged).toBeUndefined();
   });
 
   it('queryMemoryHeading ranks a schema-related goal above an unrelated one', async () => {
@@ -692,6 +725,16 @@ describe('updateMemory (RFC 7396 merge patch)', () => {
     });
   });
 
+  it('a patch that changes nothing writes nothing and says so', async () => {
+    const { mem, name, clock } = openTestMemory();
+    ok(await mem.saveMemory('Cfg', { a: 1, b: { c: 2 } }, 0));
+    const before = await snapshotDb(name);
+    clock.advanceDays(1);
+    const r = ok(await mem.updateMemory('Cfg', { a: 1, b: { c: 2 }, gone: null }));
+    expect(r).toMatchObject({ path: 'Cfg', version: 1, unchanged: true });
+    expect(await snapshotDb(name)).toEqual(before);
+  });
+
   it('updateMemory of non-object content is an error and changes nothing', async () => {
     const { mem, name } = openTestMemory();
     ok(await mem.saveMemory('Text', 'just a string', 0));
@@ -721,6 +764,19 @@ describe('listMemory', () => {
     const t = sub.tree as TreeNode;
     const rel = Object.keys(t).length === 1 && 'P' in t ? (t.P as TreeNode) : t;
     expect(rel).toEqual({ A: { _content: 'alpha', B: 'beta' }, C: { x: 1 } });
+  });
+
+  it('an entry named _content shows beside its parent’s own content, and its key reads it back', async () => {
+    const { mem } = openTestMemory();
+    ok(await mem.saveMemory('Notes', 'the notes heading', 0));
+    ok(await mem.saveMemory('Notes/_content', 'an entry a model named _content', 0));
+    const r = ok(await mem.listMemory());
+    expect(r.tree).toEqual({
+      Notes: { _content: 'the notes heading', '_content/': 'an entry a model named _content' },
+    });
+    // The key, put after its parent's path, is a path to that entry (a trailing "/" is ignored).
+    const child = ok(await mem.queryMemory('Notes/_content/'));
+    expect(child.content).toBe('an entry a model named _content');
   });
 
   it('past maxChars, leaf contents become short previews and truncated is set', async () => {

@@ -120,6 +120,14 @@ describe('INVALID_PATH', () => {
     ['a bell', 'A/\u0007'],
     ['DEL', 'A\u007f'],
     ['a C1 control', 'A/\u0085B'],
+    ['a zero-width space (looks like Project/Notes)', 'Project/No\u200btes'],
+    ['a word joiner', 'Project/\u2060Notes'],
+    ['a zero-width no-break space inside', 'Project/No\ufefftes'],
+    ['a zero-width joiner between Latin letters', 'Project/No\u200dtes'],
+    ['a zero-width non-joiner at the end', 'Project/Notes\u200c'],
+    ['a right-to-left override', 'Project/\u202esetoN'],
+    ['a left-to-right isolate', 'Project/\u2066Notes\u2069'],
+    ['a right-to-left mark', 'Project/Notes\u200f'],
     ['a 129-character segment', 'S/' + 'x'.repeat(129)],
     ['13 levels', Array.from({ length: 13 }, (_, i) => `L${i}`).join('/')],
     [
@@ -146,6 +154,21 @@ describe('INVALID_PATH', () => {
     );
   });
 
+  it('a path with a hidden character is refused with a message naming it, not taken as another entry', async () => {
+    const { mem, name } = await seeded();
+    const lookAlike = await mem.saveMemory('Project/No\u200btes', 'a second "Project/Notes"');
+    expectError(lookAlike, 'INVALID_PATH');
+    expect((lookAlike as { message: string }).message).toMatch(/invisible character \(U\+200B\)/);
+    const reversed = await mem.queryMemory('Project/\u202esetoN');
+    expectError(reversed, 'INVALID_PATH');
+    expect((reversed as { message: string }).message).toMatch(/bidirectional.*\(U\+202E\)/);
+    expect((await snapshotDb(name)).structured_memory).toHaveLength(3);
+    // The joiners that words and emoji need are kept.
+    ok(await mem.saveMemory('Project/کتاب\u200cها', 'Persian, with its zero-width non-joiner'));
+    ok(await mem.saveMemory('Project/\u{1F469}\u200d\u{1F4BB} Work', 'an emoji sequence'));
+    expect(ok(await mem.queryMemory('Project/کتاب\u200cها')).path).toBe('Project/کتاب\u200cها');
+  });
+
   it('every other tool rejects malformed paths too', async () => {
     const { mem, name } = await seeded();
     const calls: [string, () => Promise<unknown>][] = [
@@ -155,7 +178,10 @@ describe('INVALID_PATH', () => {
       ['queryMemoryHeading(A/../B)', () => mem.queryMemoryHeading('A/../B')],
       ['queryMemoryHeading(null)', () => mem.queryMemoryHeading(null, 'q')],
       ['listMemory(..)', () => mem.listMemory('..')],
-      ['listMemory(13 levels)', () => mem.listMemory(badPaths[12][1])],
+      [
+        'listMemory(13 levels)',
+        () => mem.listMemory(badPaths.find(([l]) => l === '13 levels')![1]),
+      ],
       ['deleteMemory(A/./B)', () => mem.deleteMemory('A/./B', true)],
       ['deleteMemory({})', () => mem.deleteMemory({})],
       ['updateMemory(A//B)', () => mem.updateMemory('Project//Notes', { a: 1 })],

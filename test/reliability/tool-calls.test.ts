@@ -159,6 +159,11 @@ function expectEffect(
       const path = result.path as string;
       const saved = now.get(path);
       expect(contentOf(saved), `${label}: saved content`).toBe(text(a.content));
+      if (result.unchanged) {
+        // The entry held this content already: nothing was written.
+        expect(after, `${label}: a save that changed nothing wrote`).toEqual(before);
+        break;
+      }
       // One above the live entry and every version History lists there (docs/trash.md).
       const listed = ((before.history ?? []) as { path: string; version: number }[])
         .filter((h) => h.path === path)

@@ -39,6 +39,35 @@ describe('paths', () => {
     expect(bad('/')).toMatch(/empty/);
   });
 
+  it('refuses invisible and bidirectional characters, naming them', () => {
+    expect(bad('No\u200btes')).toMatch(/invisible character \(U\+200B\)/);
+    expect(bad('A/\u2060B')).toMatch(/U\+2060/);
+    expect(bad('A\ufeffB')).toMatch(/U\+FEFF/);
+    for (const ch of ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067']) {
+      expect(bad(`A/B${ch}C`)).toMatch(/bidirectional control character/);
+    }
+    expect(bad('A/\u2068B\u2069')).toMatch(/U\+2068/);
+    expect(bad('A\u200eB')).toMatch(/U\+200E/);
+    expect(bad('A\u200fB')).toMatch(/U\+200F/);
+    expect(bad('\u202eABC')).toMatch(/U\+202E/);
+    // A joiner where no word needs one: between Latin letters, by a space, at an end, doubled.
+    expect(bad('Go\u200dals')).toMatch(/invisible character \(U\+200D\)/);
+    expect(bad('Go\u200cals')).toMatch(/U\+200C/);
+    expect(bad('Caf\u00e9\u200d\u00e9')).toMatch(/U\+200D/);
+    expect(bad('\u200dA')).toMatch(/U\+200D/);
+    expect(bad('کتاب\u200c')).toMatch(/U\+200C/);
+    expect(bad('کتاب \u200cها')).toMatch(/U\+200C/);
+    // A BOM at a segment's ends is trimmed as whitespace, as it always was.
+    expect(ok('\ufeffA/B')).toBe('A/B');
+  });
+
+  it('keeps the joiners that words and emoji need', () => {
+    expect(ok('Books/کتاب\u200cها')).toBe('Books/کتاب\u200cها'); // Persian
+    expect(ok('क्\u200dष')).toBe('क्\u200dष'); // Devanagari half form
+    expect(ok('\u{1F469}\u200d\u{1F4BB} Work')).toBe('\u{1F469}\u200d\u{1F4BB} Work'); // emoji
+    expect(ok('\u{1F3C3}\u200d\u2640\ufe0f')).toBe('\u{1F3C3}\u200d\u2640\ufe0f');
+  });
+
   it('accepts the root only where a heading is meant', () => {
     expect(ok('', true)).toBe('');
     expect(ok('/', true)).toBe('');

@@ -140,6 +140,26 @@ describe('listTree and fitTree', () => {
     });
   });
 
+  it('a child named _content is listed as "_content/", beside its parent’s own content', () => {
+    const rows = [
+      { path: 'A', content: 'top' },
+      { path: 'A/_content', content: 'child' },
+      { path: 'B', content: 'b' },
+      { path: 'B/_content/C', content: 'deep' },
+      { path: '_content', content: 'at the top' },
+    ];
+    expect(fitTree('', rows, 10_000).tree).toEqual({
+      A: { _content: 'top', '_content/': 'child' },
+      B: { _content: 'b', '_content/': { C: 'deep' } },
+      '_content/': 'at the top',
+    });
+    // Under a root, the root entry's own content and a child named _content both stay.
+    expect(listTree('A', rows.slice(0, 2), (c) => c)).toEqual({
+      _content: 'top',
+      '_content/': 'child',
+    });
+  });
+
   it('a content shaped like a branch stays a leaf', () => {
     const tree = listTree('', [{ path: 'A', content: { B: 'x' } }], (c) => c);
     expect(tree).toEqual({ A: { B: 'x' } });

@@ -334,6 +334,18 @@ export function bestPerChild<H extends { ref: { path: string } }>(
   return best;
 }
 
+/** The key of listMemory's tree under which an entry that also has children keeps its content. */
+export const CONTENT_KEY = '_content';
+
+/**
+ * The key of a segment in listMemory's tree: the segment itself, except that a child literally
+ * named `_content` is listed as `_content/`, so it never takes the place of (or is taken for) its
+ * parent's own content. No segment holds a `/`, and a path ending in one `/` names the same entry.
+ */
+export function treeKey(segment: string): string {
+  return segment === CONTENT_KEY ? `${segment}/` : segment;
+}
+
 /** The rows under `root` as listMemory's nested tree: `leaf` gives each entry's value. */
 export function listTree(
   root: string,
@@ -348,7 +360,7 @@ export function listTree(
   const hasChildren = new Set(rows.map((r) => parentOf(r.path)));
   for (const row of rows.slice(0, count)) {
     const rel = root === '' ? row.path : row.path === root ? '' : row.path.slice(root.length + 1);
-    const segs = rel === '' ? [] : rel.split('/');
+    const segs = rel === '' ? [] : rel.split('/').map(treeKey);
     let node = tree;
     for (const seg of segs.slice(0, -1)) {
       const next = getOwn(node, seg);
@@ -357,7 +369,7 @@ export function listTree(
       } else {
         const branch: TreeNode = {};
         branchMark.add(branch);
-        if (next !== undefined) branch._content = next; // should not happen: parents sort first
+        if (next !== undefined) branch[CONTENT_KEY] = next; // should not happen: parents sort first
         setOwn(node, seg, branch);
         node = branch;
       }
@@ -365,9 +377,9 @@ export function listTree(
     const last = segs[segs.length - 1];
     const value = leaf(row.content);
     if (last === undefined) {
-      setOwn(tree, '_content', value);
+      setOwn(tree, CONTENT_KEY, value);
     } else if (hasChildren.has(row.path)) {
-      const branch: TreeNode = { _content: value };
+      const branch: TreeNode = { [CONTENT_KEY]: value };
       branchMark.add(branch);
       setOwn(node, last, branch);
     } else {

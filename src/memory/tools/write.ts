@@ -53,6 +53,12 @@ export function writeTools(ctx: StoreContext) {
       const expected = expectedVersion(optionsIn);
       if (isToolError(expected)) return expected;
 
+      // Content the entry holds already: nothing to write, and no model is needed to say so.
+      const held = await db.structured_memory.where('path').equals(path).first();
+      const asExpected = expected === undefined || expected === held?.version;
+      if (held && asExpected && holdsContent(held, content.json))
+        return unchangedResult(path, held);
+
       const queryText = saveQueryText(path, content.json);
       const emb = await embed([queryText, entryText(path, content.value)]);
       if (isToolError(emb)) return emb;
@@ -73,6 +79,8 @@ export function writeTools(ctx: StoreContext) {
             `"${path}" ${existing ? `is at version ${existing.version}` : 'is not saved'} now, not ${expected === null ? 'unsaved' : `at version ${expected}`} as when it was read; nothing was saved.`,
           );
         }
+        // Saved meanwhile with this content (another tab, the memory keeper): no second version.
+        if (existing && holdsContent(existing, content.json)) return { unchanged: existing };
         // A live row is above its history already; a new one goes on from what History lists.
         const listed = existing
           ? []
@@ -94,6 +102,7 @@ export function writeTools(ctx: StoreContext) {
         return row;
       });
       if (isToolError(written)) return written;
+      if ('unchanged' in written) return unchangedResult(path, written.unchanged);
       noteWrite([written.id]);
       return {
         status: 'SUCCESS' as const,
@@ -130,6 +139,7 @@ export function writeTools(ctx: StoreContext) {
       }
       const merged = validateContent(mergePatch(current.content, patch.value));
       if (isToolError(merged)) return merged;
+      if (holdsContent(current, merged.json)) return unchangedResult(path, current);
       const emb = await embed([entryText(path, merged.value)]);
       if (isToolError(emb)) return emb;
       const snapshots = await snapshotsFor([current], emb.info, embed);
@@ -151,6 +161,7 @@ export function writeTools(ctx: StoreContext) {
           }
           const again = validateContent(mergePatch(fresh.content, patch.value));
           if (isToolError(again)) return again;
+          if (holdsContent(fresh, again.json)) return { unchanged: fresh };
           content = again.value;
         }
         const row = rewrittenRow(fresh, current.version, {
@@ -167,6 +178,7 @@ export function writeTools(ctx: StoreContext) {
       });
       if (!written) return notFound(path);
       if (isToolError(written)) return written;
+      if ('unchanged' in written) return unchangedResult(path, written.unchanged);
       noteWrite([written.id]);
       return keptResult(path, written);
     });
@@ -327,6 +339,23 @@ export function rewrittenRow(
 }
 function isObject(v: JsonValue): v is { [k: string]: JsonValue } {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Whether `row` holds the content whose JSON is `json` already: a save of it would only add a
+ * version that changes nothing (the memory keeper and small models re-save what they know).
+ * Key order counts, as it shows.
+ */
+export function holdsContent(row: Pick<MemoryEntry, 'content'>, json: string): boolean {
+  return JSON.stringify(row.content) === json;
+}
+
+/**
+ * The answer to a save that found its content there already and wrote nothing: the entry's
+ * version and the context snapshot it keeps (that of the save that wrote the content).
+ */
+export function unchangedResult(path: string, row: MemoryEntry): SaveResult {
+  return { ...keptResult(path, row), unchanged: true };
 }
 
 /** The answer to a write that kept the row's context chunks: what they hold now. */
