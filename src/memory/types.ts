@@ -386,6 +386,8 @@ export interface ImportResult {
   imported: number;
   created: number;
   updated: number;
+  /** A JSON backup's chats that were here already (merged before), so not added again. */
+  chatsAlreadyHere?: number;
 }
 
 /** `importFile`'s report (docs/import-export.md). */

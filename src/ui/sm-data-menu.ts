@@ -9,7 +9,7 @@ import type { Backups } from '../app/backups';
 import { daysAgo } from '../app/backup-plan';
 import { downloadFile } from '../app/backup-files';
 import type { FileImportResult, ImportResult, ToolError } from '../memory/types';
-import { MAX_FOREIGN_FILE_BYTES, tooLargeForeignFile } from '../memory/imports/limits';
+import { fileSizeRefusal } from '../memory/imports/limits';
 import type { MemoryClient } from '../worker-client';
 import { BackupsController } from './backups-controller';
 import { emit } from './events';
@@ -123,7 +123,12 @@ export function fileReport(file: string, r: FileImportResult | ToolError): FileR
 
 function importSummary(r: ImportResult): string {
   const n = r.imported;
-  return `Imported ${n} ${n === 1 ? 'entry' : 'entries'} (${r.created} new, ${r.updated} updated).`;
+  const here = r.chatsAlreadyHere ?? 0;
+  const chats = here
+    ? ` ${here} ${here === 1 ? 'chat was' : 'chats were'} here already, so not added again.`
+    : '';
+  const entries = `${n} ${n === 1 ? 'entry' : 'entries'} (${r.created} new, ${r.updated} updated)`;
+  return `Imported ${entries}.${chats}`;
 }
 
 function isError(r: unknown): r is ToolError {
@@ -542,6 +547,15 @@ export class SmDataMenu extends LitElement {
       const head = await this.readText(file.slice(0, 256), file.name);
       if (head === undefined) return;
       if (isMarkdownFile(file.name, file.type, head) || isBackupText(head)) {
+        // Refused before it is read: a file of gigabytes would hold the page, then fail.
+        const refusal = fileSizeRefusal(file.name, file.size, true);
+        if (refusal) {
+          return this.showStep({
+            kind: 'failed',
+            title: 'Nothing was imported',
+            message: `${file.name}: ${refusal}`,
+          });
+        }
         const text = await this.readText(file, file.name);
         if (text === undefined) return;
         if (isMarkdownFile(file.name, file.type, text))
@@ -608,14 +622,13 @@ export class SmDataMenu extends LitElement {
     let bytes: Uint8Array;
     let head: string;
     try {
-      // The start tells this app's own files apart; the rest is not decoded here. Another tool's
-      // file over the limit is refused before it is read (a file of gigabytes would hold the page).
+      // The start tells this app's own files apart; the rest is not decoded here. A file over
+      // its kind's limit is refused before it is read (a file of gigabytes would hold the page).
       head = new TextDecoder().decode(new Uint8Array(await file.slice(0, 256).arrayBuffer()));
       const own =
         (!isPng(file) && isMarkdownFile(file.name, file.type, head)) || isBackupText(head);
-      if (!own && file.size > MAX_FOREIGN_FILE_BYTES) {
-        return failed(tooLargeForeignFile(file.name, file.size));
-      }
+      const refusal = fileSizeRefusal(file.name, file.size, own);
+      if (refusal) return failed(refusal);
       bytes = new Uint8Array(await file.arrayBuffer());
     } catch (e) {
       return failed(`It could not be read: ${e instanceof Error ? e.message : String(e)}`);

@@ -335,4 +335,42 @@ describe('storage the browser keeps, and backups', () => {
     });
     await restore(path, 'Merge');
   });
+
+  it('a backup merged twice adds its chat once, and the second time says it was here', async () => {
+    const from = await open();
+    await seed(from);
+    const chat = await callWorker<{ id: number }>(from, 'createConversation', 'Lisbon trip');
+    await callWorker(from, 'addMessage', {
+      conversationId: chat.id,
+      role: 'user',
+      text: 'We fly on the 9th.',
+    });
+    // The same backup under two names (the file input takes a file again only when it changes).
+    const text = await callWorker<string>(from, 'exportJson');
+    const paths = ['merge-once.json', 'merge-again.json'].map((f) => join(files, f));
+    for (const p of paths) await writeFile(p, text);
+    const page = await open();
+    const titles = async () =>
+      (await callWorker<{ title: string }[]>(page, 'listConversations')).map((c) => c.title);
+    const merge = async (path: string) => {
+      await page.locator('sm-data-menu input[type=file]').setInputFiles(path);
+      await page.getByRole('button', { name: /^Merge/ }).click();
+      const done = page.locator('sm-data-menu').getByRole('status');
+      await done.getByText(/^Imported \d+ entries/).waitFor({ timeout: 30_000 });
+      const said = await done.innerText();
+      await page.locator('sm-data-menu').getByRole('button', { name: 'Close' }).click();
+      return said;
+    };
+    expect(await merge(paths[0])).not.toMatch(/here already/);
+    const once = (await titles()).sort();
+    expect(once.filter((t) => t === 'Lisbon trip')).toHaveLength(1);
+    // Every chat of the backup (the one made here) was here already.
+    const again = await merge(paths[1]);
+    expect((await titles()).sort()).toEqual(once);
+    const n = SEED.length;
+    expect((JSON.parse(text) as { conversations: unknown[] }).conversations).toHaveLength(1);
+    expect(again).toBe(
+      `Imported ${n} entries (0 new, ${n} updated). 1 chat was here already, so not added again.`,
+    );
+  });
 });

@@ -273,4 +273,43 @@ describe('importing from other tools in Chromium', () => {
       await rm(dirname(huge), { recursive: true, force: true });
     }
   });
+
+  it('this app’s backup or Markdown over 64 MB is refused in a sentence before it is read; nothing changes', async () => {
+    // The page has made its first chat (it makes one as it starts), so nothing else changes.
+    const chats = async () =>
+      (await callWorker<{ conversations: number }>(page, 'stats')).conversations;
+    await expect.poll(chats, POLL).toBeGreaterThan(0);
+    const before = await callWorker<unknown>(page, 'stats');
+    // 3 GB each, sparse on disk after a start that says what they are: reading one whole would
+    // fail or hold the page.
+    const dir = await mkdtemp(join(tmpdir(), 'sm-huge-'));
+    const backup = join(dir, 'huge-backup.json');
+    const markdown = join(dir, 'huge-memory.md');
+    await writeFile(backup, '{\n "format": "structured-memory-backup",\n "version": 1,\n');
+    await writeFile(markdown, '# Memory\n\n');
+    for (const f of [backup, markdown]) await truncate(f, 3 * 1024 * 1024 * 1024);
+    const limit =
+      'is 3072 MB: a backup or Markdown file of this app is imported up to 64 MB at a time, as much as a browser tab can hold while it reads and indexes it. Split it into smaller files (in a backup, each chat with its messages) and import them one after the other.';
+    try {
+      // Alone, before Merge or Replace all is asked.
+      await page.locator('sm-data-menu input[type=file]').setInputFiles(backup);
+      await expect
+        .poll(() => dialog().getByRole('alert').innerText(), POLL)
+        .toBe(`huge-backup.json: Nothing was imported; nothing changed. huge-backup.json ${limit}`);
+      await dialog().getByRole('button', { name: 'Close' }).click();
+      // With another file, in the report.
+      const notes = join(dir, 'notes.jsonl');
+      await writeFile(notes, 'just some notes\n');
+      await page.locator('sm-data-menu input[type=file]').setInputFiles([markdown, notes]);
+      await expect
+        .poll(() => report().innerText(), POLL)
+        .toContain(
+          `huge-memory.md: Nothing was imported; nothing changed. huge-memory.md ${limit}`,
+        );
+      await dialog().getByRole('button', { name: 'Close' }).click();
+      expect(await callWorker<unknown>(page, 'stats')).toEqual(before);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/embeddings/types';
 import { MemoryDB } from '../../src/memory/db';
-import type { MemoryApi } from '../../src/memory/types';
+import type { MemoryApi, MemoryEntry } from '../../src/memory/types';
 import {
   closeAll,
   expectError,
@@ -176,6 +176,107 @@ describe('JSON backup', () => {
     expect((card.meta?.keeper as { replyId: number }).replyId).toBe(merged.id);
   });
 
+  it('merging the same backup again adds none of its chats twice, and says how many were here', async () => {
+    const a = openTestMemory();
+    await seeded(a.mem);
+    const json = (await a.mem.exportJson()) as string;
+    const b = openTestMemory();
+    const first = ok(await b.mem.importJson(json, 'merge'));
+    const statsOnce = await b.mem.stats();
+    const again = ok(await b.mem.importJson(json, 'merge'));
+    const convs = await b.mem.listConversations();
+    expect(convs.map((c) => c.title)).toEqual(['Planning']);
+    expect([first.chatsAlreadyHere, again.chatsAlreadyHere]).toEqual([0, 1]);
+    expect((await b.mem.getMessages(convs[0].id!)).map((m) => m.text)).toEqual([
+      'I prefer vanilla JavaScript. I avoid npm build steps.',
+      'Noted: plain scripts, no bundler.',
+    ]);
+    const stats = await b.mem.stats();
+    expect([stats.conversations, stats.messages, stats.chunks]).toEqual([
+      statsOnce.conversations,
+      statsOnce.messages,
+      statsOnce.chunks,
+    ]);
+    // The entries' snapshots still lead to the chat's messages.
+    const ids = new Set((await b.mem.getMessages(convs[0].id!)).map((m) => m.id));
+    const rows = (await snapshotDb(b.name)).structured_memory as MemoryEntry[];
+    const turns = rows.flatMap((r) => r.contextChunks.map((c) => c.turn_id));
+    expect(turns.length).toBeGreaterThan(0);
+    expect(turns.filter((t) => !ids.has(t))).toEqual([]);
+    // Its own backup merged back into the store it came from adds no chat either.
+    const home = ok(await a.mem.importJson(json, 'merge'));
+    expect(await a.mem.listConversations()).toHaveLength(1);
+    expect(home.chatsAlreadyHere).toBe(1);
+  });
+
+  it('merged again, a chat continued since on either side keeps every message', async () => {
+    const a = openTestMemory();
+    const conv = ok(await a.mem.createConversation('Trip'));
+    ok(
+      await a.mem.addMessage({ conversationId: conv.id, role: 'user', text: 'We fly on the 9th.' }),
+    );
+    const older = (await a.mem.exportJson()) as string;
+    const b = openTestMemory();
+    ok(await b.mem.importJson(older, 'merge'));
+    const [here] = await b.mem.listConversations();
+    // Renamed and continued here: merging the same backup again adds nothing.
+    ok(await b.mem.renameConversation(here.id!, 'Lisbon trip'));
+    ok(await b.mem.addMessage({ conversationId: here.id!, role: 'user', text: 'Hotel: Alfama.' }));
+    const same = ok(await b.mem.importJson(older, 'merge'));
+    expect((await b.mem.listConversations()).map((c) => c.title)).toEqual(['Lisbon trip']);
+    expect((await b.mem.getMessages(here.id!)).map((m) => m.text)).toEqual([
+      'We fly on the 9th.',
+      'Hotel: Alfama.',
+    ]);
+    expect(same.chatsAlreadyHere).toBe(1);
+    ok(
+      await a.mem.addMessage({ conversationId: conv.id, role: 'user', text: 'Back on the 16th.' }),
+    );
+    const newer = (await a.mem.exportJson()) as string;
+    // Continued there: the backup holds a message this chat lacks, so it comes in whole.
+    const r = ok(await b.mem.importJson(newer, 'merge'));
+    const convs = await b.mem.listConversations();
+    expect(convs.map((c) => c.title).sort()).toEqual(['Lisbon trip', 'Trip']);
+    const trip = convs.find((c) => c.title === 'Trip')!;
+    expect((await b.mem.getMessages(trip.id!)).map((m) => m.text)).toEqual([
+      'We fly on the 9th.',
+      'Back on the 16th.',
+    ]);
+    expect(r.chatsAlreadyHere).toBe(0);
+    const last = ok(await b.mem.importJson(newer, 'merge'));
+    expect(await b.mem.listConversations()).toHaveLength(2);
+    expect(last.chatsAlreadyHere).toBe(1);
+  });
+
+  it('a chat found here that is deleted while the backup is read: nothing changes, and it says so', async () => {
+    const a = openTestMemory();
+    const trip = ok(await a.mem.createConversation('Trip'));
+    ok(
+      await a.mem.addMessage({ conversationId: trip.id, role: 'user', text: 'We fly on the 9th.' }),
+    );
+    const json = (await a.mem.exportJson()) as string;
+    const g = gatedEmbedder(sharedEmbedder(), 'GATE', { armed: false });
+    const b = openTestMemory({ embedder: g.embedder });
+    ok(await b.mem.importJson(json, 'merge'));
+    const later = ok(await a.mem.createConversation('Later'));
+    await a.mem.recordTurn({ conversationId: later.id, role: 'user', text: 'GATE: hotel Alfama.' });
+    const newer = (await a.mem.exportJson()) as string;
+    g.arm();
+    const running = b.mem.importJson(newer, 'merge');
+    await g.atGate; // Trip was found here; the new chat's sentences are being embedded
+    const [here] = await b.mem.listConversations();
+    ok(await b.mem.deleteConversation(here.id!));
+    g.release();
+    const r = await running;
+    expectError(r, 'CHANGED');
+    expect((r as { message: string }).message).toMatch(/nothing changed.*import it again/);
+    const after = await snapshotDb(b.name);
+    expect([after.conversations, after.messages, after.chunks]).toEqual([[], [], []]);
+    // Again, both chats come in.
+    ok(await b.mem.importJson(newer, 'merge'));
+    expect((await b.mem.listConversations()).map((c) => c.title).sort()).toEqual(['Later', 'Trip']);
+  });
+
   it('keeps the name a person gave a chat', async () => {
     const { mem: a } = openTestMemory();
     const conv = ok(await a.createConversation('New chat'));
@@ -216,6 +317,28 @@ describe('JSON backup', () => {
       }
     }
     expectError(await b.mem.importJson(JSON.stringify(good), 'overwrite'), 'INVALID_ARGUMENT');
+    expect(await snapshotDb(b.name)).toEqual(before);
+  });
+
+  it('a backup over 64 MB is refused in a sentence before it is parsed, and nothing changes', async () => {
+    const a = openTestMemory();
+    await seeded(a.mem);
+    // A good backup with spaces before its last brace: only its size is wrong.
+    const good = (await a.mem.exportJson()) as string;
+    const huge = `${good.slice(0, -1)}${' '.repeat(65 * 1024 * 1024)}}`;
+    const b = openTestMemory();
+    ok(await b.mem.saveMemory('Projects/HaloWeave', 'mine'));
+    const before = await snapshotDb(b.name);
+    const sentence =
+      'Nothing was imported; nothing changed. The backup is 65 MB: a backup or Markdown file of this app is imported up to 64 MB at a time, as much as a browser tab can hold while it reads and indexes it. Split it into smaller files (in a backup, each chat with its messages) and import them one after the other.';
+    for (const r of [
+      await b.mem.checkBackup(huge),
+      await b.mem.importJson(huge, 'merge'),
+      await b.mem.importJson(huge, 'replace'),
+    ]) {
+      expectError(r, 'INVALID_CONTENT');
+      expect((r as { message: string }).message).toBe(sentence);
+    }
     expect(await snapshotDb(b.name)).toEqual(before);
   });
 });

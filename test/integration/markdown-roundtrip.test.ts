@@ -284,6 +284,20 @@ describe('markdown import of a bad file', () => {
     }
   });
 
+  it('a file over 64 MB is refused in a sentence, and nothing changes', async () => {
+    const md = await exportToCorrupt();
+    const { mem, name } = await nonEmptyTarget();
+    const before = await snapshotDb(name);
+    // A good export with blank lines after it: only its size is wrong.
+    const huge = md + '\n'.repeat(65 * 1024 * 1024);
+    const r = await mem.importMarkdown(huge);
+    expectError(r, 'INVALID_CONTENT');
+    expect((r as { message: string }).message).toBe(
+      'Nothing was imported; nothing changed. The Markdown file is 65 MB: a backup or Markdown file of this app is imported up to 64 MB at a time, as much as a browser tab can hold while it reads and indexes it. Split it into smaller files (in a backup, each chat with its messages) and import them one after the other.',
+    );
+    expect(await snapshotDb(name)).toEqual(before);
+  });
+
   it('a non-string is an error and changes nothing', async () => {
     const { mem, name } = await nonEmptyTarget();
     const before = await snapshotDb(name);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   backupOf,
   backupValidator,
+  chatsAlreadyHere,
   importedChunks,
   importedHistoryRow,
   parseBackup,
@@ -173,5 +174,57 @@ describe('the rows an import writes', () => {
     ]);
     expect(chunks.map((c) => c.embedding)).toEqual(v);
     expect(chunks[2]).toMatchObject({ role: 'assistant', model: 'model-x', time: t1 });
+  });
+});
+
+describe('chatsAlreadyHere', () => {
+  const chat = { id: 7, title: 'Trip', created: t0.toISOString(), modified: t1.toISOString() };
+  const sent: BackupMessage[] = [
+    { id: 20, conversationId: 7, role: 'user', text: 'We fly on the 9th.', time: t0.toISOString() },
+    { id: 21, conversationId: 7, role: 'assistant', text: 'Noted.', time: t1.toISOString() },
+  ];
+  const local = (id: number, created = t0): Conversation => ({
+    id,
+    title: 'Renamed',
+    created,
+    modified: t1,
+  });
+  const held = (conversationId: number, texts: string[]): Message[] =>
+    texts.map((text, i) => ({
+      id: conversationId * 100 + i,
+      conversationId,
+      role: i % 2 ? 'assistant' : 'user',
+      text,
+      time: i % 2 ? t1 : t0,
+    }));
+  const backup = { conversations: [chat], messages: sent };
+
+  it('finds the chat created at the same moment that holds every message, and maps their ids', () => {
+    const here = chatsAlreadyHere(
+      backup,
+      [local(3), local(4)],
+      [...held(3, ['We fly on the 9th.']), ...held(4, ['We fly on the 9th.', 'Noted.', 'More.'])],
+    );
+    expect([...here]).toEqual([
+      [
+        7,
+        {
+          id: 4,
+          messages: new Map([
+            [20, 400],
+            [21, 401],
+          ]),
+        },
+      ],
+    ]);
+  });
+
+  it('a chat created at another moment, or lacking or changing a message, is another chat', () => {
+    const both = ['We fly on the 9th.', 'Noted.'];
+    expect(chatsAlreadyHere(backup, [local(3, t1)], held(3, both)).size).toBe(0);
+    expect(chatsAlreadyHere(backup, [local(3)], held(3, ['We fly on the 9th.'])).size).toBe(0);
+    expect(chatsAlreadyHere(backup, [local(3)], held(3, [both[0], 'Noted!'])).size).toBe(0);
+    // A chat without messages is here when one was created at the same moment.
+    expect(chatsAlreadyHere({ conversations: [chat] }, [local(3)], []).get(7)?.id).toBe(3);
   });
 });

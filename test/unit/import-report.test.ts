@@ -7,6 +7,11 @@ import {
   isBackupText,
   isMarkdownFile,
 } from '../../src/ui/sm-data-menu';
+import {
+  MAX_FOREIGN_FILE_BYTES,
+  MAX_OWN_FILE_BYTES,
+  fileSizeRefusal,
+} from '../../src/memory/imports/limits';
 
 describe('the import dialog', () => {
   it('knows this app’s backup by its first field, and sends other JSON to the importers', () => {
@@ -16,6 +21,19 @@ describe('the import dialog', () => {
     expect(isBackupText('{"user_name":"Mira"}\n{"mes":"hi"}')).toBe(false);
     expect(isMarkdownFile('chat.jsonl', '', 'not json at all')).toBe(false);
     expect(isMarkdownFile('notes.md', '', '{')).toBe(true);
+  });
+
+  it('refuses a file over its kind’s limit before reading it, in a sentence with both sizes', () => {
+    const GB = 1024 * 1024 * 1024;
+    expect(fileSizeRefusal('backup.json', MAX_OWN_FILE_BYTES, true)).toBeUndefined();
+    expect(fileSizeRefusal('backup.json', 3 * GB, true)).toBe(
+      'Nothing was imported; nothing changed. backup.json is 3072 MB: a backup or Markdown file of this app is imported up to 64 MB at a time, as much as a browser tab can hold while it reads and indexes it. Split it into smaller files (in a backup, each chat with its messages) and import them one after the other.',
+    );
+    // Another tool's file keeps its own, lower limit.
+    expect(fileSizeRefusal('chat.jsonl', MAX_FOREIGN_FILE_BYTES, false)).toBeUndefined();
+    expect(fileSizeRefusal('chat.jsonl', MAX_FOREIGN_FILE_BYTES + 1, false)).toMatch(
+      /^Nothing was imported; nothing changed\. chat\.jsonl is 32 MB: a file from another tool is imported up to 32 MB/,
+    );
   });
 
   it('reports a chat, entries, what was there already and what was left out', () => {

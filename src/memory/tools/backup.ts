@@ -32,6 +32,7 @@ import {
   versionProblem,
   wholeNumberProblem,
 } from '../validate';
+import { MAX_OWN_FILE_BYTES, tooLargeOwnFile } from '../imports/limits';
 import { materialise, takeOver, toPortable } from './portable';
 
 export const BACKUP_FORMAT = 'structured-memory-backup';
@@ -301,6 +302,16 @@ export function backupTools(ctx: StoreContext) {
   const { db, now, embed, guard, noteWrite, noteChunkWrite } = ctx;
   let validator: Validator | undefined;
 
+  /** The backup's chats already here (read inside a transaction), by the backup's chat id. */
+  async function chatsHere(backup: Backup): Promise<Map<number, ChatHere>> {
+    const created = new Set((backup.conversations ?? []).map((c) => Date.parse(c.created)));
+    if (!created.size) return new Map();
+    const local = await db.conversations.filter((c) => created.has(c.created.getTime())).toArray();
+    const ids = local.map((c) => c.id!);
+    const held = ids.length ? await db.messages.where('conversationId').anyOf(ids).toArray() : [];
+    return chatsAlreadyHere(backup, local, held);
+  }
+
   async function exportJson(): Promise<string | ToolError> {
     return guard(async () => {
       const [entries, history, conversations, messages] = await db.transaction(
@@ -334,10 +345,18 @@ export function backupTools(ctx: StoreContext) {
       const rows = await materialise(ctx, backup.entries.map(revive));
       if (isToolError(rows)) return rows;
       rows.forEach((r, i) => Object.assign(r, lineage(backup.entries[i])));
+      // Merged, a chat already here (this backup merged before) is not added again, so its
+      // messages are not embedded; the transaction reads again what is here.
+      const here = replace
+        ? new Map<number, ChatHere>()
+        : await db.transaction('r', db.conversations, db.messages, async () => chatsHere(backup));
       // Message sentences go back into the semantic index, embedded before the transaction.
       const messages = backup.messages ?? [];
       const indexed = messages.filter(
-        (m) => (m.role === 'user' || m.role === 'assistant') && m.text.trim(),
+        (m) =>
+          !here.has(m.conversationId) &&
+          (m.role === 'user' || m.role === 'assistant') &&
+          m.text.trim(),
       );
       const sentences = indexed.map((m) => splitSentences(indexedPart(m.text)));
       const flat = sentences.flat();
@@ -361,6 +380,15 @@ export function backupTools(ctx: StoreContext) {
           const history: HistoryRow[] | ToolError = replace ? [] : await takeOver(ctx, rows, when);
           if (isToolError(history)) return history;
           const updated = history.length;
+          const hereNow = replace ? new Map<number, ChatHere>() : await chatsHere(backup);
+          // A chat thought here was deleted or changed meanwhile: its messages were not embedded.
+          if ([...here.keys()].some((id) => !hereNow.has(id))) {
+            return toolError(
+              'CHANGED',
+              'The backup was not imported; nothing changed. A chat in it was changed or deleted ' +
+                'here while it was read: import it again.',
+            );
+          }
           if (replace) {
             const [entryIds, chunkIds] = await Promise.all([
               db.structured_memory.toCollection().primaryKeys(),
@@ -380,8 +408,14 @@ export function backupTools(ctx: StoreContext) {
             noteChunkWrite(chunkIds);
           }
           // Conversations and messages get fresh ids on merge; context chunks follow their turn.
+          // A chat already here keeps its rows: the backup's ids lead to them.
           const convMap = new Map<number, number>();
           for (const c of backup.conversations ?? []) {
+            const same = hereNow.get(c.id);
+            if (same) {
+              convMap.set(c.id, same.id);
+              continue;
+            }
             const row: Conversation = {
               title: c.title,
               created: new Date(c.created),
@@ -392,7 +426,12 @@ export function backupTools(ctx: StoreContext) {
             convMap.set(c.id, await db.conversations.add(replace ? { ...row, id: c.id } : row));
           }
           const msgMap = new Map<number, number>();
+          const added = messages.filter((m) => !hereNow.has(m.conversationId));
           for (const m of messages) {
+            const same = hereNow.get(m.conversationId);
+            if (same) msgMap.set(m.id, same.messages.get(m.id)!);
+          }
+          for (const m of added) {
             const { id, time, ...rest } = m;
             const row: Message = {
               ...rest,
@@ -405,12 +444,21 @@ export function backupTools(ctx: StoreContext) {
           // recalled turns, a keeper card's reply) follow them, and a link to one not in the
           // backup goes (it would name whatever has that id here).
           if (!replace) {
-            for (const m of messages) {
+            for (const m of added) {
               const meta = relinked(m.meta, convMap, msgMap);
               if (meta) await db.messages.update(msgMap.get(m.id)!, { meta });
             }
           }
-          const chunks = importedChunks(indexed, sentences, convMap, msgMap, countsOf, vectors);
+          // A chat found here only now (merged meanwhile in another tab) keeps its own index.
+          const kept = new Set([...hereNow.values()].map((c) => c.id));
+          const chunks = importedChunks(
+            indexed,
+            sentences,
+            convMap,
+            msgMap,
+            countsOf,
+            vectors,
+          ).filter((c) => !kept.has(c.conversationId));
           if (chunks.length) {
             const ids = await db.chunks.bulkAdd(chunks, { allKeys: true });
             chunks.forEach((c, i) => (c.id = ids[i]));
@@ -424,7 +472,7 @@ export function backupTools(ctx: StoreContext) {
           for (const h of backup.history ?? []) history.push(importedHistoryRow(h));
           if (history.length) await db.history.bulkAdd(history);
           noteWrite(await db.structured_memory.bulkPut(rows, { allKeys: true }));
-          return { created: rows.length - updated, updated };
+          return { created: rows.length - updated, updated, chatsAlreadyHere: hereNow.size };
         },
       );
       if (isToolError(result)) return result;
@@ -488,6 +536,59 @@ export function backupOf(
   };
 }
 
+/** A chat here that holds a chat of a backup: its id, and its message ids by the backup's. */
+export interface ChatHere {
+  id: number;
+  messages: Map<number, number>;
+}
+
+/**
+ * Which chats of a backup are here already (a backup merged before, or this store's own): a chat
+ * created at the same moment that holds each of the backup chat's messages (same role, time and
+ * text). Its title may differ (renamed since) and it may hold more (continued since); one that
+ * lost or changed a message is not the same, nor is one the backup holds more of (continued
+ * elsewhere): merged, those come in as chats of their own, so nothing of the backup is lost.
+ * By the backup's chat id; `local` and `localMessages` are the candidates read from the store.
+ */
+export function chatsAlreadyHere(
+  backup: Pick<Backup, 'conversations' | 'messages'>,
+  local: readonly Conversation[],
+  localMessages: readonly Message[],
+): Map<number, ChatHere> {
+  const key = (role: string, time: number, text: string) => `${role} ${time} ${text}`;
+  const held = new Map<number, Map<string, number>>();
+  for (const m of localMessages) {
+    let keys = held.get(m.conversationId);
+    if (!keys) held.set(m.conversationId, (keys = new Map()));
+    keys.set(key(m.role, m.time.getTime(), m.text), m.id!);
+  }
+  const theirs = new Map<number, BackupMessage[]>();
+  for (const m of backup.messages ?? []) {
+    const list = theirs.get(m.conversationId);
+    if (list) list.push(m);
+    else theirs.set(m.conversationId, [m]);
+  }
+  const out = new Map<number, ChatHere>();
+  for (const c of backup.conversations ?? []) {
+    const created = Date.parse(c.created);
+    for (const l of local) {
+      if (l.created.getTime() !== created) continue;
+      const keys = held.get(l.id!) ?? new Map<string, number>();
+      const messages = new Map<number, number>();
+      for (const m of theirs.get(c.id) ?? []) {
+        const id = keys.get(key(m.role, Date.parse(m.time), m.text));
+        if (id === undefined) break;
+        messages.set(m.id, id);
+      }
+      if (messages.size === (theirs.get(c.id)?.length ?? 0)) {
+        out.set(c.id, { id: l.id!, messages });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 /**
  * A message's meta with its links to other messages and chats (`recalledTurns`, `keeper.replyId`)
  * moved to their ids after a merge (`convs`, `msgs`: old id → new); a recalled turn that is not in
@@ -533,6 +634,8 @@ export function parseBackup(
   if (modeIn !== 'merge' && modeIn !== 'replace') {
     return toolError('INVALID_ARGUMENT', `mode must be "merge" or "replace", got ${short(modeIn)}`);
   }
+  if (textIn.length > MAX_OWN_FILE_BYTES)
+    return toolError('INVALID_CONTENT', tooLargeOwnFile('The backup', textIn.length));
   let data: unknown;
   try {
     data = JSON.parse(textIn);

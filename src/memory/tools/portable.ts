@@ -6,6 +6,7 @@ import { descendantRange, placedAt } from '../paths';
 import { entriesToMarkdown, parseMarkdown } from '../markdown';
 import type { HistoryRow, ImportResult, MemoryEntry, ToolError } from '../types';
 import type { PortableEntry } from '../markdown';
+import { MAX_OWN_FILE_BYTES, tooLargeOwnFile } from '../imports/limits';
 
 export function portableTools(ctx: StoreContext) {
   const { db, now, guard, pathArg, noteWrite } = ctx;
@@ -37,6 +38,8 @@ export function portableTools(ctx: StoreContext) {
           'INVALID_ARGUMENT',
           `the Markdown file must be text, got ${short(textIn)}`,
         );
+      if (textIn.length > MAX_OWN_FILE_BYTES)
+        return toolError('INVALID_CONTENT', tooLargeOwnFile('The Markdown file', textIn.length));
       const parsed = parseMarkdown(textIn);
       if (!parsed.ok) {
         const shown = parsed.errors.slice(0, 10).join('; ');
