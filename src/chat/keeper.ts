@@ -519,6 +519,8 @@ async function apply(
         error: `The memory keeper could not save ${op.path} (${saved.message}), so nothing was kept.${left}`,
       };
     }
+    // The entry held this already (an update that repeats it): nothing written, nothing to undo.
+    if (saved.unchanged) continue;
     kept.push({
       op: op.op,
       path: saved.path,
@@ -613,6 +615,7 @@ export async function runKeeper(req: KeeperRequest): Promise<KeeperOutcome> {
     req.onWriting?.();
     const applied = await apply(req, planned.plan);
     if ('error' in applied) return outcome('error', applied.error);
+    if (!applied.kept.length) return outcome('nothing', notice);
     return outcome('kept', notice, applied.kept);
   } catch (e) {
     if (isAbortError(e) || signal?.aborted) return outcome('aborted');
