@@ -386,6 +386,8 @@ export interface ImportResult {
   imported: number;
   created: number;
   updated: number;
+  /** Entries whose path held their content already: nothing written for them. */
+  unchanged?: number;
   /** A JSON backup's chats that were here already (merged before), so not added again. */
   chatsAlreadyHere?: number;
 }

@@ -127,7 +127,8 @@ function importSummary(r: ImportResult): string {
   const chats = here
     ? ` ${here} ${here === 1 ? 'chat was' : 'chats were'} here already, so not added again.`
     : '';
-  const entries = `${n} ${n === 1 ? 'entry' : 'entries'} (${r.created} new, ${r.updated} updated)`;
+  const same = r.unchanged ? `, ${r.unchanged} unchanged` : '';
+  const entries = `${n} ${n === 1 ? 'entry' : 'entries'} (${r.created} new, ${r.updated} updated${same})`;
   return `Imported ${entries}.${chats}`;
 }
 

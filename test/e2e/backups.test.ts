@@ -370,7 +370,7 @@ describe('storage the browser keeps, and backups', () => {
     const n = SEED.length;
     expect((JSON.parse(text) as { conversations: unknown[] }).conversations).toHaveLength(1);
     expect(again).toBe(
-      `Imported ${n} entries (0 new, ${n} updated). 1 chat was here already, so not added again.`,
+      `Imported ${n} entries (0 new, 0 updated, ${n} unchanged). 1 chat was here already, so not added again.`,
     );
   });
 });

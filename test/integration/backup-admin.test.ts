@@ -183,7 +183,16 @@ describe('JSON backup', () => {
     const b = openTestMemory();
     const first = ok(await b.mem.importJson(json, 'merge'));
     const statsOnce = await b.mem.stats();
+    const before = await snapshotDb(b.name);
     const again = ok(await b.mem.importJson(json, 'merge'));
+    // Its entries are here with their content and its versions in their history: none again.
+    expect(again).toMatchObject({ created: 0, updated: 0, unchanged: first.imported });
+    const after = await snapshotDb(b.name);
+    const versions = (db: typeof after) =>
+      (db.structured_memory as MemoryEntry[]).map((r) => `${r.path} ${r.version}`).sort();
+    expect(versions(after)).toEqual(versions(before));
+    expect(before.history.length).toBeGreaterThan(0);
+    expect(after.history).toHaveLength(before.history.length);
     const convs = await b.mem.listConversations();
     expect(convs.map((c) => c.title)).toEqual(['Planning']);
     expect([first.chatsAlreadyHere, again.chatsAlreadyHere]).toEqual([0, 1]);

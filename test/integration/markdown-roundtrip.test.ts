@@ -332,5 +332,11 @@ describe('markdown import into a non-empty database', () => {
     expect(ok(await dst.mem.queryMemory('Shared/Entry')).content).toEqual({ from: 'import' });
     const h = ok(await dst.mem.getHistory('Shared/Entry'));
     expect(h.versions.map((v) => v.content)).toContainEqual({ from: 'local' });
+
+    // The same file again: every entry holds its content already, so nothing is written.
+    const again = ok(await dst.mem.importMarkdown(md));
+    expect(again).toMatchObject({ imported: 2, created: 0, updated: 0, unchanged: 2 });
+    expect(await entries(dst.name)).toEqual(rows);
+    expect(ok(await dst.mem.getHistory('Shared/Entry')).versions).toHaveLength(h.versions.length);
   });
 });

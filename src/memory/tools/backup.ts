@@ -33,7 +33,7 @@ import {
   wholeNumberProblem,
 } from '../validate';
 import { MAX_OWN_FILE_BYTES, tooLargeOwnFile } from '../imports/limits';
-import { materialise, takeOver, toPortable } from './portable';
+import { importCounts, materialise, takeOver, toPortable } from './portable';
 
 export const BACKUP_FORMAT = 'structured-memory-backup';
 export const BACKUP_VERSION = 1;
@@ -312,6 +312,13 @@ export function backupTools(ctx: StoreContext) {
     return chatsAlreadyHere(backup, local, held);
   }
 
+  /** Inside a transaction: the keys (`historyKey`) of the versions here at the paths of `rows`. */
+  async function historyHere(rows: readonly BackupHistoryRow[]): Promise<Set<string>> {
+    const paths = [...new Set(rows.map((h) => h.path))];
+    if (!paths.length) return new Set();
+    return new Set((await db.history.where('path').anyOf(paths).toArray()).map(historyKey));
+  }
+
   async function exportJson(): Promise<string | ToolError> {
     return guard(async () => {
       const [entries, history, conversations, messages] = await db.transaction(
@@ -377,8 +384,9 @@ export function backupTools(ctx: StoreContext) {
         ],
         async () => {
           // Read before anything is written, so that an error here leaves the store as it was.
-          const history: HistoryRow[] | ToolError = replace ? [] : await takeOver(ctx, rows, when);
-          if (isToolError(history)) return history;
+          const taken = replace ? { history: [], write: rows } : await takeOver(ctx, rows, when);
+          if (isToolError(taken)) return taken;
+          const { history, write } = taken;
           const updated = history.length;
           const hereNow = replace ? new Map<number, ChatHere>() : await chatsHere(backup);
           // A chat thought here was deleted or changed meanwhile: its messages were not embedded.
@@ -469,10 +477,18 @@ export function backupTools(ctx: StoreContext) {
             for (const c of row.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
           }
 
-          for (const h of backup.history ?? []) history.push(importedHistoryRow(h));
+          // Merged again, the versions the backup's history holds are here already.
+          const known = replace ? new Set<string>() : await historyHere(backup.history ?? []);
+          for (const h of backup.history ?? []) {
+            const row = importedHistoryRow(h);
+            if (!known.has(historyKey(row))) history.push(row);
+          }
           if (history.length) await db.history.bulkAdd(history);
-          noteWrite(await db.structured_memory.bulkPut(rows, { allKeys: true }));
-          return { created: rows.length - updated, updated, chatsAlreadyHere: hereNow.size };
+          if (write.length) noteWrite(await db.structured_memory.bulkPut(write, { allKeys: true }));
+          return {
+            ...importCounts(rows.length, write.length, updated),
+            chatsAlreadyHere: hereNow.size,
+          };
         },
       );
       if (isToolError(result)) return result;
@@ -691,6 +707,13 @@ export function importedChunks(
  * A backup's history row as stored: no vectors (a restore embeds it again) and its heading and
  * parent taken from its entry's path.
  */
+/** What makes two history rows one version: its path, number, reason, time and content. */
+export function historyKey(h: HistoryRow): string {
+  return [h.path, h.version, h.reason, h.replaced.getTime(), JSON.stringify(h.entry.content)].join(
+    '\u0000',
+  );
+}
+
 export function importedHistoryRow(h: BackupHistoryRow): HistoryRow {
   const e = revive(h.entry);
   return {

@@ -7,6 +7,7 @@ import { entriesToMarkdown, parseMarkdown } from '../markdown';
 import type { HistoryRow, ImportResult, MemoryEntry, ToolError } from '../types';
 import type { PortableEntry } from '../markdown';
 import { MAX_OWN_FILE_BYTES, tooLargeOwnFile } from '../imports/limits';
+import { holdsContent } from './write';
 
 export function portableTools(ctx: StoreContext) {
   const { db, now, guard, pathArg, noteWrite } = ctx;
@@ -55,12 +56,12 @@ export function portableTools(ctx: StoreContext) {
       if (isToolError(rows)) return rows;
       const when = new Date(now());
       const counts = await db.transaction('rw', db.structured_memory, db.history, async () => {
-        const history = await takeOver(ctx, rows, when);
-        if (isToolError(history)) return history;
+        const taken = await takeOver(ctx, rows, when);
+        if (isToolError(taken)) return taken;
+        const { history, write } = taken;
         if (history.length) await db.history.bulkAdd(history);
-        const ids = await db.structured_memory.bulkPut(rows, { allKeys: true });
-        noteWrite(ids);
-        return { created: rows.length - history.length, updated: history.length };
+        if (write.length) noteWrite(await db.structured_memory.bulkPut(write, { allKeys: true }));
+        return importCounts(rows.length, write.length, history.length);
       });
       if (isToolError(counts)) return counts;
       return { status: 'SUCCESS' as const, imported: rows.length, ...counts };
@@ -120,22 +121,26 @@ export async function materialise(
 
 /**
  * Inside an import's transaction, before it writes: rows whose path already exists take over that
- * row's id and move past its version, and the replaced rows are returned as history. An existing
- * row at MAX_VERSION gives an error instead (the import must then write nothing).
+ * row's id and move past its version, and the replaced rows are returned as history; a row whose
+ * path holds its content already (the same file imported again) is left out of `write`. An
+ * existing row at MAX_VERSION gives an error instead (the import must then write nothing).
  */
 export async function takeOver(
   ctx: StoreContext,
   rows: MemoryEntry[],
   when: Date,
-): Promise<HistoryRow[] | ToolError> {
+): Promise<{ history: HistoryRow[]; write: MemoryEntry[] } | ToolError> {
   const existing = await ctx.db.structured_memory
     .where('path')
     .anyOf(rows.map((r) => r.path))
     .toArray();
   const byPath = new Map(existing.map((r) => [r.path, r]));
   const history: HistoryRow[] = [];
+  const write: MemoryEntry[] = [];
   for (const row of rows) {
     const old = byPath.get(row.path);
+    if (old && holdsContent(old, JSON.stringify(row.content))) continue;
+    write.push(row);
     if (!old) continue;
     const next = nextVersion(old.version, old.path);
     if (isToolError(next)) return next;
@@ -143,5 +148,18 @@ export async function takeOver(
     row.id = old.id;
     row.version = Math.max(row.version, next);
   }
-  return history;
+  return { history, write };
+}
+
+/** An import's counts: `unchanged` only when some entry was here with its content already. */
+export function importCounts(
+  rows: number,
+  written: number,
+  updated: number,
+): Pick<ImportResult, 'created' | 'updated' | 'unchanged'> {
+  return {
+    created: written - updated,
+    updated,
+    ...(rows > written ? { unchanged: rows - written } : {}),
+  };
 }
