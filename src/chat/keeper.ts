@@ -314,7 +314,7 @@ export function parseKeeperAnswer(
   const ops: KeeperOp[] = [];
   const seen = new Set<string>();
   for (const raw of wanted as { op: 'add' | 'update'; path: string; content: string }[]) {
-    const path = parsePath(raw.path);
+    const path = parsePath(raw.path, { naming: raw.op === 'add' });
     if (!path.ok) return refuse(`The memory keeper gave a bad path (${path.message})`);
     const content = raw.content.trim();
     if (content === '') return refuse(`The memory keeper gave no content for ${path.path}`);

@@ -35,15 +35,28 @@ export function hiddenCharacterProblem(segment: string): string | null {
   return null;
 }
 
+/** `text` without the characters `hiddenCharacterProblem` refuses: for names made anew. */
+export function withoutHiddenCharacters(text: string): string {
+  let out = text
+    .replace(new RegExp(INVISIBLE.source, 'g'), '')
+    .replace(new RegExp(BIDI.source, 'g'), '');
+  while (STRAY_JOINER.test(out)) out = out.replace(STRAY_JOINER, '');
+  return out;
+}
+
 function codePoint(ch: string): string {
   return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 /**
  * Normalises a path: segments split on `/`, trimmed and NFC-normalised; one leading or
- * trailing `/` is ignored. `allowRoot` accepts `''` (the root heading).
+ * trailing `/` is ignored. `allowRoot` accepts `''` (the root heading). `naming`: the path names
+ * an entry anew (a save, a move's destination, a name made for another tool's item), so
+ * characters that hide or reorder (`hiddenCharacterProblem`) are refused too; a path that names
+ * one already stored (read, delete, move it away, a backup or sync of it) may hold them, so that
+ * an entry saved before they were refused can still be read, fixed and removed.
  */
-export function parsePath(input: unknown, { allowRoot = false } = {}): PathResult {
+export function parsePath(input: unknown, { allowRoot = false, naming = false } = {}): PathResult {
   if (typeof input !== 'string') {
     return {
       ok: false,
@@ -73,7 +86,7 @@ export function parsePath(input: unknown, { allowRoot = false } = {}): PathResul
     if (seg === '.' || seg === '..')
       return { ok: false, message: `path segments "." and ".." are not allowed` };
     if (CONTROL.test(seg)) return { ok: false, message: 'path contains a control character' };
-    const hidden = hiddenCharacterProblem(seg);
+    const hidden = naming ? hiddenCharacterProblem(seg) : null;
     if (hidden) return { ok: false, message: hidden };
     if (seg.length > MAX_SEGMENT_CHARS) {
       return {

@@ -41,9 +41,17 @@ export async function guarded<T>(
   }
 }
 
-/** A path argument, normalised, or INVALID_PATH naming the argument when it is not `path`. */
-export function pathArg(value: unknown, allowRoot = false, name = 'path'): Result<string> {
-  const p = parsePath(value, { allowRoot });
+/**
+ * A path argument, normalised, or INVALID_PATH naming the argument when it is not `path`.
+ * `naming`: it names an entry anew (`parsePath`).
+ */
+export function pathArg(
+  value: unknown,
+  allowRoot = false,
+  name = 'path',
+  naming = false,
+): Result<string> {
+  const p = parsePath(value, { allowRoot, naming });
   return p.ok
     ? p.path
     : toolError('INVALID_PATH', name === 'path' ? p.message : `${name}: ${p.message}`);

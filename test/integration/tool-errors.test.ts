@@ -159,14 +159,33 @@ describe('INVALID_PATH', () => {
     const lookAlike = await mem.saveMemory('Project/No\u200btes', 'a second "Project/Notes"');
     expectError(lookAlike, 'INVALID_PATH');
     expect((lookAlike as { message: string }).message).toMatch(/invisible character \(U\+200B\)/);
-    const reversed = await mem.queryMemory('Project/\u202esetoN');
+    const reversed = await mem.moveMemory('Project/Notes', 'Project/\u202esetoN');
     expectError(reversed, 'INVALID_PATH');
     expect((reversed as { message: string }).message).toMatch(/bidirectional.*\(U\+202E\)/);
     expect((await snapshotDb(name)).structured_memory).toHaveLength(3);
+    // A path that only names what may be stored (a read) is looked up as it is: not found.
+    expect(await mem.queryMemory('Project/No\u200btes')).toMatchObject({ status: 'NOT_FOUND' });
     // The joiners that words and emoji need are kept.
     ok(await mem.saveMemory('Project/کتاب\u200cها', 'Persian, with its zero-width non-joiner'));
     ok(await mem.saveMemory('Project/\u{1F469}\u200d\u{1F4BB} Work', 'an emoji sequence'));
     expect(ok(await mem.queryMemory('Project/کتاب\u200cها')).path).toBe('Project/کتاب\u200cها');
+  });
+
+  it('an entry stored with such a character before they were refused can be read, renamed and removed', async () => {
+    const src = openTestMemory();
+    ok(await src.mem.saveMemory('Project/NoXtes', 'saved before'));
+    const json = (await src.mem.exportJson()) as string;
+    // A backup from then: restored whole, nothing of it refused.
+    const { mem } = openTestMemory();
+    const hidden = 'Project/No\u200btes';
+    const backup = json.replaceAll('NoXtes', 'No\\u200btes');
+    ok(await mem.importJson(backup, 'replace'));
+    expect(ok(await mem.queryMemory(hidden)).content).toBe('saved before');
+    ok(await mem.deleteMemory(hidden));
+    expect(await mem.memoryIndex()).toEqual([]);
+    ok(await mem.importJson(backup, 'replace'));
+    ok(await mem.moveMemory(hidden, 'Project/Notes'));
+    expect(ok(await mem.queryMemory('Project/Notes')).content).toBe('saved before');
   });
 
   it('every other tool rejects malformed paths too', async () => {

@@ -6,6 +6,7 @@ import {
   parentOf,
   parsePath,
 } from '../../src/memory/paths';
+import { segmentOf } from '../../src/memory/imports/names';
 
 const ok = (p: unknown, allowRoot = false) => {
   const r = parsePath(p, { allowRoot });
@@ -16,6 +17,17 @@ const bad = (p: unknown) => {
   const r = parsePath(p);
   expect(r.ok).toBe(false);
   return r.ok ? '' : r.message;
+};
+/** As `bad` and `ok`, for a path that names an entry anew (a save, a move's destination). */
+const badName = (p: unknown) => {
+  const r = parsePath(p, { naming: true });
+  expect(r.ok).toBe(false);
+  return r.ok ? '' : r.message;
+};
+const named = (p: string) => {
+  const r = parsePath(p, { naming: true });
+  if (!r.ok) throw new Error(r.message);
+  return r.path;
 };
 
 describe('paths', () => {
@@ -39,33 +51,45 @@ describe('paths', () => {
     expect(bad('/')).toMatch(/empty/);
   });
 
-  it('refuses invisible and bidirectional characters, naming them', () => {
-    expect(bad('No\u200btes')).toMatch(/invisible character \(U\+200B\)/);
-    expect(bad('A/\u2060B')).toMatch(/U\+2060/);
-    expect(bad('A\ufeffB')).toMatch(/U\+FEFF/);
+  it('refuses invisible and bidirectional characters in a new name, naming them', () => {
+    expect(badName('No\u200btes')).toMatch(/invisible character \(U\+200B\)/);
+    expect(badName('A/\u2060B')).toMatch(/U\+2060/);
+    expect(badName('A\ufeffB')).toMatch(/U\+FEFF/);
     for (const ch of ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067']) {
-      expect(bad(`A/B${ch}C`)).toMatch(/bidirectional control character/);
+      expect(badName(`A/B${ch}C`)).toMatch(/bidirectional control character/);
     }
-    expect(bad('A/\u2068B\u2069')).toMatch(/U\+2068/);
-    expect(bad('A\u200eB')).toMatch(/U\+200E/);
-    expect(bad('A\u200fB')).toMatch(/U\+200F/);
-    expect(bad('\u202eABC')).toMatch(/U\+202E/);
+    expect(badName('A/\u2068B\u2069')).toMatch(/U\+2068/);
+    expect(badName('A\u200eB')).toMatch(/U\+200E/);
+    expect(badName('A\u200fB')).toMatch(/U\+200F/);
+    expect(badName('\u202eABC')).toMatch(/U\+202E/);
     // A joiner where no word needs one: between Latin letters, by a space, at an end, doubled.
-    expect(bad('Go\u200dals')).toMatch(/invisible character \(U\+200D\)/);
-    expect(bad('Go\u200cals')).toMatch(/U\+200C/);
-    expect(bad('Caf\u00e9\u200d\u00e9')).toMatch(/U\+200D/);
-    expect(bad('\u200dA')).toMatch(/U\+200D/);
-    expect(bad('کتاب\u200c')).toMatch(/U\+200C/);
-    expect(bad('کتاب \u200cها')).toMatch(/U\+200C/);
+    expect(badName('Go\u200dals')).toMatch(/invisible character \(U\+200D\)/);
+    expect(badName('Go\u200cals')).toMatch(/U\+200C/);
+    expect(badName('Caf\u00e9\u200d\u00e9')).toMatch(/U\+200D/);
+    expect(badName('\u200dA')).toMatch(/U\+200D/);
+    expect(badName('کتاب\u200c')).toMatch(/U\+200C/);
+    expect(badName('کتاب \u200cها')).toMatch(/U\+200C/);
     // A BOM at a segment's ends is trimmed as whitespace, as it always was.
-    expect(ok('\ufeffA/B')).toBe('A/B');
+    expect(named('\ufeffA/B')).toBe('A/B');
   });
 
   it('keeps the joiners that words and emoji need', () => {
-    expect(ok('Books/کتاب\u200cها')).toBe('Books/کتاب\u200cها'); // Persian
-    expect(ok('क्\u200dष')).toBe('क्\u200dष'); // Devanagari half form
-    expect(ok('\u{1F469}\u200d\u{1F4BB} Work')).toBe('\u{1F469}\u200d\u{1F4BB} Work'); // emoji
-    expect(ok('\u{1F3C3}\u200d\u2640\ufe0f')).toBe('\u{1F3C3}\u200d\u2640\ufe0f');
+    expect(named('Books/کتاب\u200cها')).toBe('Books/کتاب\u200cها'); // Persian
+    expect(named('क्\u200dष')).toBe('क्\u200dष'); // Devanagari half form
+    expect(named('\u{1F469}\u200d\u{1F4BB} Work')).toBe('\u{1F469}\u200d\u{1F4BB} Work'); // emoji
+    expect(named('\u{1F3C3}\u200d\u2640\ufe0f')).toBe('\u{1F3C3}\u200d\u2640\ufe0f');
+  });
+
+  it('reads a path stored with such characters before they were refused, without changing it', () => {
+    expect(ok('Project/No\u200btes')).toBe('Project/No\u200btes');
+    expect(ok('Project/\u202esetoN')).toBe('Project/\u202esetoN');
+  });
+
+  it('names made from other tools’ items lose the characters a new name may not hold', () => {
+    expect(segmentOf('No\u200btes \u202eabc\u202c', 'x')).toBe('Notes abc');
+    expect(segmentOf('Go\u200dals', 'x')).toBe('Goals');
+    expect(segmentOf('کتاب\u200cها', 'x')).toBe('کتاب\u200cها');
+    expect(named(segmentOf('\u2066\u200b', 'Untitled'))).toBe('Untitled');
   });
 
   it('accepts the root only where a heading is meant', () => {

@@ -110,7 +110,7 @@ export function placeEntries(
               .replace(/[\uD800-\uDBFF]$/, '')
               .trimEnd()
           : name;
-      const parsed = parsePath(`${heading}/${base}${suffix}`);
+      const parsed = parsePath(`${heading}/${base}${suffix}`, { naming: true });
       if (!parsed.ok) return undefined;
       const there = existing.get(parsed.path);
       if (there !== undefined && sameContent(there, p.content) && !used.has(parsed.path)) {

@@ -75,7 +75,7 @@ export function historyTools(ctx: StoreContext) {
     return guard(async () => {
       const from = pathArg(fromIn, false, 'from');
       if (isToolError(from)) return from;
-      const to = pathArg(toIn, false, 'to');
+      const to = pathArg(toIn, false, 'to', true);
       if (isToolError(to)) return to;
       const refused = moveRefusal(from, to);
       if (refused) return refused;

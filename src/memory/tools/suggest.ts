@@ -125,7 +125,7 @@ export function freePath(
   taken: (path: string) => boolean,
 ): string | undefined {
   for (let n = 1; n <= MAX_NUMBER; n++) {
-    const parsed = parsePath(`${heading}/${n === 1 ? name : `${name} ${n}`}`);
+    const parsed = parsePath(`${heading}/${n === 1 ? name : `${name} ${n}`}`, { naming: true });
     if (!parsed.ok) return undefined;
     if (!taken(parsed.path)) return parsed.path;
   }

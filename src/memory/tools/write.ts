@@ -40,7 +40,7 @@ export function writeTools(ctx: StoreContext) {
     optionsIn?: unknown,
   ): Promise<SaveResult | ToolError> {
     return guard(async () => {
-      const path = pathArg(pathIn);
+      const path = pathArg(pathIn, false, 'path', true);
       if (isToolError(path)) return path;
       const content = validateContent(contentIn);
       if (isToolError(content)) return content;
