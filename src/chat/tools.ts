@@ -124,7 +124,9 @@ export const MEMORY_TOOLS: readonly MemoryTool[] = [
       type: 'object',
       properties: { rootPath: path('Where to start ("" for everything)') },
     },
-    run: (m, a) => m.listMemory(a.rootPath ?? ''),
+    // `path` is what every other tool calls it: a model that writes it means the heading, not
+    // all of memory (an argument a tool does not take is otherwise left out unread).
+    run: (m, a) => m.listMemory(a.rootPath ?? a.path ?? ''),
   },
   {
     name: 'deleteMemory',

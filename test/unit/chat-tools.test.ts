@@ -46,6 +46,31 @@ describe('changedMemory', () => {
 });
 
 describe('runToolCall', () => {
+  it('listMemory called with "path", as the other tools name it, lists that heading', async () => {
+    const asked: unknown[] = [];
+    const memory = {
+      listMemory: (root: unknown) => {
+        asked.push(root);
+        return Promise.resolve({ status: 'SUCCESS', tree: {}, totalEntries: 0 });
+      },
+    } as unknown as MemoryApi;
+    const list = (args: object) =>
+      runToolCall(
+        {
+          id: 'c1',
+          type: 'function',
+          function: { name: 'listMemory', arguments: JSON.stringify(args) },
+        },
+        MEMORY_TOOLS,
+        memory,
+        { contextTokens: 1000, recencyBias: 0.3 },
+      );
+    await list({ path: 'User' });
+    await list({ rootPath: 'Project', path: 'User' });
+    await list({});
+    expect(asked).toEqual(['User', 'Project', '']);
+  });
+
   it('refuses arguments over the size cap unread: nothing runs, and only their start is kept', async () => {
     let ran = 0;
     const memory = {
