@@ -33,6 +33,7 @@ import {
   wholeNumberProblem,
 } from '../validate';
 import { MAX_OWN_FILE_BYTES, tooLargeOwnFile } from '../imports/limits';
+import { versionAbove } from './lineage';
 import { importCounts, materialise, takeOver, toPortable } from './portable';
 
 export const BACKUP_FORMAT = 'structured-memory-backup';
@@ -384,9 +385,11 @@ export function backupTools(ctx: StoreContext) {
         ],
         async () => {
           // Read before anything is written, so that an error here leaves the store as it was.
-          const taken = replace ? { history: [], write: rows } : await takeOver(ctx, rows, when);
+          const taken = replace
+            ? { history: [], write: rows, same: [] }
+            : await takeOver(ctx, rows, when);
           if (isToolError(taken)) return taken;
-          const { history, write } = taken;
+          const { history, write, same } = taken;
           const updated = history.length;
           const hereNow = replace ? new Map<number, ChatHere>() : await chatsHere(backup);
           // A chat thought here was deleted or changed meanwhile: its messages were not embedded.
@@ -481,9 +484,22 @@ export function backupTools(ctx: StoreContext) {
           const known = replace ? new Set<string>() : await historyHere(backup.history ?? []);
           for (const h of backup.history ?? []) {
             const row = importedHistoryRow(h);
-            if (!known.has(historyKey(row))) history.push(row);
+            if (known.has(historyKey(row))) continue;
+            // Its snapshot names the messages by their ids here, as the entries' do.
+            for (const c of row.entry.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
+            history.push(row);
           }
           if (history.length) await db.history.bulkAdd(history);
+          // An entry left as it is stays above every version its History now lists (the
+          // backup's may be later ones: content changed there and changed back).
+          for (const row of same) {
+            const listed = history.filter((h) => h.path === row.path).map((h) => h.version);
+            if (!listed.length || Math.max(...listed) < row.version) continue;
+            const version = versionAbove(listed, row.path, row.version);
+            if (isToolError(version)) continue; // at 2^53-1 already: it stays where it is
+            await db.structured_memory.update(row.id!, { version });
+            noteWrite([row.id!]);
+          }
           if (write.length) noteWrite(await db.structured_memory.bulkPut(write, { allKeys: true }));
           return {
             ...importCounts(rows.length, write.length, updated),
@@ -572,11 +588,14 @@ export function chatsAlreadyHere(
   localMessages: readonly Message[],
 ): Map<number, ChatHere> {
   const key = (role: string, time: number, text: string) => `${role} ${time} ${text}`;
-  const held = new Map<number, Map<string, number>>();
-  for (const m of localMessages) {
+  // Each key's messages in id order: two alike (a KoboldAI import's "Go on." twice, at one time)
+  // must each be matched.
+  const held = new Map<number, Map<string, number[]>>();
+  for (const m of [...localMessages].sort((a, b) => a.id! - b.id!)) {
     let keys = held.get(m.conversationId);
     if (!keys) held.set(m.conversationId, (keys = new Map()));
-    keys.set(key(m.role, m.time.getTime(), m.text), m.id!);
+    const k = key(m.role, m.time.getTime(), m.text);
+    keys.set(k, [...(keys.get(k) ?? []), m.id!]);
   }
   const theirs = new Map<number, BackupMessage[]>();
   for (const m of backup.messages ?? []) {
@@ -589,11 +608,15 @@ export function chatsAlreadyHere(
     const created = Date.parse(c.created);
     for (const l of local) {
       if (l.created.getTime() !== created) continue;
-      const keys = held.get(l.id!) ?? new Map<string, number>();
+      const keys = held.get(l.id!) ?? new Map<string, number[]>();
+      const taken = new Map<string, number>();
       const messages = new Map<number, number>();
-      for (const m of theirs.get(c.id) ?? []) {
-        const id = keys.get(key(m.role, Date.parse(m.time), m.text));
+      for (const m of (theirs.get(c.id) ?? []).slice().sort((a, b) => a.id - b.id)) {
+        const k = key(m.role, Date.parse(m.time), m.text);
+        const n = taken.get(k) ?? 0;
+        const id = keys.get(k)?.[n];
         if (id === undefined) break;
+        taken.set(k, n + 1);
         messages.set(m.id, id);
       }
       if (messages.size === (theirs.get(c.id)?.length ?? 0)) {

@@ -110,7 +110,9 @@ export function placeEntries(
               .replace(/[\uD800-\uDBFF]$/, '')
               .trimEnd()
           : name;
-      const parsed = parsePath(`${heading}/${base}${suffix}`, { naming: true });
+      // A name made from the file's items is a new name; an entry of this app's own export
+      // comes back at its own path (which may be one stored before hidden characters were refused).
+      const parsed = parsePath(`${heading}/${base}${suffix}`, { naming: !('path' in p) });
       if (!parsed.ok) return undefined;
       const there = existing.get(parsed.path);
       if (there !== undefined && sameContent(there, p.content) && !used.has(parsed.path)) {

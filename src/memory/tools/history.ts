@@ -75,7 +75,7 @@ export function historyTools(ctx: StoreContext) {
     return guard(async () => {
       const from = pathArg(fromIn, false, 'from');
       if (isToolError(from)) return from;
-      const to = pathArg(toIn, false, 'to', true);
+      const to = pathArg(toIn, false, 'to');
       if (isToolError(to)) return to;
       const refused = moveRefusal(from, to);
       if (refused) return refused;
@@ -92,6 +92,10 @@ export function historyTools(ctx: StoreContext) {
       const before = await readRows();
       if (!before.length) return notFound(from);
       const renamed = (p: string) => movedPath(from, to, p);
+      // `to` names entries anew (docs/design.md, "Paths"), unless it is where they came from: a
+      // move back (the Undo of a rename away from a path stored before such names were refused).
+      const named = pathArg(toIn, false, 'to', true);
+      if (isToolError(named) && !before.some((r) => r.movedFrom === renamed(r.path))) return named;
       const invalid = invalidMove(
         before.map((r) => r.path),
         renamed,

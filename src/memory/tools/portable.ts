@@ -122,14 +122,15 @@ export async function materialise(
 /**
  * Inside an import's transaction, before it writes: rows whose path already exists take over that
  * row's id and move past its version, and the replaced rows are returned as history; a row whose
- * path holds its content already (the same file imported again) is left out of `write`. An
+ * path holds its content already (the same file imported again) is left out of `write` (the row
+ * here is in `same`). An
  * existing row at MAX_VERSION gives an error instead (the import must then write nothing).
  */
 export async function takeOver(
   ctx: StoreContext,
   rows: MemoryEntry[],
   when: Date,
-): Promise<{ history: HistoryRow[]; write: MemoryEntry[] } | ToolError> {
+): Promise<{ history: HistoryRow[]; write: MemoryEntry[]; same: MemoryEntry[] } | ToolError> {
   const existing = await ctx.db.structured_memory
     .where('path')
     .anyOf(rows.map((r) => r.path))
@@ -137,9 +138,13 @@ export async function takeOver(
   const byPath = new Map(existing.map((r) => [r.path, r]));
   const history: HistoryRow[] = [];
   const write: MemoryEntry[] = [];
+  const same: MemoryEntry[] = [];
   for (const row of rows) {
     const old = byPath.get(row.path);
-    if (old && holdsContent(old, JSON.stringify(row.content))) continue;
+    if (old && holdsContent(old, JSON.stringify(row.content))) {
+      same.push(old);
+      continue;
+    }
     write.push(row);
     if (!old) continue;
     const next = nextVersion(old.version, old.path);
@@ -148,7 +153,7 @@ export async function takeOver(
     row.id = old.id;
     row.version = Math.max(row.version, next);
   }
-  return { history, write };
+  return { history, write, same };
 }
 
 /** An import's counts: `unchanged` only when some entry was here with its content already. */

@@ -40,7 +40,7 @@ export function writeTools(ctx: StoreContext) {
     optionsIn?: unknown,
   ): Promise<SaveResult | ToolError> {
     return guard(async () => {
-      const path = pathArg(pathIn, false, 'path', true);
+      const path = pathArg(pathIn);
       if (isToolError(path)) return path;
       const content = validateContent(contentIn);
       if (isToolError(content)) return content;
@@ -55,6 +55,12 @@ export function writeTools(ctx: StoreContext) {
 
       // Content the entry holds already: nothing to write, and no model is needed to say so.
       const held = await db.structured_memory.where('path').equals(path).first();
+      // A new entry's path may not hide or reorder characters; an entry stored with one before
+      // they were refused may still be saved (docs/design.md, "Paths").
+      if (!held) {
+        const named = pathArg(pathIn, false, 'path', true);
+        if (isToolError(named)) return named;
+      }
       const asExpected = expected === undefined || expected === held?.version;
       if (held && asExpected && holdsContent(held, content.json))
         return unchangedResult(path, held);
