@@ -213,7 +213,7 @@ export function msgBody(
     text: m.text,
     time: m.time.getTime(),
     ...(n !== undefined ? { n } : {}),
-    ...(refs && Object.keys(refs).length ? { refs } : {}),
+    ...(refs ? { refs } : {}),
     ...(m.toolCalls !== undefined ? { toolCalls: m.toolCalls as unknown[] } : {}),
     ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId } : {}),
     ...(m.meta !== undefined ? { meta: m.meta } : {}),
@@ -316,18 +316,19 @@ export function chunkRefs(
 
 /**
  * `chunks` naming their messages by ids here: `ids` are the ids they had where they were sent
- * (the body's), mapped through `refs` and `msg`; a message not here makes `turn_id` 0 (none).
+ * (the body's), mapped through `refs` and `msg` (undefined: not here yet; null: gone); a message
+ * not here makes `turn_id` 0 (none). `missing` counts those that may still arrive.
  */
 export function localChunks<T extends { turn_id: number }>(
   chunks: readonly T[],
   ids: readonly number[],
   refs: Record<string, string>,
-  msg: (logical: string) => number | undefined,
+  msg: (logical: string) => number | null | undefined,
 ): { chunks: T[]; missing: number } {
   let missing = 0;
   const out = chunks.map((c, i) => {
     const ref = refs[`m${ids[i]}`];
-    const here = ref === undefined ? undefined : msg(ref);
+    const here = ref === undefined ? null : msg(ref);
     if (here === undefined) missing++;
     return { ...c, turn_id: here ?? 0 };
   });

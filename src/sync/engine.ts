@@ -57,6 +57,10 @@ const PAGE = 500;
 const APPLY_PAGE = 2000;
 /** The sync's bookkeeping: mirror ids of messages that came before their chat. */
 const WAITING_KEY = 'waitingMessages';
+/** The sync's bookkeeping: logical ids of rows that name a message or chat not here yet. */
+const UNNAMED_KEY = 'unnamedRows';
+/** Rows kept waiting to be named; the oldest fall out (each costs a read every cycle). */
+const MAX_UNNAMED = 2000;
 const LIVE_DEBOUNCE_MS = 150;
 const MAX_BACKOFF_MS = 60_000;
 const KIND_TABLE: Record<DocKind, string> = {
@@ -166,6 +170,11 @@ interface DocState {
   rev: string;
   /** bodyHash of the synced body; '' when deleted. */
   hash: string;
+  /**
+   * A message gone here with its chat (its document left as it is on the server): the chat's
+   * logical id, so that the chat coming back brings it back (docs/sync.md, "Messages").
+   */
+  conv?: string;
 }
 
 interface KeyValue {
@@ -218,15 +227,25 @@ function localMeta(
   stateOf: (id: string) => DocState | undefined,
 ): { meta: Record<string, unknown>; missing: number } {
   const refs = body.refs ?? {};
+  // `missing`: the rows named that may still arrive (not known here at all).
+  let missing = 0;
   const here = (ref: string | undefined) => {
-    const s = ref === undefined ? undefined : stateOf(ref);
+    if (ref === undefined) return undefined;
+    const s = stateOf(ref);
+    if (!s) missing++;
     return s && s.hash !== '' ? (s.local as number) : undefined;
   };
-  return mapMetaIds(
+  const { meta } = mapMetaIds(
     body.meta ?? {},
     (id) => here(refs[`m${id}`]),
     (id) => here(refs[`c${id}`]),
   );
+  return { meta, missing };
+}
+
+/** Where a message is here by its logical id: its id, null when gone, undefined when unknown. */
+function messageHere(s: DocState | undefined): number | null | undefined {
+  return s ? (s.hash !== '' ? (s.local as number) : null) : undefined;
 }
 
 const localKey = (kind: DocKind, local: string | number) => `${kind}\u0000${String(local)}`;
@@ -587,10 +606,10 @@ export function createSync(options: SyncOptions) {
       if (convIds.has(m.conversationId))
         msgIds.set(m.id!, byLocal.get(localKey('msg', m.id!))?.id ?? `msg:${randomRev()}`);
     const msgIdOf = (local: number) => msgIds.get(local) ?? byLocal.get(localKey('msg', local))?.id;
-    const withRefs = (e: EntryBody): EntryBody => {
-      const refs = chunkRefs(e.chunks, msgIdOf);
-      return refs ? { ...e, refs } : e;
-    };
+    // Refs go with every snapshot, if only empty: the receiver names no message of its own by
+    // this device's ids.
+    const withRefs = (e: EntryBody): EntryBody =>
+      e.chunks.length ? { ...e, refs: chunkRefs(e.chunks, msgIdOf) ?? {} } : e;
     for (const e of entries)
       add(entryId(e.path), 'entry', e.path, { t: 'entry', ...withRefs(entryBody(e)) });
     for (const h of history) {
@@ -614,6 +633,8 @@ export function createSync(options: SyncOptions) {
       if (!conv) continue; // a message of a deleted conversation: it goes with it
       const n = places.get(m.conversationId) ?? 0;
       places.set(m.conversationId, n + 1);
+      // Refs go whenever the meta names rows, if only empty: the receiver then names none of its
+      // own rows by this device's ids.
       const named = metaIds(m.meta);
       const refs: Record<string, string> = {};
       for (const x of named.msgs) {
@@ -624,7 +645,8 @@ export function createSync(options: SyncOptions) {
         const id = convIds.get(x);
         if (id) refs[`c${x}`] = id;
       }
-      add(msgIds.get(m.id!)!, 'msg', m.id!, msgBody(m, conv, n, refs));
+      const names = named.msgs.length + named.convs.length > 0;
+      add(msgIds.get(m.id!)!, 'msg', m.id!, msgBody(m, conv, n, names ? refs : undefined));
     }
     for (const s of settings) {
       const body = settingBody(s.key, s.value);
@@ -686,6 +708,7 @@ export function createSync(options: SyncOptions) {
       }
     }
     const restore: string[] = [];
+    const goneChats = new Set(convDeletes.filter((p) => !yielding.has(p.id)).map((p) => p.id));
     let written = 0;
     for (let i = 0; i < changed.length; i += PAGE) {
       const page = changed.slice(i, i + PAGE);
@@ -709,6 +732,13 @@ export function createSync(options: SyncOptions) {
           const back = kind === 'msg';
           states.push({ id: p.id, mid, kind, local, rev: back ? '' : p.st!.rev, hash: '' });
           if (back) restore.push(mid);
+          continue;
+        }
+        // A message gone with its chat: only the chat's delete travels (every device deletes its
+        // messages with it), so the chat coming back, if its delete loses, comes back whole.
+        const chatOf = winner?.body?.t === 'msg' ? winner.body.conv : undefined;
+        if (!p.scan && chatOf && (goneChats.has(chatOf) || byId.get(chatOf)?.hash === '')) {
+          states.push({ id: p.id, mid, kind, local, rev: p.st!.rev, hash: '', conv: chatOf });
           continue;
         }
         // The mirror already holds this very change (it came from the server): adopt it.
@@ -784,8 +814,10 @@ export function createSync(options: SyncOptions) {
     const waiting = new Map<string, Decoded>();
     // Rows written while a message or chat they name had not arrived: named at the end.
     const unnamed: Unnamed[] = [];
+    const revived = new Set<string>();
     const take = (applied: Awaited<ReturnType<typeof apply>>) => {
       unnamed.push(...applied.unnamed);
+      for (const id of applied.revived) revived.add(id);
       for (const s of applied.states) remember(s);
       arrivedEntries += applied.entries;
       arrivedMessages.push(...applied.messages);
@@ -826,6 +858,22 @@ export function createSync(options: SyncOptions) {
       ]);
       if (feed.results.length < applyPage && !resolved) break;
     }
+    // A chat back here brings the messages that went with its delete: read again from the
+    // mirror with those waiting (named with them, so a stop loses none).
+    const back = revived.size
+      ? [...byId.values()]
+          .filter((s) => s.kind === 'msg' && s.hash === '' && s.conv && revived.has(s.conv))
+          .map((s) => ({ ...s, rev: '' }))
+      : [];
+    if (back.length) {
+      const named = [...new Set([...earlier, ...waiting.keys(), ...back.map((s) => s.mid)])];
+      await sdb.transaction('rw', sdb.docs, sdb.config, async () => {
+        await sdb.config.put({ key: WAITING_KEY, value: named });
+        await sdb.docs.bulkPut(back);
+      });
+      back.forEach(remember);
+      earlier.push(...back.map((s) => s.mid));
+    }
     // Messages an earlier cycle kept for their chat, then all of them in their chats' order.
     const kept = earlier.filter((mid) => !waiting.has(mid));
     for (let i = 0; i < kept.length; i += applyPage)
@@ -839,10 +887,18 @@ export function createSync(options: SyncOptions) {
       for (const id of applied.orphans) orphans.push(byId.get(id)?.mid ?? (await mirrorId(c, id)));
     }
     if (earlier.length || waiting.size) await sdb.config.put({ key: WAITING_KEY, value: orphans });
-    if (unnamed.length) {
-      const named = await nameLater(unnamed, byId, byLocal);
+    // Named now, with those an earlier cycle left; those still waiting are kept (the newest).
+    const before = await unnamedBefore(c, byId);
+    if (unnamed.length || before.length) {
+      const seen = new Set(unnamed.map((u) => u.id));
+      const all = [...before.filter((u) => !seen.has(u.id)), ...unnamed];
+      const { states: named, still } = await nameLater(all, byId, byLocal);
       named.forEach(remember);
-      await sdb.docs.bulkPut(named);
+      await sdb.transaction('rw', sdb.docs, sdb.config, async () => {
+        await sdb.docs.bulkPut(named);
+        const ids = [...new Set(still.map((u) => u.id))].slice(-MAX_UNNAMED);
+        await sdb.config.put({ key: UNNAMED_KEY, value: ids });
+      });
     }
     if (arrivedEntries || arrivedMessages.length)
       background({ entries: arrivedEntries, messages: arrivedMessages });
@@ -854,19 +910,18 @@ export function createSync(options: SyncOptions) {
   }
 
   /**
-   * Messages written while a row their meta names had not arrived: named again now that the
-   * cycle brought what it could. A message changed here since is left alone. Their new states.
+   * Rows written while a message or chat they name had not arrived: named again now that the
+   * cycle brought what it could. A row changed here since is left alone. Their new states, and
+   * those still waiting for a row that may yet arrive (`UNNAMED_KEY`: tried again next cycle).
    */
   async function nameLater(
     list: readonly Unnamed[],
     byId: ReadonlyMap<string, DocState>,
     byLocal: ReadonlyMap<string, DocState>,
-  ): Promise<DocState[]> {
-    const out: DocState[] = [];
-    const here = (id: string) => {
-      const s = byId.get(id);
-      return s && s.hash !== '' ? (s.local as number) : undefined;
-    };
+  ): Promise<{ states: DocState[]; still: Unnamed[] }> {
+    const states: DocState[] = [];
+    const still: Unnamed[] = [];
+    const here = (id: string) => messageHere(byId.get(id));
     const sameIds = (a: readonly { turn_id: number }[], b: readonly { turn_id: number }[]) =>
       a.every((c, i) => c.turn_id === b[i].turn_id);
     await mdb.transaction('rw', [mdb.messages, mdb.structured_memory, mdb.history], async () => {
@@ -877,32 +932,74 @@ export function createSync(options: SyncOptions) {
           const row = await mdb.messages.get(u.key);
           const conv = row && byLocal.get(localKey('conv', row.conversationId))?.id;
           if (!row || !conv || bodyHash(msgBody(row, conv)) !== st.hash) continue;
-          const { meta } = localMeta(u.body, (id) => byId.get(id));
+          const { meta, missing } = localMeta(u.body, (id) => byId.get(id));
+          if (missing) still.push(u);
           if (stableJson(meta) === stableJson(row.meta)) continue;
           const next = { ...row, meta };
           await mdb.messages.put(next);
-          out.push({ ...st, hash: bodyHash(msgBody(next, conv)) });
+          states.push({ ...st, hash: bodyHash(msgBody(next, conv)) });
         } else if (u.kind === 'entry') {
           const row = await mdb.structured_memory.where('path').equals(String(u.key)).first();
           if (!row || bodyHash({ t: 'entry', ...entryBody(row) }) !== st.hash) continue;
           if (u.ids.length !== row.contextChunks.length) continue;
-          const { chunks } = localChunks(row.contextChunks, u.ids, u.refs, here);
+          const { chunks, missing } = localChunks(row.contextChunks, u.ids, u.refs, here);
+          if (missing) still.push(u);
           if (sameIds(chunks, row.contextChunks)) continue;
           const next = { ...row, contextChunks: chunks };
           await mdb.structured_memory.put(next);
-          out.push({ ...st, hash: bodyHash({ t: 'entry', ...entryBody(next) }) });
+          states.push({ ...st, hash: bodyHash({ t: 'entry', ...entryBody(next) }) });
         } else {
           const row = await mdb.history.get(Number(u.key));
           if (!row || bodyHash(historyBody(row)) !== st.hash) continue;
           if (u.ids.length !== row.entry.contextChunks.length) continue;
-          const { chunks } = localChunks(row.entry.contextChunks, u.ids, u.refs, here);
+          const { chunks, missing } = localChunks(row.entry.contextChunks, u.ids, u.refs, here);
+          if (missing) still.push(u);
           if (sameIds(chunks, row.entry.contextChunks)) continue;
           const next = { ...row, entry: { ...row.entry, contextChunks: chunks } };
           await mdb.history.put(next);
-          out.push({ ...st, hash: bodyHash(historyBody(next)) });
+          states.push({ ...st, hash: bodyHash(historyBody(next)) });
         }
       }
     });
+    return { states, still };
+  }
+
+  /** Rows an earlier cycle left waiting to be named, read again from the mirror as Dexie has them. */
+  async function unnamedBefore(
+    c: Connection,
+    byId: ReadonlyMap<string, DocState>,
+  ): Promise<Unnamed[]> {
+    const ids = ((await sdb.config.get(UNNAMED_KEY))?.value as string[] | undefined) ?? [];
+    const known = ids.flatMap((id) => {
+      const st = byId.get(id);
+      return st && st.hash !== '' ? [st] : [];
+    });
+    if (!known.length) return [];
+    const docs = await c.mirror.allDocs({ keys: known.map((s) => s.mid), include_docs: true });
+    const out: Unnamed[] = [];
+    for (const [i, row] of docs.rows.entries()) {
+      const st = known[i];
+      if (row.value?.rev !== st.rev || !row.doc) continue;
+      const body = (await decode(c, row.doc, st.id))?.body;
+      if (body?.t === 'msg' && body.refs)
+        out.push({ kind: 'msg', id: st.id, key: st.local as number, body });
+      else if (body?.t === 'entry' && body.refs)
+        out.push({
+          kind: 'entry',
+          id: st.id,
+          key: st.local,
+          ids: body.chunks.map((x) => x.turn_id),
+          refs: body.refs,
+        });
+      else if (body?.t === 'history' && body.entry.refs)
+        out.push({
+          kind: 'history',
+          id: st.id,
+          key: st.local,
+          ids: body.entry.chunks.map((x) => x.turn_id),
+          refs: body.entry.refs,
+        });
+    }
     return out;
   }
 
@@ -1004,20 +1101,20 @@ export function createSync(options: SyncOptions) {
     orphans: string[];
     /** Messages whose meta names a row not here yet: `nameLater` tries again. */
     unnamed: Unnamed[];
+    /** Chats new here, or back: their messages that went with their delete come back. */
+    revived: string[];
   }> {
     const states: DocState[] = [];
     const fresh = new Map<string, DocState>();
     const messages: ArrivedMessage[] = [];
     const orphans: string[] = [];
     const unnamed: Unnamed[] = [];
+    const revived: string[] = [];
     let entries = 0;
     let again = false;
     const stateOf = (id: string) => byId.get(id) ?? fresh.get(id);
     /** A message's id here, by its logical id; undefined when it is not here. */
-    const msgHere = (id: string) => {
-      const s = stateOf(id);
-      return s && s.hash !== '' ? (s.local as number) : undefined;
-    };
+    const msgHere = (id: string) => messageHere(stateOf(id));
     /** The chat's row here; null when it was deleted, undefined when it has not arrived. */
     const convLocal = (conv: string) => {
       const s = stateOf(conv);
@@ -1039,6 +1136,22 @@ export function createSync(options: SyncOptions) {
       ];
       // Ids first: WebCrypto inside the transaction would let IndexedDB commit it early.
       const mids = await Promise.all(batch.map((d) => byId.get(d.id)?.mid ?? mirrorId(c, d.id)));
+      // Chats deleted on the server that this device never had: their messages go with them.
+      const deadChats = new Set<string>();
+      const unknown = [
+        ...new Set(
+          batch.flatMap((d) =>
+            d.body?.t === 'msg' && convLocal(d.body.conv) === undefined ? [d.body.conv] : [],
+          ),
+        ),
+      ];
+      if (unknown.length) {
+        const keys = await Promise.all(unknown.map((id) => byId.get(id)?.mid ?? mirrorId(c, id)));
+        const got = await c.mirror.allDocs({ keys });
+        got.rows.forEach((r, i) => {
+          if (r.value?.deleted) deadChats.add(unknown[i]);
+        });
+      }
       await mdb.transaction('rw', tables, async () => {
         // Entries: read the batch's rows at once and write them at once (a first sync brings
         // thousands); a path appears once per batch.
@@ -1059,8 +1172,16 @@ export function createSync(options: SyncOptions) {
           const st = byId.get(d.id);
           const mid = mids[i];
           const expected = st?.hash ?? '';
-          const done = (local: string | number, hash: string) => {
-            const state = { id: d.id, mid, kind, local, rev: d.rev, hash };
+          const done = (local: string | number, hash: string, conv?: string) => {
+            const state = {
+              id: d.id,
+              mid,
+              kind,
+              local,
+              rev: d.rev,
+              hash,
+              ...(conv ? { conv } : {}),
+            };
             states.push(state);
             fresh.set(d.id, state);
           };
@@ -1169,6 +1290,8 @@ export function createSync(options: SyncOptions) {
                 ...(row?.source !== undefined ? { source: row.source } : {}),
               };
               const key = await mdb.conversations.put(next);
+              // New here (or back after its delete lost): its messages gone with it come back.
+              if (!row) revived.push(d.id);
               done(key, bodyHash(convBody(next)));
               break;
             }
@@ -1186,9 +1309,12 @@ export function createSync(options: SyncOptions) {
                 break;
               }
               const conversationId = convLocal(body.conv);
-              if (conversationId === null) {
-                // Said after its chat was deleted: it goes with the chat.
-                done(st?.local ?? 0, '');
+              if (
+                conversationId === null ||
+                (conversationId === undefined && deadChats.has(body.conv))
+              ) {
+                // Its chat was deleted: it goes with the chat, and comes back if the chat does.
+                done(st?.local ?? 0, '', body.conv);
                 break;
               }
               if (conversationId === undefined) {
@@ -1240,7 +1366,7 @@ export function createSync(options: SyncOptions) {
       });
     }
     status.received += states.length;
-    return { states, entries, messages, again, orphans, unnamed };
+    return { states, entries, messages, again, orphans, unnamed, revived };
   }
 
   // ---- one cycle, and live sync ----------------------------------------------------------------
@@ -1515,8 +1641,11 @@ function hashName(text: string): string {
 }
 
 /**
- * Messages in the order their chats hold them: by each one's place in its chat where every
- * message of the chat says it, else by time; ties keep the order they came in.
+ * Messages in the order their chats hold them: by time (a chat only grows at its end; an edit
+ * that sets a new time drops the messages after it), then by each one's place in its chat where
+ * both say it (messages stored together, an import's, share a time; a place can be stale, since
+ * deleting a message does not resend the ones after it, but stays in order with its neighbours);
+ * ties keep the order they came in.
  */
 export function inChatOrder(messages: readonly Decoded[]): Decoded[] {
   const byChat = new Map<string, Decoded[]>();
@@ -1527,8 +1656,11 @@ export function inChatOrder(messages: readonly Decoded[]): Decoded[] {
     else byChat.set(conv, [d]);
   }
   const msg = (d: Decoded) => d.body as Extract<SyncBody, { t: 'msg' }>;
-  return [...byChat.values()].flatMap((list) => {
-    const placed = list.every((d) => msg(d).n !== undefined);
-    return list.sort((a, b) => (placed ? msg(a).n! - msg(b).n! : 0) || msg(a).time - msg(b).time);
-  });
+  const place = (a: Decoded, b: Decoded) => {
+    const [x, y] = [msg(a).n, msg(b).n];
+    return x !== undefined && y !== undefined ? x - y : 0;
+  };
+  return [...byChat.values()].flatMap((list) =>
+    list.sort((a, b) => msg(a).time - msg(b).time || place(a, b)),
+  );
 }

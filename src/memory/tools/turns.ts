@@ -56,8 +56,11 @@ export function turnsTools(ctx: StoreContext) {
         [db.messages, db.chunks, ...shardTables(db), db.conversations],
         async () => {
           const conv = await db.conversations.get(conversationId);
-          if (conv) await db.conversations.update(conversationId, { modified: at });
-          else
+          // A stored message being indexed (`turnId` given) changed the chat when it was stored;
+          // indexing it (a message that arrived by sync, say) is no change of the chat.
+          if (conv) {
+            if (givenTurn <= 0) await db.conversations.update(conversationId, { modified: at });
+          } else
             await db.conversations.put({
               id: conversationId,
               title: `Conversation ${conversationId}`,

@@ -1,0 +1,284 @@
+// Sync of chats between devices, the hard cases (docs/sync.md, "Messages"): a chat's order after
+// messages were deleted from its middle; an entry whose message reaches a device a cycle later; a
+// reply whose recalled chat was never synced; a chat deleted on one device and continued on the
+// other, whichever syncs first and with Keep in sync; a chat deleted on one device that the other
+// only received.
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { SyncConfig, SyncEngine, SyncOptions } from '../../src/sync/engine';
+import type { MemoryApi } from '../../src/memory/types';
+import { startSyncServer, type TestSyncServer } from '../sync-server';
+import { Clock, closeAll, sharedEmbedder } from './helpers';
+import { openDevice, type Device } from './sync-device';
+import { recalledTurnsOf } from '../../src/chat/recall';
+
+let server: TestSyncServer;
+const engines: SyncEngine[] = [];
+let stopAt: ((path: string) => boolean) | null = null;
+
+beforeAll(async () => {
+  server = await startSyncServer({
+    onRequest(req) {
+      if (stopAt?.(req.path)) {
+        stopAt = null;
+        void server.stop();
+        throw new Error('gone');
+      }
+    },
+  });
+  await sharedEmbedder().ready();
+});
+afterAll(async () => {
+  await server.close();
+});
+afterEach(async () => {
+  stopAt = null;
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+  await closeAll();
+});
+
+let dbSerial = 0;
+const freshDb = () => `sync-chats-${process.pid}-${++dbSerial}`;
+function device(
+  label: string,
+  database: string,
+  clock = new Clock(),
+  extra: Partial<SyncConfig> = {},
+  engine: Partial<SyncOptions> = {},
+): Promise<Device> {
+  return openDevice({ url: server.url, database, label, engines, clock, extra, engine });
+}
+async function ok(d: Device) {
+  const s = await d.sync.syncNow();
+  expect(s.error).toBeNull();
+  await d.sync.idle();
+  return s;
+}
+function ok2<T extends { status: string }>(r: T): Extract<T, { status: 'SUCCESS' }> {
+  if (r.status !== 'SUCCESS') throw new Error(JSON.stringify(r));
+  return r as Extract<T, { status: 'SUCCESS' }>;
+}
+async function chatTexts(mem: MemoryApi) {
+  const out: Record<string, string[]> = {};
+  for (const c of await mem.listConversations())
+    out[c.title] = (await mem.getMessages(c.id!)).map((m) => m.text);
+  return out;
+}
+
+describe('chats across devices', () => {
+  it('a new device gets a chat in its order after two middle messages were deleted and the chat went on', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock);
+    const chat = await a.mem.createConversation('Order');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    const ids: number[] = [];
+    const say = async (text: string) => {
+      clock.advance(1000);
+      const r = await a.mem.addMessage({ conversationId: chat.id, role: 'user', text });
+      ids.push(ok2(r).id);
+    };
+    for (const t of ['m0', 'm1', 'm2', 'm3', 'm4', 'm5']) await say(t);
+    await ok(a);
+    ok2(await a.mem.deleteMessage(ids[1]));
+    ok2(await a.mem.deleteMessage(ids[2]));
+    await ok(a);
+    await say('m6');
+    await say('m7');
+    await ok(a);
+    const want = (await a.mem.getMessages(chat.id)).map((m) => m.text);
+    expect(want).toEqual(['m0', 'm3', 'm4', 'm5', 'm6', 'm7']);
+    const c = await device('Tablet', db, new Clock());
+    await ok(c);
+    expect((await chatTexts(c.mem)).Order).toEqual(want);
+  });
+
+  it('an entry’s chunks name the message on the other device when the message reaches it a cycle later', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const chat = await a.mem.createConversation('Family news');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    const told = 'My sister Ana is moving to Lisbon in May.';
+    ok2(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text: told }));
+    ok2(
+      await a.mem.saveMemory('aaa/ana', 'Moving to Lisbon in May', 200, {
+        conversationId: chat.id,
+      }),
+    );
+    // Many more entries: A's push takes more than one batch of 500; the chat and its message go
+    // in the last one.
+    const at = new Date(Date.UTC(2025, 0, 1)).toISOString();
+    const backup = JSON.stringify({
+      format: 'structured-memory-backup',
+      version: 1,
+      entries: Array.from({ length: 600 }, (_, i) => ({
+        path: `bulk/g${Math.floor(i / 50)}/n${i}`,
+        content: `note ${i}`,
+        contextChunks: [],
+        version: 1,
+        created: at,
+        modified: at,
+        accessed: at,
+      })),
+    });
+    expect(await a.mem.importJson(backup, 'merge')).toMatchObject({ status: 'SUCCESS' });
+    let bulkDocs = 0;
+    stopAt = (path) => path.includes('_bulk_docs') && ++bulkDocs === 2;
+    expect((await a.sync.syncNow()).error?.code).toBe('UNREACHABLE');
+    await server.start();
+    // B syncs while A's push is half done: the entry is there, its message not yet.
+    const b = await device('Laptop', db);
+    await ok(b);
+    expect((await b.mem.getEntry('aaa/ana')) as object).toHaveProperty('path', 'aaa/ana');
+    expect(await b.mem.listConversations()).toHaveLength(0);
+    // A finishes its push; B syncs again and gets the chat.
+    await ok(a);
+    await ok(b);
+    await ok(b); // and later cycles do not name it either
+    const [chatOnB] = await b.mem.listConversations();
+    const [toldOnB] = await b.mem.getMessages(chatOnB.id!);
+    expect(toldOnB.text).toBe(told);
+    const entry = await b.mem.getEntry('aaa/ana');
+    if ('status' in entry) throw new Error(entry.message);
+    expect(entry.contextChunks.map((c) => c.turn_id)).toContain(toldOnB.id);
+  });
+
+  it('a reply whose recalled chat was deleted on the sending device names no chat of the receiving device', async () => {
+    const db = freshDb();
+    const a = await device('Desktop', db);
+    const b = await device('Laptop', db);
+    // B has a chat and a message of its own with the ids A's will have.
+    const own = await b.mem.createConversation('Laptop private notes');
+    if (own.status !== 'SUCCESS') throw new Error(own.message);
+    const ownMsg = ok2(
+      await b.mem.addMessage({ conversationId: own.id, role: 'user', text: 'Unrelated.' }),
+    ).id;
+    const family = await a.mem.createConversation('Family news');
+    const later = await a.mem.createConversation('Later');
+    if (family.status !== 'SUCCESS' || later.status !== 'SUCCESS') throw new Error('no chat');
+    const told = ok2(
+      await a.mem.addMessage({ conversationId: family.id, role: 'user', text: 'Ana: Lisbon.' }),
+    ).id;
+    expect([family.id, told]).toEqual([own.id, ownMsg]);
+    ok2(await a.mem.addMessage({ conversationId: later.id, role: 'user', text: 'Where?' }));
+    ok2(
+      await a.mem.addMessage({
+        conversationId: later.id,
+        role: 'assistant',
+        text: 'Lisbon.',
+        meta: {
+          recalledTurns: [
+            { conversationId: family.id, turnId: told, chat: 'Family news', time: '2026-05-01' },
+          ],
+        },
+      }),
+    );
+    // The recalled chat is deleted on A before the reply was ever synced.
+    ok2(await a.mem.deleteConversation(family.id));
+    await ok(a);
+    await ok(b);
+    const chats = new Map((await b.mem.listConversations()).map((c) => [c.title, c.id!]));
+    const [, replyOnB] = await b.mem.getMessages(chats.get('Later')!);
+    expect(replyOnB.text).toBe('Lisbon.');
+    // It must not open B's own, unrelated chat and message.
+    const named = recalledTurnsOf(replyOnB.meta).map((t) => [t.conversationId, t.turnId]);
+    expect(named).not.toContainEqual([own.id, ownMsg]);
+  });
+
+  it('a chat deleted on A while B went on with it, B syncing after A: nothing of the chat is lost', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock);
+    const b = await device('Laptop', db, clock);
+    const chat = await a.mem.createConversation('Trip');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    for (const text of ['We fly to Oslo on the 9th.', 'Back on the 14th.'])
+      ok2(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
+    await ok(a);
+    await ok(b);
+    const [onB] = await b.mem.listConversations();
+    clock.advance(1000);
+    ok2(await a.mem.deleteConversation(chat.id));
+    await ok(a); // A syncs its delete first
+    clock.advance(1000);
+    // B, offline meanwhile, goes on with the chat, later than the delete; then syncs.
+    await b.mem.recordTurn({ conversationId: onB.id!, role: 'user', text: 'Book the hotel too.' });
+    await ok(b);
+    await ok(a);
+    await ok(b);
+    const ta = await chatTexts(a.mem);
+    const tb = await chatTexts(b.mem);
+    expect(ta).toEqual(tb);
+    // Either the delete wins (no chat) or the chat comes back whole; never a chat cut in half.
+    if (tb.Trip)
+      expect(tb.Trip).toEqual([
+        'We fly to Oslo on the 9th.',
+        'Back on the 14th.',
+        'Book the hotel too.',
+      ]);
+  });
+
+  it('a chat deleted on A stays deleted when B only received it (B never went on with it)', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock);
+    const b = await device('Laptop', db, clock);
+    const chat = await a.mem.createConversation('Secret plans');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    for (const text of ['Surprise party on Friday.', 'Do not tell Sam.'])
+      ok2(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text }));
+    await ok(a);
+    // A deletes the chat before its next sync.
+    clock.advance(1000);
+    ok2(await a.mem.deleteConversation(chat.id));
+    clock.advance(1000);
+    // B syncs (it receives the chat) and syncs again; B's user does nothing with the chat.
+    await ok(b);
+    await ok(b);
+    await ok(a);
+    await ok(b);
+    await ok(a);
+    expect(await a.mem.listConversations()).toEqual([]);
+    expect(await b.mem.listConversations()).toEqual([]);
+  });
+
+  it('Keep in sync on A: a chat deleted on A while offline, continued on B, comes back whole', async () => {
+    const db = freshDb();
+    const clock = new Clock();
+    const a = await device('Desktop', db, clock, { live: true });
+    const b = await device('Laptop', db, clock);
+    const chat = await a.mem.createConversation('Trip');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    for (const text of ['We fly to Oslo on the 9th.', 'Back on the 14th.'])
+      ok2(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
+    const waitOn = (fn: () => Promise<void>) => vi.waitFor(fn, { timeout: 30_000, interval: 100 });
+    await waitOn(async () => {
+      expect(a.sync.status().waiting).toBe(0);
+      await ok(b);
+      expect(await b.mem.listConversations()).toHaveLength(1);
+    });
+    const [onB] = await b.mem.listConversations();
+    // A goes offline (the server is gone), deletes the chat; B goes on with it later.
+    await server.stop();
+    clock.advance(1000);
+    ok2(await a.mem.deleteConversation(chat.id));
+    await new Promise((r) => setTimeout(r, 1000)); // A's live reconcile runs
+    clock.advance(1000);
+    await b.mem.recordTurn({ conversationId: onB.id!, role: 'user', text: 'Book the hotel too.' });
+    await server.start();
+    await ok(b);
+    await waitOn(async () => {
+      await ok(b);
+      expect(await chatTexts(a.mem)).toEqual(await chatTexts(b.mem));
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    await ok(b);
+    const ta = await chatTexts(a.mem);
+    const tb = await chatTexts(b.mem);
+    expect(ta).toEqual(tb);
+    expect(tb.Trip).toEqual([
+      'We fly to Oslo on the 9th.',
+      'Back on the 14th.',
+      'Book the hotel too.',
+    ]);
+  });
+});
