@@ -3,38 +3,15 @@
 // reply whose recalled chat was never synced; a chat deleted on one device and continued on the
 // other, whichever syncs first and with Keep in sync; a chat deleted on one device that the other
 // only received.
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { SyncConfig, SyncEngine, SyncOptions } from '../../src/sync/engine';
+import { describe, expect, it, vi } from 'vitest';
+import type { SyncConfig, SyncOptions } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
-import { startSyncServer, type TestSyncServer } from '../sync-server';
-import { Clock, closeAll, sharedEmbedder } from './helpers';
-import { openDevice, type Device } from './sync-device';
+import { Clock } from './helpers';
+import { openDevice, serverForFile, type Device } from './sync-device';
 import { recalledTurnsOf } from '../../src/chat/recall';
 
-let server: TestSyncServer;
-const engines: SyncEngine[] = [];
-let stopAt: ((path: string) => boolean) | null = null;
-
-beforeAll(async () => {
-  server = await startSyncServer({
-    onRequest(req) {
-      if (stopAt?.(req.path)) {
-        stopAt = null;
-        void server.stop();
-        throw new Error('gone');
-      }
-    },
-  });
-  await sharedEmbedder().ready();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(async () => {
-  stopAt = null;
-  await Promise.all(engines.splice(0).map((e) => e.close()));
-  await closeAll();
-});
+const file = serverForFile();
+const { engines, stopWhen } = file;
 
 let dbSerial = 0;
 const freshDb = () => `sync-chats-${process.pid}-${++dbSerial}`;
@@ -45,7 +22,7 @@ function device(
   extra: Partial<SyncConfig> = {},
   engine: Partial<SyncOptions> = {},
 ): Promise<Device> {
-  return openDevice({ url: server.url, database, label, engines, clock, extra, engine });
+  return openDevice({ url: file.server.url, database, label, engines, clock, extra, engine });
 }
 async function ok(d: Device) {
   const s = await d.sync.syncNow();
@@ -122,9 +99,9 @@ describe('chats across devices', () => {
     });
     expect(await a.mem.importJson(backup, 'merge')).toMatchObject({ status: 'SUCCESS' });
     let bulkDocs = 0;
-    stopAt = (path) => path.includes('_bulk_docs') && ++bulkDocs === 2;
+    stopWhen((path) => path.includes('_bulk_docs') && ++bulkDocs === 2);
     expect((await a.sync.syncNow()).error?.code).toBe('UNREACHABLE');
-    await server.start();
+    await file.server.start();
     // B syncs while A's push is half done: the entry is there, its message not yet.
     const b = await device('Laptop', db);
     await ok(b);
@@ -258,13 +235,13 @@ describe('chats across devices', () => {
     });
     const [onB] = await b.mem.listConversations();
     // A goes offline (the server is gone), deletes the chat; B goes on with it later.
-    await server.stop();
+    await file.server.stop();
     clock.advance(1000);
     ok2(await a.mem.deleteConversation(chat.id));
     await new Promise((r) => setTimeout(r, 1000)); // A's live reconcile runs
     clock.advance(1000);
     await b.mem.recordTurn({ conversationId: onB.id!, role: 'user', text: 'Book the hotel too.' });
-    await server.start();
+    await file.server.start();
     await ok(b);
     await waitOn(async () => {
       await ok(b);

@@ -8,8 +8,9 @@ import {
   type SyncOptions,
 } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
-import { nodePouchFactory } from '../sync-server';
-import { Clock, openTestMemory } from './helpers';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { nodePouchFactory, startSyncServer, type TestSyncServer } from '../sync-server';
+import { Clock, closeAll, openTestMemory, sharedEmbedder } from './helpers';
 
 export interface Device {
   mem: MemoryApi;
@@ -52,4 +53,46 @@ export async function openDevice(options: {
     ...options.extra,
   });
   return { mem, sync, clock, name };
+}
+
+/**
+ * A test file's sync server, with its hooks: started before the file's tests (the embedder
+ * ready), engines and memories closed after each test, the server closed at the end. A test can
+ * have it stop at a request of its choosing (`stopWhen`: the server gone mid-sync).
+ */
+export function serverForFile(): {
+  readonly server: TestSyncServer;
+  engines: SyncEngine[];
+  stopWhen: (when: ((path: string) => boolean) | null) => void;
+} {
+  let server: TestSyncServer;
+  const engines: SyncEngine[] = [];
+  let stopAt: ((path: string) => boolean) | null = null;
+  beforeAll(async () => {
+    server = await startSyncServer({
+      onRequest(req) {
+        if (stopAt?.(req.path)) {
+          stopAt = null;
+          void server.stop();
+          throw new Error('gone');
+        }
+      },
+    });
+    await sharedEmbedder().ready();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  afterEach(async () => {
+    stopAt = null;
+    await Promise.all(engines.splice(0).map((e) => e.close()));
+    await closeAll();
+  });
+  return {
+    get server() {
+      return server;
+    },
+    engines,
+    stopWhen: (when) => void (stopAt = when),
+  };
 }

@@ -1,43 +1,19 @@
 // Sync at size and under faults, against express-pouchdb in memory on 127.0.0.1: 1,000 entries
 // into an empty memory, the server gone mid-sync (nothing lost, nothing twice), and end-to-end
 // encryption (the server holds no plaintext; a wrong passphrase writes nothing here).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SyncConfig, SyncEngine } from '../../src/sync/engine';
+import { describe, expect, it } from 'vitest';
+import type { SyncConfig } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
-import { startSyncServer, type TestSyncServer } from '../sync-server';
-import { closeAll, sharedEmbedder } from './helpers';
-import { openDevice } from './sync-device';
+import { openDevice, serverForFile } from './sync-device';
 
-let server: TestSyncServer;
-const engines: SyncEngine[] = [];
-let stopAt: ((path: string) => boolean) | null = null;
-
-beforeAll(async () => {
-  server = await startSyncServer({
-    onRequest(req) {
-      if (stopAt?.(req.path)) {
-        stopAt = null;
-        void server.stop();
-        throw new Error('gone');
-      }
-    },
-  });
-  await sharedEmbedder().ready();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(async () => {
-  stopAt = null;
-  await Promise.all(engines.splice(0).map((e) => e.close()));
-  await closeAll();
-});
+const file = serverForFile();
+const { engines, stopWhen } = file;
 
 let serial = 0;
 const freshDb = () => `faults-${process.pid}-${++serial}`;
 
 function device(database: string, extra: Partial<SyncConfig> = {}, label = 'Desktop') {
-  return openDevice({ url: server.url, database, label, engines, extra });
+  return openDevice({ url: file.server.url, database, label, engines, extra });
 }
 
 /** A JSON backup of `n` entries (what an older memory brings), for a fast bulk load. */
@@ -98,10 +74,10 @@ describe('sync at size and under faults', () => {
     const b = await device(db, {}, 'Laptop');
     await b.mem.saveMemory('local/only', 'made on B while apart');
     let bulkGets = 0;
-    stopAt = (path) => path.includes('_bulk_get') && ++bulkGets === 1;
+    stopWhen((path) => path.includes('_bulk_get') && ++bulkGets === 1);
     const broken = await b.sync.syncNow();
     expect(broken.error?.code).toBe('UNREACHABLE');
-    await server.start();
+    await file.server.start();
     const resumed = await b.sync.syncNow();
     expect(resumed.error).toBeNull();
     expect(await paths(b.mem)).toEqual([...(await paths(a.mem)), 'local/only'].sort());
@@ -109,15 +85,15 @@ describe('sync at size and under faults', () => {
     // The push side too: stopped while B sends, then resumed.
     await b.mem.importJson(backupOf(300, 'extra'));
     let bulkDocs = 0;
-    stopAt = (path) => path.includes('_bulk_docs') && ++bulkDocs === 1;
+    stopWhen((path) => path.includes('_bulk_docs') && ++bulkDocs === 1);
     expect((await b.sync.syncNow()).error?.code).toBe('UNREACHABLE');
-    await server.start();
+    await file.server.start();
     expect((await b.sync.syncNow()).error).toBeNull();
     expect((await a.sync.syncNow()).error).toBeNull();
     const onA = await paths(a.mem);
     expect(onA).toHaveLength(901);
     expect(onA).toEqual(await paths(b.mem));
-    const live = (await server.database(db).allDocs({})).rows.filter((r) =>
+    const live = (await file.server.database(db).allDocs({})).rows.filter((r) =>
       r.key.startsWith('entry:'),
     );
     expect(live).toHaveLength(901);
@@ -141,7 +117,7 @@ describe('sync at size and under faults', () => {
     await a.mem.setSetting('app', { persona: 'Speak like a pirate' });
     expect((await a.sync.syncNow()).error).toBeNull();
 
-    const stored = JSON.stringify(await server.storedDocs(db));
+    const stored = JSON.stringify(await file.server.storedDocs(db));
     for (const plain of ['marmalade', 'private', 'bank', 'Private planning', 'pirate', 'entry:'])
       expect(stored).not.toContain(plain);
 
@@ -165,7 +141,7 @@ describe('sync at size and under faults', () => {
     expect(wrong.error?.fix).toMatch(/Nothing was written here/);
     expect(await paths(b.mem)).toEqual(['b/own']);
     await b.sync.configure({
-      url: server.url,
+      url: file.server.url,
       database: db,
       username: '',
       password: '',
@@ -176,6 +152,6 @@ describe('sync at size and under faults', () => {
     expect((await b.sync.syncNow()).error?.code).toBe('NEEDS_PASSPHRASE');
     expect(await paths(b.mem)).toEqual(['b/own']);
     // Nothing of B reached the server either.
-    expect(JSON.stringify(await server.storedDocs(db))).not.toContain('mine');
+    expect(JSON.stringify(await file.server.storedDocs(db))).not.toContain('mine');
   });
 });

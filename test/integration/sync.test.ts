@@ -58,6 +58,19 @@ function ok2<T extends { status: string }>(r: T): T {
   return r;
 }
 
+/** Two devices on a fresh database; B has a chat of its own first, so its ids differ from A's. */
+async function apart() {
+  const db = freshDb();
+  const a = await device('Desktop', db);
+  const b = await device('Laptop', db);
+  const own = await b.mem.createConversation('Laptop notes');
+  if (own.status !== 'SUCCESS') throw new Error(own.message);
+  for (let i = 0; i < 5; i++)
+    ok2(await b.mem.addMessage({ conversationId: own.id, role: 'user', text: `Note ${i}` }));
+  await ok(b);
+  return { db, a, b };
+}
+
 async function content(mem: MemoryApi, path: string) {
   const r = await mem.queryMemory(path);
   return r.status === 'SUCCESS' ? r.content : r.status;
@@ -331,15 +344,7 @@ describe('sync through a CouchDB-protocol server', () => {
   });
 
   it('a reply’s recalled turns and a keeper card name the same messages on the other device', async () => {
-    const db = freshDb();
-    const a = await device('Desktop', db);
-    const b = await device('Laptop', db);
-    // B has chats of its own first: its ids for what arrives differ from A's.
-    const own = await b.mem.createConversation('Laptop notes');
-    if (own.status !== 'SUCCESS') throw new Error(own.message);
-    for (let i = 0; i < 5; i++)
-      ok2(await b.mem.addMessage({ conversationId: own.id, role: 'user', text: `Note ${i}` }));
-    await ok(b);
+    const { a, b } = await apart();
     const family = await a.mem.createConversation('Family news');
     const later = await a.mem.createConversation('Later');
     if (family.status !== 'SUCCESS' || later.status !== 'SUCCESS') throw new Error('no chat');
@@ -412,15 +417,7 @@ describe('sync through a CouchDB-protocol server', () => {
   });
 
   it('an entry’s Source links open the same messages on the other device, in its history too', async () => {
-    const db = freshDb();
-    const a = await device('Desktop', db);
-    const b = await device('Laptop', db);
-    // B has chats of its own first: its ids for what arrives differ from A's.
-    const own = await b.mem.createConversation('Laptop notes');
-    if (own.status !== 'SUCCESS') throw new Error(own.message);
-    for (let i = 0; i < 5; i++)
-      ok2(await b.mem.addMessage({ conversationId: own.id, role: 'user', text: `Note ${i}` }));
-    await ok(b);
+    const { a, b } = await apart();
     const chat = await a.mem.createConversation('Family news');
     if (chat.status !== 'SUCCESS') throw new Error(chat.message);
     const told = 'My sister Ana is moving to Lisbon in May.';
