@@ -141,12 +141,20 @@ export class SmToolCard extends LitElement {
     const num = (key: string, from: Fields = r) => (typeof from[key] === 'number' ? from[key] : 0);
     switch (this.name) {
       case 'saveMemory':
+        // The entry held this already: nothing was written (docs/design.md, saveMemory).
+        if (r.unchanged === true)
+          return {
+            outcome: 'ok',
+            text: `Already saved, version ${num('version')}: nothing changed`,
+          };
         return {
           outcome: 'ok',
           // The chat sentences kept with the entry as its context (its detail quotes them).
           text: `Saved, version ${num('version')}${num('chunksStored') ? ` · ${plural(num('chunksStored'), 'chat sentence')} quoted` : ''}`,
         };
       case 'updateMemory':
+        if (r.unchanged === true)
+          return { outcome: 'ok', text: `Already so, version ${num('version')}: nothing changed` };
         return { outcome: 'ok', text: `Updated, version ${num('version')}` };
       case 'queryMemory': {
         const chunks = Array.isArray(r.contextChunks) ? r.contextChunks.length : 0;

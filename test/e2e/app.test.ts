@@ -202,6 +202,34 @@ describe('the app in Chromium', () => {
       .poll(() => detail.getByText(/I prefer vanilla JavaScript/).count(), { timeout: 10_000 })
       .toBeGreaterThan(0);
     await shot('tree-detail');
+
+    // Said again, the same save writes nothing, and its card says so.
+    await page
+      .getByRole('textbox', { name: 'Message' })
+      .fill('Remember this: I prefer vanilla JavaScript and avoid npm build steps.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('sm-tool-card')
+            .getByText(/^Already saved, version 1: nothing changed$/)
+            .count(),
+        { timeout: 60_000 },
+      )
+      .toBe(1);
+    // The reply done, so that the next test starts from a quiet chat.
+    await expect
+      .poll(() => page.getByRole('button', { name: 'Stop' }).isDisabled(), { timeout: 60_000 })
+      .toBe(true);
+    await shot('chat-saved-again');
+    const version = await page.evaluate(async (path) => {
+      const app = document.querySelector('sm-app') as unknown as {
+        memory: { getEntry(p: string): Promise<{ version?: number }> };
+      };
+      return (await app.memory.getEntry(path)).version;
+    }, PATH);
+    expect(version).toBe(1);
   });
 
   it('a second tab sees the entry and, without reload, a save made in the first; a bad JSON edit is refused and changes nothing', async () => {
