@@ -27,6 +27,7 @@ import {
   writeBackupFile,
   type BackupFolder,
 } from './backup-files';
+import { unrestorableBackup } from '../memory/imports/limits';
 import type { AppSettings, NoticeStorage } from './settings';
 import {
   UNKNOWN_STORAGE,
@@ -345,11 +346,14 @@ export class Backups {
         where = `as the download ${name}`;
       }
       this.updateRecord((r) => ({ ...r, lastBackup: at, lastAuto: at }));
+      const unrestorable = unrestorableBackup(text);
       this.set({
         waitingForFolder: false,
         autoFailed: false,
         reminder: this.reminderNow(),
-        message: { kind: 'info', text: `Backed up ${where}.` },
+        message: unrestorable
+          ? { kind: 'error', text: `Backed up ${where}. ${unrestorable}` }
+          : { kind: 'info', text: `Backed up ${where}.` },
       });
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);

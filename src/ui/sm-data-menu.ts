@@ -9,7 +9,7 @@ import type { Backups } from '../app/backups';
 import { daysAgo } from '../app/backup-plan';
 import { downloadFile } from '../app/backup-files';
 import type { FileImportResult, ImportResult, ToolError } from '../memory/types';
-import { fileSizeRefusal } from '../memory/imports/limits';
+import { fileSizeRefusal, unrestorableBackup } from '../memory/imports/limits';
 import type { MemoryClient } from '../worker-client';
 import { BackupsController } from './backups-controller';
 import { emit } from './events';
@@ -493,7 +493,11 @@ export class SmDataMenu extends LitElement {
       // All of memory, in a file Import restores: a backup (a subtree is not, nor a lorebook,
       // which carries no history or chats).
       if (!subtree && kind !== 'lorebook') this.backups?.recordBackup();
-      emit(this, 'sm-notice', { kind: 'info', message: `Exported memory to ${name}.` });
+      const unrestorable = kind === 'json' && !subtree ? unrestorableBackup(text) : undefined;
+      emit(this, 'sm-notice', {
+        kind: unrestorable ? 'error' : 'info',
+        message: `Exported memory to ${name}.${unrestorable ? ` ${unrestorable}` : ''}`,
+      });
     } catch (e) {
       await this.showStep({
         kind: 'failed',

@@ -8,6 +8,7 @@ import { BACKUP_RECORD_KEY, Backups, type BackupMemory } from '../../src/app/bac
 import { DEFAULT_SETTINGS, type AppSettings } from '../../src/app/settings';
 import type { MemoryChange } from '../../src/memory/types';
 import type { SyncStatus } from '../../src/sync/engine';
+import { unrestorableBackup } from '../../src/memory/imports/limits';
 
 const T = Date.UTC(2026, 10, 1, 12);
 const saved: MemoryChange = {
@@ -125,6 +126,33 @@ describe('Backups', () => {
     now += DAY_MS;
     await backups.check();
     expect(downloads).toHaveLength(1);
+  });
+});
+
+describe('a backup larger than Import takes', () => {
+  it('is written, and the person is told it cannot be restored here as it is', async () => {
+    const fake = fakeMemory();
+    const big = `{"format":"structured-memory-backup","version":1,"x":"${'x'.repeat(65 * 1024 * 1024)}"}`;
+    fake.memory.exportJson = async () => big;
+    const downloads: string[] = [];
+    const backups = new Backups({
+      memory: fake.memory,
+      settings: () => ({ ...DEFAULT_SETTINGS, autoBackup: 'daily' }),
+      wrapCallback: (f) => f,
+      storage: store(),
+      now: () => T,
+      download: (_text, name) => downloads.push(name),
+    });
+    await backups.backUpNow();
+    expect(downloads).toHaveLength(1);
+    expect(backups.state.message).toEqual({
+      kind: 'error',
+      text: expect.stringMatching(
+        /^Backed up as the download .*\. This backup is 65 MB, more than Import takes at once \(64 MB\), so it cannot be restored here as it is\./,
+      ),
+    });
+    // One Import takes stays quiet.
+    expect(unrestorableBackup('{"entries":[]}')).toBeUndefined();
   });
 });
 

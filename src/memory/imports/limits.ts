@@ -55,3 +55,19 @@ export function fileSizeRefusal(name: string, size: number, own: boolean): strin
   if (own) return size > MAX_OWN_FILE_BYTES ? tooLargeOwnFile(name, size) : undefined;
   return size > MAX_FOREIGN_FILE_BYTES ? tooLargeForeignFile(name, size) : undefined;
 }
+
+/**
+ * What a person must know of a backup Import would refuse (its text over MAX_OWN_FILE_BYTES as a
+ * file), or undefined: it is written all the same, but cannot be restored here in one piece.
+ */
+export function unrestorableBackup(text: string): string | undefined {
+  // A character is one to three bytes in the file: only a text that may pass the limit is counted.
+  if (text.length * 3 <= MAX_OWN_FILE_BYTES) return undefined;
+  const bytes = new TextEncoder().encode(text).length;
+  if (bytes <= MAX_OWN_FILE_BYTES) return undefined;
+  return (
+    `This backup is ${megabytes(bytes)}, more than Import takes at once ` +
+    `(${megabytes(MAX_OWN_FILE_BYTES)}), so it cannot be restored here as it is. Keep an older ` +
+    'backup as well, or keep your memory in sync with a server (Settings), which has no such limit.'
+  );
+}
