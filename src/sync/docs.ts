@@ -301,6 +301,29 @@ export function mapMetaIds(
   return { meta: out, missing };
 }
 
+/**
+ * The logical ids of the rows a message's meta names, by `m<id>` and `c<id>`: undefined when it
+ * names none; else given, if only empty, so that no receiver names its own rows by these ids.
+ */
+export function metaRefs(
+  meta: unknown,
+  msgIdOf: (local: number) => string | undefined,
+  convIdOf: (local: number) => string | undefined,
+): Record<string, string> | undefined {
+  const named = metaIds(meta);
+  if (!named.msgs.length && !named.convs.length) return undefined;
+  const refs: Record<string, string> = {};
+  for (const [prefix, ids, idOf] of [
+    ['m', named.msgs, msgIdOf],
+    ['c', named.convs, convIdOf],
+  ] as const)
+    for (const x of ids) {
+      const id = idOf(x);
+      if (id) refs[`${prefix}${x}`] = id;
+    }
+  return refs;
+}
+
 /** The logical ids of the messages `chunks` name, by `m<turn_id>`; undefined when none is known. */
 export function chunkRefs(
   chunks: readonly { turn_id: number }[],

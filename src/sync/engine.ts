@@ -26,7 +26,7 @@ import {
   kindOf,
   localChunks,
   mapMetaIds,
-  metaIds,
+  metaRefs,
   msgBody,
   settingBody,
   settingId,
@@ -231,9 +231,9 @@ function localMeta(
   let missing = 0;
   const here = (ref: string | undefined) => {
     if (ref === undefined) return undefined;
-    const s = stateOf(ref);
-    if (!s) missing++;
-    return s && s.hash !== '' ? (s.local as number) : undefined;
+    const local = rowHere(stateOf(ref));
+    if (local === undefined) missing++;
+    return local ?? undefined;
   };
   const { meta } = mapMetaIds(
     body.meta ?? {},
@@ -243,8 +243,8 @@ function localMeta(
   return { meta, missing };
 }
 
-/** Where a message is here by its logical id: its id, null when gone, undefined when unknown. */
-function messageHere(s: DocState | undefined): number | null | undefined {
+/** A row here by its state: its id, null when it was deleted here, undefined when unknown. */
+function rowHere(s: DocState | undefined): number | null | undefined {
   return s ? (s.hash !== '' ? (s.local as number) : null) : undefined;
 }
 
@@ -633,20 +633,8 @@ export function createSync(options: SyncOptions) {
       if (!conv) continue; // a message of a deleted conversation: it goes with it
       const n = places.get(m.conversationId) ?? 0;
       places.set(m.conversationId, n + 1);
-      // Refs go whenever the meta names rows, if only empty: the receiver then names none of its
-      // own rows by this device's ids.
-      const named = metaIds(m.meta);
-      const refs: Record<string, string> = {};
-      for (const x of named.msgs) {
-        const id = msgIdOf(x);
-        if (id) refs[`m${x}`] = id;
-      }
-      for (const x of named.convs) {
-        const id = convIds.get(x);
-        if (id) refs[`c${x}`] = id;
-      }
-      const names = named.msgs.length + named.convs.length > 0;
-      add(msgIds.get(m.id!)!, 'msg', m.id!, msgBody(m, conv, n, names ? refs : undefined));
+      const refs = metaRefs(m.meta, msgIdOf, (x) => convIds.get(x));
+      add(msgIds.get(m.id!)!, 'msg', m.id!, msgBody(m, conv, n, refs));
     }
     for (const s of settings) {
       const body = settingBody(s.key, s.value);
@@ -791,14 +779,7 @@ export function createSync(options: SyncOptions) {
       }
       // A message given way to is fetched in step 2 with those waiting for their chat: named
       // there in the same write as its state, so a stop between the steps loses none.
-      const back = restore.splice(0);
-      await sdb.transaction('rw', sdb.docs, sdb.config, async () => {
-        if (back.length) {
-          const was = ((await sdb.config.get(WAITING_KEY))?.value as string[] | undefined) ?? [];
-          await sdb.config.put({ key: WAITING_KEY, value: [...was, ...back] });
-        }
-        await sdb.docs.bulkPut(states);
-      });
+      await alsoWaiting(restore.splice(0), states);
       states.forEach(remember);
     }
 
@@ -866,11 +847,10 @@ export function createSync(options: SyncOptions) {
           .map((s) => ({ ...s, rev: '' }))
       : [];
     if (back.length) {
-      const named = [...new Set([...earlier, ...waiting.keys(), ...back.map((s) => s.mid)])];
-      await sdb.transaction('rw', sdb.docs, sdb.config, async () => {
-        await sdb.config.put({ key: WAITING_KEY, value: named });
-        await sdb.docs.bulkPut(back);
-      });
+      await alsoWaiting(
+        back.map((s) => s.mid),
+        back,
+      );
       back.forEach(remember);
       earlier.push(...back.map((s) => s.mid));
     }
@@ -910,6 +890,20 @@ export function createSync(options: SyncOptions) {
   }
 
   /**
+   * Writes `states` with `mids` added to the messages waiting for step 2 (`WAITING_KEY`), in one
+   * transaction: a stop between the two loses none of them.
+   */
+  async function alsoWaiting(mids: readonly string[], states: readonly DocState[]) {
+    await sdb.transaction('rw', sdb.docs, sdb.config, async () => {
+      if (mids.length) {
+        const was = ((await sdb.config.get(WAITING_KEY))?.value as string[] | undefined) ?? [];
+        await sdb.config.put({ key: WAITING_KEY, value: [...new Set([...was, ...mids])] });
+      }
+      await sdb.docs.bulkPut(states);
+    });
+  }
+
+  /**
    * Rows written while a message or chat they name had not arrived: named again now that the
    * cycle brought what it could. A row changed here since is left alone. Their new states, and
    * those still waiting for a row that may yet arrive (`UNNAMED_KEY`: tried again next cycle).
@@ -921,7 +915,7 @@ export function createSync(options: SyncOptions) {
   ): Promise<{ states: DocState[]; still: Unnamed[] }> {
     const states: DocState[] = [];
     const still: Unnamed[] = [];
-    const here = (id: string) => messageHere(byId.get(id));
+    const here = (id: string) => rowHere(byId.get(id));
     const sameIds = (a: readonly { turn_id: number }[], b: readonly { turn_id: number }[]) =>
       a.every((c, i) => c.turn_id === b[i].turn_id);
     await mdb.transaction('rw', [mdb.messages, mdb.structured_memory, mdb.history], async () => {
@@ -1114,12 +1108,9 @@ export function createSync(options: SyncOptions) {
     let again = false;
     const stateOf = (id: string) => byId.get(id) ?? fresh.get(id);
     /** A message's id here, by its logical id; undefined when it is not here. */
-    const msgHere = (id: string) => messageHere(stateOf(id));
+    const msgHere = (id: string) => rowHere(stateOf(id));
     /** The chat's row here; null when it was deleted, undefined when it has not arrived. */
-    const convLocal = (conv: string) => {
-      const s = stateOf(conv);
-      return s ? (s.hash !== '' ? (s.local as number) : null) : undefined;
-    };
+    const convLocal = (conv: string) => rowHere(stateOf(conv));
     const convIdOf = (local: number) => byLocal.get(localKey('conv', local))?.id;
     for (const kind of KIND_ORDER) {
       const batch = incoming.filter((d) => kindOf(d.id) === kind);

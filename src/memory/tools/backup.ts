@@ -476,9 +476,7 @@ export function backupTools(ctx: StoreContext) {
             await addToShards(db, chunks);
             noteChunkWrite(ids);
           }
-          for (const row of rows) {
-            for (const c of row.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
-          }
+          for (const row of rows) relinkChunks(row.contextChunks, msgMap);
 
           // Merged again, the versions the backup's history holds are here already.
           const known = replace ? new Set<string>() : await historyHere(backup.history ?? []);
@@ -486,16 +484,18 @@ export function backupTools(ctx: StoreContext) {
             const row = importedHistoryRow(h);
             if (known.has(historyKey(row))) continue;
             // Its snapshot names the messages by their ids here, as the entries' do.
-            for (const c of row.entry.contextChunks) c.turn_id = msgMap.get(c.turn_id) ?? c.turn_id;
+            relinkChunks(row.entry.contextChunks, msgMap);
             history.push(row);
           }
           if (history.length) await db.history.bulkAdd(history);
           // An entry left as it is stays above every version its History now lists (the
           // backup's may be later ones: content changed there and changed back).
+          const top = new Map<string, number>();
+          for (const h of history) top.set(h.path, Math.max(top.get(h.path) ?? 0, h.version));
           for (const row of same) {
-            const listed = history.filter((h) => h.path === row.path).map((h) => h.version);
-            if (!listed.length || Math.max(...listed) < row.version) continue;
-            const version = versionAbove(listed, row.path, row.version);
+            const listed = top.get(row.path);
+            if (listed === undefined || listed < row.version) continue;
+            const version = versionAbove([listed], row.path, row.version);
             if (isToolError(version)) continue; // at 2^53-1 already: it stays where it is
             await db.structured_memory.update(row.id!, { version });
             noteWrite([row.id!]);
@@ -730,6 +730,11 @@ export function importedChunks(
  * A backup's history row as stored: no vectors (a restore embeds it again) and its heading and
  * parent taken from its entry's path.
  */
+/** Context chunks moved to their messages' ids here (`msgs`: the backup's id → here), in place. */
+function relinkChunks(chunks: readonly { turn_id: number }[], msgs: ReadonlyMap<number, number>) {
+  for (const c of chunks) c.turn_id = msgs.get(c.turn_id) ?? c.turn_id;
+}
+
 /** What makes two history rows one version: its path, number, reason, time and content. */
 export function historyKey(h: HistoryRow): string {
   return [h.path, h.version, h.reason, h.replaced.getTime(), JSON.stringify(h.entry.content)].join(

@@ -19,6 +19,7 @@ import { parseImportFile } from '../imports/detect';
 import { MAX_FOREIGN_FILE_BYTES, tooLargeForeignFile } from '../imports/limits';
 import { toWorldInfo } from '../imports/lorebook-export';
 import type { ImportedChat, PlannedEntry } from '../imports/types';
+import { holdsContent } from './write';
 import type { Chunk, FileImportResult, JsonValue, MemoryEntry, Message, ToolError } from '../types';
 import { materialise } from './portable';
 import { turnChunks } from './turns';
@@ -84,7 +85,6 @@ export function chatRows(chat: ImportedChat): ChatRows {
 }
 
 /** Same content, as stored JSON. */
-const sameContent = (a: JsonValue, b: JsonValue) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * Where each planned entry goes: its path, or the first numbered one (`name 2`, `name 3`…) that is
@@ -115,7 +115,9 @@ export function placeEntries(
       const parsed = parsePath(`${heading}/${base}${suffix}`, { naming: !('path' in p) });
       if (!parsed.ok) return undefined;
       const there = existing.get(parsed.path);
-      if (there !== undefined && sameContent(there, p.content) && !used.has(parsed.path)) {
+      const same =
+        there !== undefined && holdsContent({ content: there }, JSON.stringify(p.content));
+      if (same && !used.has(parsed.path)) {
         used.add(parsed.path);
         return null;
       }
