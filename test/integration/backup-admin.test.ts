@@ -1,9 +1,10 @@
-// JSON backup and restore, the explorer's entry summary, settings, stats and re-embedding after
-// a model switch.
+// JSON backup and restore (a backup merged into a store that holds some of it already: versions,
+// history snapshots, alike messages), the explorer's entry summary, settings, stats and
+// re-embedding after a model switch.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Embedder } from '../../src/embeddings/types';
 import { MemoryDB } from '../../src/memory/db';
-import type { MemoryApi, MemoryEntry } from '../../src/memory/types';
+import type { HistoryRow, MemoryApi, MemoryEntry } from '../../src/memory/types';
 import {
   closeAll,
   expectError,
@@ -505,5 +506,126 @@ describe('while the embedding model is still loading', () => {
     expect(searched).toBe(false);
     release();
     expect(ok(await search).children[0].path).toBe('User/Preferences/CodingStyle');
+  });
+});
+
+describe('merge: an unchanged entry with the backup history of a later version', () => {
+  it('keeps the entry above every version its History lists', async () => {
+    // Device A: saved, changed (the memory keeper), changed back (its Undo restores v1).
+    const a = openTestMemory();
+    const v1 = ok(await a.mem.saveMemory('Trips/Flight', 'On the 9th.', 0));
+    a.clock.advance(1000);
+    ok(await a.mem.saveMemory('Trips/Flight', 'On the 10th.', 0));
+    a.clock.advance(1000);
+    const first = ok(await a.mem.getHistory('Trips/Flight')).versions[0];
+    ok(await a.mem.restoreMemory(first.id));
+    expect(v1.version).toBe(1);
+    expect(await a.mem.getEntry('Trips/Flight')).toMatchObject({ version: 3 });
+    const json = (await a.mem.exportJson()) as string;
+
+    // Device B holds the same content at version 1 (saved there, or an older backup merged).
+    const b = openTestMemory();
+    ok(await b.mem.saveMemory('Trips/Flight', 'On the 9th.', 0));
+    const r = ok(await b.mem.importJson(json, 'merge'));
+    expect(r).toMatchObject({ unchanged: 1 });
+
+    const entry = (await b.mem.getEntry('Trips/Flight')) as { version: number };
+    const listed = ok(await b.mem.getHistory('Trips/Flight')).versions.map((v) => v.version);
+    // The rule of docs/trash.md "Version numbers": an entry's version is above every version
+    // History lists at its path.
+    expect(
+      Math.max(...listed),
+      `History lists ${listed} but the entry is v${entry.version}`,
+    ).toBeLessThan(entry.version);
+  });
+
+  it('a save after such a merge makes a version number History lists already', async () => {
+    const a = openTestMemory();
+    ok(await a.mem.saveMemory('Trips/Flight', 'On the 9th.', 0));
+    a.clock.advance(1000);
+    ok(await a.mem.saveMemory('Trips/Flight', 'On the 10th.', 0));
+    a.clock.advance(1000);
+    ok(await a.mem.saveMemory('Trips/Flight', 'On the 9th.', 0));
+    const json = (await a.mem.exportJson()) as string;
+    const b = openTestMemory();
+    ok(await b.mem.saveMemory('Trips/Flight', 'On the 9th.', 0));
+    ok(await b.mem.importJson(json, 'merge'));
+    const saved = ok(await b.mem.saveMemory('Trips/Flight', 'On the 11th.', 0));
+    const listed = ok(await b.mem.getHistory('Trips/Flight')).versions.map((v) => v.version);
+    // The new content is shown as "version 2" while History lists A's "On the 10th." as version 2.
+    expect(listed, `saved as v${saved.version}; History lists ${listed}`).not.toContain(
+      saved.version,
+    );
+  });
+});
+
+describe('merge: history versions of an entry', () => {
+  it('name the merged messages in their snapshots', async () => {
+    const a = openTestMemory();
+    const trip = ok(await a.mem.createConversation('Trip'));
+    ok(
+      await a.mem.recordTurn({
+        conversationId: trip.id,
+        role: 'user',
+        text: 'We fly to Lisbon on the 9th.',
+      }),
+    );
+    ok(
+      await a.mem.saveMemory('Trips/Flight', 'Lisbon, on the 9th.', 1000, {
+        conversationId: trip.id,
+      }),
+    );
+    ok(
+      await a.mem.saveMemory('Trips/Flight', 'Lisbon, on the 10th.', 1000, {
+        conversationId: trip.id,
+      }),
+    );
+    const json = (await a.mem.exportJson()) as string;
+
+    const b = openTestMemory();
+    const own = ok(await b.mem.createConversation('Mine'));
+    for (const text of ['one', 'two', 'three'])
+      ok(await b.mem.addMessage({ conversationId: own.id, role: 'user', text }));
+    ok(await b.mem.importJson(json, 'merge'));
+    const tripHere = (await b.mem.listConversations()).find((c) => c.title === 'Trip')!;
+    const ids = new Set((await b.mem.getMessages(tripHere.id!)).map((m) => m.id));
+    const history = (await snapshotDb(b.name)).history as HistoryRow[];
+    const turns = history.flatMap((h) => h.entry.contextChunks.map((c) => c.turn_id));
+    expect(turns.length).toBeGreaterThan(0);
+    expect(turns.filter((t) => !ids.has(t))).toEqual([]);
+  });
+});
+
+describe('merge: a chat here that lost one of two messages alike', () => {
+  it('is not taken for the backup chat: the backup chat comes in whole', async () => {
+    const a = openTestMemory();
+    const conv = ok(await a.mem.createConversation('Story'));
+    // One moment, as an imported KoboldAI save stores them (every message at the import's time).
+    for (const [role, text] of [
+      ['user', 'Go on.'],
+      ['assistant', 'The door creaks open.'],
+      ['user', 'Go on.'],
+      ['assistant', 'A lamp flickers inside.'],
+    ] as const)
+      ok(await a.mem.addMessage({ conversationId: conv.id, role, text }));
+    const json = (await a.mem.exportJson()) as string;
+
+    const b = openTestMemory();
+    ok(await b.mem.importJson(json, 'merge'));
+    const [here] = await b.mem.listConversations();
+    const msgs = await b.mem.getMessages(here.id!);
+    expect(new Set(msgs.map((m) => m.time.getTime())).size).toBe(1);
+    // Deleted here by mistake; merging the backup should bring it back (as a chat of its own).
+    ok(await b.mem.deleteMessage(msgs[2].id));
+    const r = ok(await b.mem.importJson(json, 'merge'));
+    const all = await Promise.all(
+      (await b.mem.listConversations()).map(async (c) =>
+        (await b.mem.getMessages(c.id!)).map((m) => m.text),
+      ),
+    );
+    expect(
+      all.some((texts) => texts.filter((t) => t === 'Go on.').length === 2),
+      `chats here: ${JSON.stringify(all)}; chatsAlreadyHere ${r.chatsAlreadyHere}`,
+    ).toBe(true);
   });
 });

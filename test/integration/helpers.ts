@@ -118,6 +118,20 @@ export function ok<R extends AnyResult>(r: R): Extract<R, { status: 'SUCCESS' }>
   return r as Extract<R, { status: 'SUCCESS' }>;
 }
 
+/**
+ * A memory holding `content` at `path` restored from a backup, as an entry stored before a rule
+ * that now refuses such a path (a hidden character) was made; `backup` restores it again.
+ */
+export async function memoryWithStored(path: string, content: string) {
+  const src = openTestMemory();
+  ok(await src.mem.saveMemory('Stored/Placeholder', content, 0));
+  const json = (await src.mem.exportJson()) as string;
+  const backup = json.replaceAll('Stored/Placeholder', JSON.stringify(path).slice(1, -1));
+  const tm = openTestMemory();
+  ok(await tm.mem.importJson(backup, 'replace'));
+  return { ...tm, backup };
+}
+
 /** Asserts `{ status: 'ERROR', code, message }` with a non-empty message. */
 export function expectError(r: unknown, code: ErrorCode | readonly ErrorCode[]): void {
   const codes = typeof code === 'string' ? [code] : code;

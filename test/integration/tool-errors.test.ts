@@ -10,6 +10,7 @@ import {
   contentSnapshot,
   expectError,
   expectNotFound,
+  memoryWithStored,
   ok,
   openTestMemory,
   safeJson,
@@ -172,14 +173,9 @@ describe('INVALID_PATH', () => {
   });
 
   it('an entry stored with such a character before they were refused can be read, renamed and removed', async () => {
-    const src = openTestMemory();
-    ok(await src.mem.saveMemory('Project/NoXtes', 'saved before'));
-    const json = (await src.mem.exportJson()) as string;
     // A backup from then: restored whole, nothing of it refused.
-    const { mem } = openTestMemory();
     const hidden = 'Project/No\u200btes';
-    const backup = json.replaceAll('NoXtes', 'No\\u200btes');
-    ok(await mem.importJson(backup, 'replace'));
+    const { mem, backup } = await memoryWithStored(hidden, 'saved before');
     expect(ok(await mem.queryMemory(hidden)).content).toBe('saved before');
     ok(await mem.deleteMemory(hidden));
     expect(await mem.memoryIndex()).toEqual([]);
