@@ -71,6 +71,30 @@ async function apart() {
   return { db, a, b };
 }
 
+/** A and B on one clock, both holding the chat "Trip" with two messages A wrote. */
+async function tripOnBoth() {
+  const clock = new Clock();
+  const db = freshDb();
+  const a = await device('Desktop', db, clock);
+  const b = await device('Laptop', db, clock);
+  const chat = await a.mem.createConversation('Trip');
+  if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+  for (const text of ['We fly to Oslo on the 9th.', 'Back on the 14th.'])
+    ok2(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
+  await ok(a);
+  await ok(b);
+  const [onB] = await b.mem.listConversations();
+  return { clock, a, b, chat: chat.id, onB: onB.id! };
+}
+
+/** Each chat's messages' texts, by its title. */
+async function chatTexts(mem: MemoryApi) {
+  const out: Record<string, string[]> = {};
+  for (const c of await mem.listConversations())
+    out[c.title] = (await mem.getMessages(c.id!)).map((m) => m.text);
+  return out;
+}
+
 async function content(mem: MemoryApi, path: string) {
   const r = await mem.queryMemory(path);
   return r.status === 'SUCCESS' ? r.content : r.status;
@@ -301,22 +325,12 @@ describe('sync through a CouchDB-protocol server', () => {
   });
 
   it('a chat deleted offline while another device went on with it comes back whole; a later delete wins', async () => {
-    const db = freshDb();
-    const clock = new Clock();
-    const a = await device('Desktop', db, clock);
-    const b = await device('Laptop', db, clock);
-    const chat = await a.mem.createConversation('Trip');
-    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
-    for (const text of ['We fly to Oslo on the 9th.', 'Back on the 14th.'])
-      ok2(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
-    await ok(a);
-    await ok(b);
-    const [onB] = await b.mem.listConversations();
+    const { clock, a, b, chat, onB } = await tripOnBoth();
     // A deletes the chat while offline; later, B goes on with it.
     clock.advance(1000);
-    ok2(await a.mem.deleteConversation(chat.id));
+    ok2(await a.mem.deleteConversation(chat));
     clock.advance(1000);
-    await b.mem.recordTurn({ conversationId: onB.id!, role: 'user', text: 'Book the hotel too.' });
+    await b.mem.recordTurn({ conversationId: onB, role: 'user', text: 'Book the hotel too.' });
     await ok(b);
     await ok(a);
     await ok(b);
@@ -332,7 +346,7 @@ describe('sync through a CouchDB-protocol server', () => {
 
     // The other way round: B changes the chat, then A deletes it later; the delete wins.
     clock.advance(1000);
-    await b.mem.recordTurn({ conversationId: onB.id!, role: 'user', text: 'And a car.' });
+    await b.mem.recordTurn({ conversationId: onB, role: 'user', text: 'And a car.' });
     await ok(b);
     clock.advance(1000);
     const [back] = await a.mem.listConversations();
@@ -341,6 +355,29 @@ describe('sync through a CouchDB-protocol server', () => {
     await ok(b);
     expect(await a.mem.listConversations()).toEqual([]);
     expect(await b.mem.listConversations()).toEqual([]);
+  });
+
+  it('a chat deleted on A while B went on with it, B syncing after A: nothing of the chat is lost', async () => {
+    const { clock, a, b, chat, onB } = await tripOnBoth();
+    clock.advance(1000);
+    ok2(await a.mem.deleteConversation(chat));
+    await ok(a); // A syncs its delete first
+    clock.advance(1000);
+    // B, offline meanwhile, goes on with the chat, later than the delete; then syncs.
+    await b.mem.recordTurn({ conversationId: onB, role: 'user', text: 'Book the hotel too.' });
+    await ok(b);
+    await ok(a);
+    await ok(b);
+    const ta = await chatTexts(a.mem);
+    const tb = await chatTexts(b.mem);
+    expect(ta).toEqual(tb);
+    // Either the delete wins (no chat) or the chat comes back whole; never a chat cut in half.
+    if (tb.Trip)
+      expect(tb.Trip).toEqual([
+        'We fly to Oslo on the 9th.',
+        'Back on the 14th.',
+        'Book the hotel too.',
+      ]);
   });
 
   it('a reply’s recalled turns and a keeper card name the same messages on the other device', async () => {
