@@ -4,9 +4,8 @@
 // in sync and continued on the other; a chat deleted on one device that the other only received.
 import { describe, expect, it, vi } from 'vitest';
 import type { SyncConfig, SyncOptions } from '../../src/sync/engine';
-import type { MemoryApi } from '../../src/memory/types';
-import { Clock } from './helpers';
-import { openDevice, serverForFile, type Device } from './sync-device';
+import { Clock, ok } from './helpers';
+import { chatTexts, openDevice, serverForFile, synced, type Device } from './sync-device';
 import { recalledTurnsOf } from '../../src/chat/recall';
 
 const file = serverForFile();
@@ -23,22 +22,6 @@ function device(
 ): Promise<Device> {
   return openDevice({ url: file.server.url, database, label, engines, clock, extra, engine });
 }
-async function ok(d: Device) {
-  const s = await d.sync.syncNow();
-  expect(s.error).toBeNull();
-  await d.sync.idle();
-  return s;
-}
-function ok2<T extends { status: string }>(r: T): Extract<T, { status: 'SUCCESS' }> {
-  if (r.status !== 'SUCCESS') throw new Error(JSON.stringify(r));
-  return r as Extract<T, { status: 'SUCCESS' }>;
-}
-async function chatTexts(mem: MemoryApi) {
-  const out: Record<string, string[]> = {};
-  for (const c of await mem.listConversations())
-    out[c.title] = (await mem.getMessages(c.id!)).map((m) => m.text);
-  return out;
-}
 
 describe('chats across devices', () => {
   it('a new device gets a chat in its order after two middle messages were deleted and the chat went on', async () => {
@@ -51,20 +34,20 @@ describe('chats across devices', () => {
     const say = async (text: string) => {
       clock.advance(1000);
       const r = await a.mem.addMessage({ conversationId: chat.id, role: 'user', text });
-      ids.push(ok2(r).id);
+      ids.push(ok(r).id);
     };
     for (const t of ['m0', 'm1', 'm2', 'm3', 'm4', 'm5']) await say(t);
-    await ok(a);
-    ok2(await a.mem.deleteMessage(ids[1]));
-    ok2(await a.mem.deleteMessage(ids[2]));
-    await ok(a);
+    await synced(a);
+    ok(await a.mem.deleteMessage(ids[1]));
+    ok(await a.mem.deleteMessage(ids[2]));
+    await synced(a);
     await say('m6');
     await say('m7');
-    await ok(a);
+    await synced(a);
     const want = (await a.mem.getMessages(chat.id)).map((m) => m.text);
     expect(want).toEqual(['m0', 'm3', 'm4', 'm5', 'm6', 'm7']);
     const c = await device('Tablet', db, new Clock());
-    await ok(c);
+    await synced(c);
     expect((await chatTexts(c.mem)).Order).toEqual(want);
   });
 
@@ -74,8 +57,8 @@ describe('chats across devices', () => {
     const chat = await a.mem.createConversation('Family news');
     if (chat.status !== 'SUCCESS') throw new Error(chat.message);
     const told = 'My sister Ana is moving to Lisbon in May.';
-    ok2(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text: told }));
-    ok2(
+    ok(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text: told }));
+    ok(
       await a.mem.saveMemory('aaa/ana', 'Moving to Lisbon in May', 200, {
         conversationId: chat.id,
       }),
@@ -103,13 +86,13 @@ describe('chats across devices', () => {
     await file.server.start();
     // B syncs while A's push is half done: the entry is there, its message not yet.
     const b = await device('Laptop', db);
-    await ok(b);
+    await synced(b);
     expect((await b.mem.getEntry('aaa/ana')) as object).toHaveProperty('path', 'aaa/ana');
     expect(await b.mem.listConversations()).toHaveLength(0);
     // A finishes its push; B syncs again and gets the chat.
-    await ok(a);
-    await ok(b);
-    await ok(b); // and later cycles do not name it either
+    await synced(a);
+    await synced(b);
+    await synced(b); // and later cycles do not name it either
     const [chatOnB] = await b.mem.listConversations();
     const [toldOnB] = await b.mem.getMessages(chatOnB.id!);
     expect(toldOnB.text).toBe(told);
@@ -125,18 +108,18 @@ describe('chats across devices', () => {
     // B has a chat and a message of its own with the ids A's will have.
     const own = await b.mem.createConversation('Laptop private notes');
     if (own.status !== 'SUCCESS') throw new Error(own.message);
-    const ownMsg = ok2(
+    const ownMsg = ok(
       await b.mem.addMessage({ conversationId: own.id, role: 'user', text: 'Unrelated.' }),
     ).id;
     const family = await a.mem.createConversation('Family news');
     const later = await a.mem.createConversation('Later');
     if (family.status !== 'SUCCESS' || later.status !== 'SUCCESS') throw new Error('no chat');
-    const told = ok2(
+    const told = ok(
       await a.mem.addMessage({ conversationId: family.id, role: 'user', text: 'Ana: Lisbon.' }),
     ).id;
     expect([family.id, told]).toEqual([own.id, ownMsg]);
-    ok2(await a.mem.addMessage({ conversationId: later.id, role: 'user', text: 'Where?' }));
-    ok2(
+    ok(await a.mem.addMessage({ conversationId: later.id, role: 'user', text: 'Where?' }));
+    ok(
       await a.mem.addMessage({
         conversationId: later.id,
         role: 'assistant',
@@ -149,9 +132,9 @@ describe('chats across devices', () => {
       }),
     );
     // The recalled chat is deleted on A before the reply was ever synced.
-    ok2(await a.mem.deleteConversation(family.id));
-    await ok(a);
-    await ok(b);
+    ok(await a.mem.deleteConversation(family.id));
+    await synced(a);
+    await synced(b);
     const chats = new Map((await b.mem.listConversations()).map((c) => [c.title, c.id!]));
     const [, replyOnB] = await b.mem.getMessages(chats.get('Later')!);
     expect(replyOnB.text).toBe('Lisbon.');
@@ -168,18 +151,18 @@ describe('chats across devices', () => {
     const chat = await a.mem.createConversation('Secret plans');
     if (chat.status !== 'SUCCESS') throw new Error(chat.message);
     for (const text of ['Surprise party on Friday.', 'Do not tell Sam.'])
-      ok2(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text }));
-    await ok(a);
+      ok(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text }));
+    await synced(a);
     // A deletes the chat before its next sync.
     clock.advance(1000);
-    ok2(await a.mem.deleteConversation(chat.id));
+    ok(await a.mem.deleteConversation(chat.id));
     clock.advance(1000);
     // B syncs (it receives the chat) and syncs again; B's user does nothing with the chat.
-    await ok(b);
-    await ok(b);
-    await ok(a);
-    await ok(b);
-    await ok(a);
+    await synced(b);
+    await synced(b);
+    await synced(a);
+    await synced(b);
+    await synced(a);
     expect(await a.mem.listConversations()).toEqual([]);
     expect(await b.mem.listConversations()).toEqual([]);
   });
@@ -192,29 +175,29 @@ describe('chats across devices', () => {
     const chat = await a.mem.createConversation('Trip');
     if (chat.status !== 'SUCCESS') throw new Error(chat.message);
     for (const text of ['We fly to Oslo on the 9th.', 'Back on the 14th.'])
-      ok2(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
+      ok(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
     const waitOn = (fn: () => Promise<void>) => vi.waitFor(fn, { timeout: 30_000, interval: 100 });
     await waitOn(async () => {
       expect(a.sync.status().waiting).toBe(0);
-      await ok(b);
+      await synced(b);
       expect(await b.mem.listConversations()).toHaveLength(1);
     });
     const [onB] = await b.mem.listConversations();
     // A goes offline (the server is gone), deletes the chat; B goes on with it later.
     await file.server.stop();
     clock.advance(1000);
-    ok2(await a.mem.deleteConversation(chat.id));
+    ok(await a.mem.deleteConversation(chat.id));
     await new Promise((r) => setTimeout(r, 1000)); // A's live reconcile runs
     clock.advance(1000);
     await b.mem.recordTurn({ conversationId: onB.id!, role: 'user', text: 'Book the hotel too.' });
     await file.server.start();
-    await ok(b);
+    await synced(b);
     await waitOn(async () => {
-      await ok(b);
+      await synced(b);
       expect(await chatTexts(a.mem)).toEqual(await chatTexts(b.mem));
     });
     await new Promise((r) => setTimeout(r, 2000));
-    await ok(b);
+    await synced(b);
     const ta = await chatTexts(a.mem);
     const tb = await chatTexts(b.mem);
     expect(ta).toEqual(tb);

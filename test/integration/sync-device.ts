@@ -8,7 +8,7 @@ import {
   type SyncOptions,
 } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { nodePouchFactory, startSyncServer, type TestSyncServer } from '../sync-server';
 import { Clock, closeAll, openTestMemory, sharedEmbedder } from './helpers';
 
@@ -95,4 +95,20 @@ export function serverForFile(): {
     engines,
     stopWhen: (when) => void (stopAt = when),
   };
+}
+
+/** One Sync now that must succeed, then what arrived embedded; its status. */
+export async function synced(d: Device) {
+  const s = await d.sync.syncNow();
+  expect(s.error).toBeNull();
+  await d.sync.idle();
+  return s;
+}
+
+/** Each chat's messages' texts, by its title. */
+export async function chatTexts(mem: MemoryApi) {
+  const out: Record<string, string[]> = {};
+  for (const c of await mem.listConversations())
+    out[c.title] = (await mem.getMessages(c.id!)).map((m) => m.text);
+  return out;
 }

@@ -11,8 +11,8 @@ import {
 } from '../../src/sync/engine';
 import type { MemoryApi } from '../../src/memory/types';
 import { nodePouchFactory, startSyncServer, type TestSyncServer } from '../sync-server';
-import { Clock, closeAll, openTestMemory, sharedEmbedder } from './helpers';
-import { openDevice, type Device } from './sync-device';
+import { Clock, closeAll, ok, openTestMemory, sharedEmbedder } from './helpers';
+import { chatTexts, openDevice, synced, type Device } from './sync-device';
 import { recalledTurnsOf } from '../../src/chat/recall';
 import { keeperCardMessage, readKeeperCard } from '../../src/chat/keeper-card';
 
@@ -46,18 +46,6 @@ function device(
 
 const freshDb = () => `sync-${process.pid}-${++dbSerial}`;
 
-async function ok(d: Device) {
-  const s = await d.sync.syncNow();
-  expect(s.error).toBeNull();
-  await d.sync.idle(); // what arrived is embedded
-  return s;
-}
-
-function ok2<T extends { status: string }>(r: T): T {
-  expect(r.status).toBe('SUCCESS');
-  return r;
-}
-
 /** Two devices on a fresh database; B has a chat of its own first, so its ids differ from A's. */
 async function apart() {
   const db = freshDb();
@@ -66,8 +54,8 @@ async function apart() {
   const own = await b.mem.createConversation('Laptop notes');
   if (own.status !== 'SUCCESS') throw new Error(own.message);
   for (let i = 0; i < 5; i++)
-    ok2(await b.mem.addMessage({ conversationId: own.id, role: 'user', text: `Note ${i}` }));
-  await ok(b);
+    ok(await b.mem.addMessage({ conversationId: own.id, role: 'user', text: `Note ${i}` }));
+  await synced(b);
   return { db, a, b };
 }
 
@@ -80,19 +68,11 @@ async function tripOnBoth() {
   const chat = await a.mem.createConversation('Trip');
   if (chat.status !== 'SUCCESS') throw new Error(chat.message);
   for (const text of ['We fly to Oslo on the 9th.', 'Back on the 14th.'])
-    ok2(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
-  await ok(a);
-  await ok(b);
+    ok(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text }));
+  await synced(a);
+  await synced(b);
   const [onB] = await b.mem.listConversations();
   return { clock, a, b, chat: chat.id, onB: onB.id! };
-}
-
-/** Each chat's messages' texts, by its title. */
-async function chatTexts(mem: MemoryApi) {
-  const out: Record<string, string[]> = {};
-  for (const c of await mem.listConversations())
-    out[c.title] = (await mem.getMessages(c.id!)).map((m) => m.text);
-  return out;
 }
 
 async function content(mem: MemoryApi, path: string) {
@@ -112,8 +92,8 @@ describe('sync through a CouchDB-protocol server', () => {
     a.clock.advance(1000);
     await a.mem.updateMemory('home/paint', { room: 'kitchen' });
 
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
 
     expect(await content(b.mem, 'home/paint')).toEqual({ colour: 'teal', room: 'kitchen' });
     const entry = await b.mem.getEntry('home/paint');
@@ -141,7 +121,7 @@ describe('sync through a CouchDB-protocol server', () => {
     const a = await device('Desktop', db);
     const b = await device('Laptop', db);
     await b.mem.setSetting('app', { endpoint: 'http://127.0.0.1:8080', apiKey: 'secret-b' });
-    await ok(b);
+    await synced(b);
     a.clock.advance(1000);
     await a.mem.setSetting('app', {
       endpoint: 'http://127.0.0.1:5001',
@@ -149,8 +129,8 @@ describe('sync through a CouchDB-protocol server', () => {
       persona: 'Be brief.',
       temperature: 0.2,
     });
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     expect(await b.mem.getSetting('app')).toEqual({
       endpoint: 'http://127.0.0.1:8080',
       apiKey: 'secret-b',
@@ -168,16 +148,16 @@ describe('sync through a CouchDB-protocol server', () => {
     const a = await device('Desktop', db, clock);
     const b = await device('Laptop', db, clock);
     await a.mem.saveMemory('pets/cat', { name: 'Tom' });
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     // Apart: A edits first, B later.
     clock.advance(1000);
     await a.mem.updateMemory('pets/cat', { colour: 'grey' });
     clock.advance(1000);
     await b.mem.updateMemory('pets/cat', { colour: 'black' });
-    await ok(a);
-    await ok(b);
-    await ok(a);
+    await synced(a);
+    await synced(b);
+    await synced(a);
     for (const d of [a, b]) {
       expect(await content(d.mem, 'pets/cat')).toEqual({ name: 'Tom', colour: 'black' });
       const h = await d.mem.getHistory('pets/cat');
@@ -195,8 +175,8 @@ describe('sync through a CouchDB-protocol server', () => {
     if (h.status !== 'SUCCESS') throw new Error('no history');
     const restored = await a.mem.restoreMemory(h.versions.find((v) => v.conflictFrom)!.id);
     expect(restored.status).toBe('SUCCESS');
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     expect(await content(b.mem, 'pets/cat')).toEqual({ name: 'Tom', colour: 'grey' });
   });
 
@@ -206,14 +186,14 @@ describe('sync through a CouchDB-protocol server', () => {
     const a = await device('Desktop', db, clock);
     const b = await device('Laptop', db, clock);
     await a.mem.saveMemory('x/y', 'one');
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     clock.advance(1000);
     await a.mem.saveMemory('x/y', 'from A');
     await b.mem.saveMemory('x/y', 'from B'); // the same millisecond
-    await ok(a);
-    await ok(b);
-    await ok(a);
+    await synced(a);
+    await synced(b);
+    await synced(a);
     expect(await content(a.mem, 'x/y')).toEqual(await content(b.mem, 'x/y'));
     const ha = await a.mem.getHistory('x/y');
     const hb = await b.mem.getHistory('x/y');
@@ -231,13 +211,13 @@ describe('sync through a CouchDB-protocol server', () => {
     await a.mem.saveMemory('work/project/alpha', 'Alpha notes');
     await a.mem.saveMemory('work/project/beta', 'Beta notes');
     await a.mem.saveMemory('old/thing', 'Remove me');
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     a.clock.advance(1000);
     await a.mem.moveMemory('work/project', 'archive/project');
     await a.mem.deleteMemory('old/thing');
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     const tree = (await b.mem.memoryIndex()).map((e) => e.path).sort();
     expect(tree).toEqual(['archive/project/alpha', 'archive/project/beta']);
     expect((await b.mem.resolvePath('work/project/alpha')).status).toBe('SUCCESS');
@@ -246,8 +226,8 @@ describe('sync through a CouchDB-protocol server', () => {
     expect(trash.items.map((i) => i.path)).toEqual(['old/thing']);
     const back = await b.mem.restoreDeleted(trash.items[0].id);
     expect(back.status).toBe('SUCCESS');
-    await ok(b);
-    await ok(a);
+    await synced(b);
+    await synced(a);
     expect(await content(a.mem, 'old/thing')).toBe('Remove me');
     expect((await a.mem.memoryIndex()).length).toBe(3);
   });
@@ -263,14 +243,14 @@ describe('sync through a CouchDB-protocol server', () => {
       role: 'user',
       text: 'We fly to Oslo on the 9th.',
     });
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     expect(await b.mem.listConversations()).toHaveLength(1);
     a.clock.advance(1000);
-    ok2(await a.mem.deleteConversation(chat.id));
+    ok(await a.mem.deleteConversation(chat.id));
     await a.mem.saveMemory('notes/after', 'Saved after the delete');
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     expect(await b.mem.listConversations()).toHaveLength(0);
     const found = await b.mem.searchConversations('Oslo', 5);
     expect(found.status === 'SUCCESS' ? found.results : found).toEqual([]);
@@ -298,21 +278,21 @@ describe('sync through a CouchDB-protocol server', () => {
       role: i % 2 ? ('assistant' as const) : ('user' as const),
       text: `Packing list item ${i + 1}.`,
     }));
-    ok2(await a.mem.addMessages(long));
-    await ok(a);
+    ok(await a.mem.addMessages(long));
+    await synced(a);
     // Later changes move the chat and its first message on in the server's feed, after the rest.
     await say('user', 'And back on the 14th.');
     await say('assistant', 'Back on the 14th.');
-    ok2(await a.mem.updateMessage(first, { meta: { pinned: true } }));
-    await ok(a);
+    ok(await a.mem.updateMessage(first, { meta: { pinned: true } }));
+    await synced(a);
     clock.advance(1000);
-    ok2(await a.mem.renameConversation(chat.id, 'Trip to Oslo'));
-    await ok(a);
+    ok(await a.mem.renameConversation(chat.id, 'Trip to Oslo'));
+    await synced(a);
     const want = (await a.mem.getMessages(chat.id)).map((m) => m.text);
     expect(want).toHaveLength(604);
     // A new device reading its copy of the feed 100 changes at a time (the app: 2,000).
     const b = await device('Laptop', db, new Clock(), {}, { applyPage: 100 });
-    const s = await ok(b);
+    const s = await synced(b);
     expect(s.skipped).toBe(0);
     const [got] = await b.mem.listConversations();
     expect(got.title).toBe('Trip to Oslo');
@@ -328,12 +308,12 @@ describe('sync through a CouchDB-protocol server', () => {
     const { clock, a, b, chat, onB } = await tripOnBoth();
     // A deletes the chat while offline; later, B goes on with it.
     clock.advance(1000);
-    ok2(await a.mem.deleteConversation(chat));
+    ok(await a.mem.deleteConversation(chat));
     clock.advance(1000);
     await b.mem.recordTurn({ conversationId: onB, role: 'user', text: 'Book the hotel too.' });
-    await ok(b);
-    await ok(a);
-    await ok(b);
+    await synced(b);
+    await synced(a);
+    await synced(b);
     const want = ['We fly to Oslo on the 9th.', 'Back on the 14th.', 'Book the hotel too.'];
     for (const d of [a, b]) {
       const chats = await d.mem.listConversations();
@@ -347,12 +327,12 @@ describe('sync through a CouchDB-protocol server', () => {
     // The other way round: B changes the chat, then A deletes it later; the delete wins.
     clock.advance(1000);
     await b.mem.recordTurn({ conversationId: onB, role: 'user', text: 'And a car.' });
-    await ok(b);
+    await synced(b);
     clock.advance(1000);
     const [back] = await a.mem.listConversations();
-    ok2(await a.mem.deleteConversation(back.id!));
-    await ok(a);
-    await ok(b);
+    ok(await a.mem.deleteConversation(back.id!));
+    await synced(a);
+    await synced(b);
     expect(await a.mem.listConversations()).toEqual([]);
     expect(await b.mem.listConversations()).toEqual([]);
   });
@@ -360,14 +340,14 @@ describe('sync through a CouchDB-protocol server', () => {
   it('a chat deleted on A while B went on with it, B syncing after A: nothing of the chat is lost', async () => {
     const { clock, a, b, chat, onB } = await tripOnBoth();
     clock.advance(1000);
-    ok2(await a.mem.deleteConversation(chat));
-    await ok(a); // A syncs its delete first
+    ok(await a.mem.deleteConversation(chat));
+    await synced(a); // A syncs its delete first
     clock.advance(1000);
     // B, offline meanwhile, goes on with the chat, later than the delete; then syncs.
     await b.mem.recordTurn({ conversationId: onB, role: 'user', text: 'Book the hotel too.' });
-    await ok(b);
-    await ok(a);
-    await ok(b);
+    await synced(b);
+    await synced(a);
+    await synced(b);
     const ta = await chatTexts(a.mem);
     const tb = await chatTexts(b.mem);
     expect(ta).toEqual(tb);
@@ -395,7 +375,7 @@ describe('sync through a CouchDB-protocol server', () => {
       role: 'user',
       text: 'My sister Ana is moving to Lisbon in May.',
     });
-    ok2(
+    ok(
       await a.mem.addMessage({
         conversationId: later.id,
         role: 'user',
@@ -417,7 +397,7 @@ describe('sync through a CouchDB-protocol server', () => {
         ],
       },
     });
-    ok2(
+    ok(
       await a.mem.addMessage(
         keeperCardMessage(
           later.id,
@@ -426,8 +406,8 @@ describe('sync through a CouchDB-protocol server', () => {
         ),
       ),
     );
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     const chats = new Map((await b.mem.listConversations()).map((c) => [c.title, c.id!]));
     const toldOnB = (await b.mem.getMessages(chats.get('Family news')!))[0];
     const [, replyOnB, cardOnB] = await b.mem.getMessages(chats.get('Later')!);
@@ -443,8 +423,8 @@ describe('sync through a CouchDB-protocol server', () => {
     ]);
     expect(readKeeperCard(cardOnB)?.replyId).toBe(replyOnB.id);
     // Nothing goes back changed: A's messages keep A's ids, and B sends nothing for them.
-    expect((await ok(b)).waiting).toBe(0);
-    await ok(a);
+    expect((await synced(b)).waiting).toBe(0);
+    await synced(a);
     const [, replyOnA, cardOnA] = await a.mem.getMessages(later.id);
     expect(recalledTurnsOf(replyOnA.meta)[0]).toMatchObject({
       conversationId: family.id,
@@ -458,19 +438,19 @@ describe('sync through a CouchDB-protocol server', () => {
     const chat = await a.mem.createConversation('Family news');
     if (chat.status !== 'SUCCESS') throw new Error(chat.message);
     const told = 'My sister Ana is moving to Lisbon in May.';
-    ok2(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text: told }));
-    ok2(
+    ok(await a.mem.recordTurn({ conversationId: chat.id, role: 'user', text: told }));
+    ok(
       await a.mem.saveMemory('family/ana', 'Moving to Lisbon in May', 200, {
         conversationId: chat.id,
       }),
     );
-    ok2(
+    ok(
       await a.mem.saveMemory('family/ana', 'Moving to Lisbon on 12 May', 200, {
         conversationId: chat.id,
       }),
     );
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     const chats = new Map((await b.mem.listConversations()).map((c) => [c.title, c.id!]));
     const [toldOnB] = await b.mem.getMessages(chats.get('Family news')!);
     expect(toldOnB.text).toBe(told);
@@ -492,7 +472,7 @@ describe('sync through a CouchDB-protocol server', () => {
     ).history.find((h) => h.path === 'family/ana' && h.version === 1)!;
     expect(older.entry.contextChunks.map((c) => c.turn_id)).toContain(toldOnB.id);
     // Nothing goes back changed.
-    expect((await ok(b)).waiting).toBe(0);
+    expect((await synced(b)).waiting).toBe(0);
   });
 
   it('an imported chat updated from another device is still known as imported: the same file again adds nothing', async () => {
@@ -506,15 +486,13 @@ describe('sync through a CouchDB-protocol server', () => {
     const first = await b.mem.importFile({ name: 'Seraphina.jsonl', data });
     expect(first).toMatchObject({ status: 'SUCCESS' });
     expect((first as { duplicate?: boolean }).duplicate).toBeFalsy();
-    await ok(b);
-    await ok(a);
+    await synced(b);
+    await synced(a);
     const chat = (await a.mem.listConversations())[0];
     a.clock.advance(60_000);
-    ok2(
-      await a.mem.addMessage({ conversationId: chat.id!, role: 'user', text: 'One more thing.' }),
-    );
-    await ok(a);
-    await ok(b);
+    ok(await a.mem.addMessage({ conversationId: chat.id!, role: 'user', text: 'One more thing.' }));
+    await synced(a);
+    await synced(b);
     expect((await b.mem.getMessages((await b.mem.listConversations())[0].id!)).at(-1)?.text).toBe(
       'One more thing.',
     );
@@ -529,15 +507,15 @@ describe('sync through a CouchDB-protocol server', () => {
     const a = await device('Desktop', db, clock);
     const b = await device('Laptop', db, clock);
     await a.mem.saveMemory('notes/n', 'first');
-    await ok(a);
-    await ok(b);
+    await synced(a);
+    await synced(b);
     clock.advance(1000);
     await a.mem.deleteMemory('notes/n');
     clock.advance(1000);
     await b.mem.saveMemory('notes/n', 'edited later');
-    await ok(a);
-    await ok(b);
-    await ok(a);
+    await synced(a);
+    await synced(b);
+    await synced(a);
     expect(await content(a.mem, 'notes/n')).toBe('edited later');
     expect(await content(b.mem, 'notes/n')).toBe('edited later');
   });
@@ -568,7 +546,7 @@ describe('sync through a CouchDB-protocol server', () => {
     const db = freshDb();
     const a = await device('Desktop', db);
     await a.mem.saveMemory('good/one', 'kept');
-    await ok(a);
+    await synced(a);
     const remote = server.database(db);
     const msg = { t: 'msg', u: 1, d: 'x', conv: 'conv:later', role: 'user', time: 1000 };
     await remote.bulkDocs([
@@ -576,7 +554,7 @@ describe('sync through a CouchDB-protocol server', () => {
       { _id: 'msg:first', ...msg, text: 'First in the chat.', n: 0 },
     ]);
     const b = await device('Laptop', db);
-    const s = await ok(b);
+    const s = await synced(b);
     expect(s.skippedWhy).toMatch(/conversation is not here yet/);
     expect(await b.mem.listConversations()).toEqual([]);
     await remote.put({
@@ -588,7 +566,7 @@ describe('sync through a CouchDB-protocol server', () => {
       created: 1000,
       modified: 1000,
     });
-    const after = await ok(b);
+    const after = await synced(b);
     expect(after.skipped).toBe(0);
     const [chat] = await b.mem.listConversations();
     expect(chat.title).toBe('Later');
@@ -603,7 +581,7 @@ describe('sync through a CouchDB-protocol server', () => {
     const db = freshDb();
     const a = await device('Desktop', db);
     await a.mem.saveMemory('good/one', 'kept');
-    await ok(a);
+    await synced(a);
     const remote = server.database(db);
     await remote.bulkDocs([
       { _id: 'entry:bad path//', t: 'entry', u: 1, d: 'x', path: 'bad path//' },
