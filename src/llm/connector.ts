@@ -324,6 +324,40 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     onToken: ((t: string) => void) | undefined,
     onAbort?: () => void,
   ): Promise<GenerationResult> {
+    // Told in the abort itself, once: a Stop while the server has not answered yet (KoboldCPP's
+    // tool path is silent until it ends; a long prompt is read before the first token) must stop
+    // the generation too, not only one that is streaming.
+    let told = false;
+    const tell = () => {
+      if (told) return;
+      told = true;
+      onAbort?.();
+    };
+    signal?.addEventListener('abort', tell, { once: true });
+    try {
+      return await readStream(path, body, reducer, signal, onToken, tell);
+    } catch (e) {
+      if (isAbortError(e) || signal?.aborted) {
+        tell();
+        return { ...reducer.result(), aborted: true };
+      }
+      throw e;
+    } finally {
+      signal?.removeEventListener('abort', tell);
+    }
+  }
+
+  async function readStream(
+    path: string,
+    body: Record<string, unknown>,
+    reducer: {
+      push(e: SseEvent): { tokens: string[]; done: boolean };
+      result(): Omit<GenerationResult, 'aborted'>;
+    },
+    signal: AbortSignal | undefined,
+    onToken: ((t: string) => void) | undefined,
+    onAbort: () => void,
+  ): Promise<GenerationResult> {
     const response = await request(path, {
       method: 'POST',
       headers: headers(true),
@@ -348,14 +382,14 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
       }
     } catch (e) {
       if (isAbortError(e) || signal?.aborted) {
-        onAbort?.();
+        onAbort();
         return { ...reducer.result(), aborted: true };
       }
       if (e instanceof LlmError) throw e;
       throw disconnected(baseUrl, reducer.result().text);
     }
     if (signal?.aborted) {
-      onAbort?.();
+      onAbort();
       return { ...reducer.result(), aborted: true };
     }
     // A server that closes right after its finish_reason (no [DONE]) ended normally too.

@@ -107,6 +107,35 @@ describe('requests', () => {
       .toEqual({ genkey });
   });
 
+  it('KoboldCPP: a Stop before the server answers (its silent tool path) stops the generation too', async () => {
+    const s = await fake('koboldcpp', { replies: [{ hang: true }] });
+    const c = createConnector({ endpoint: s.url });
+    await c.detect();
+    const controller = new AbortController();
+    const pending = c.chat({
+      messages: [{ role: 'user', content: 'what do you remember?' }],
+      maxTokens: 50,
+      signal: controller.signal,
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'listMemory',
+            description: 'List the memory tree.',
+            parameters: { type: 'object', properties: { path: { type: 'string' } } },
+          },
+        },
+      ],
+    });
+    await expect.poll(() => s.generations().length).toBe(1);
+    controller.abort();
+    expect(await pending).toMatchObject({ text: '', aborted: true });
+    const genkey = (s.generations()[0].body as { genkey: string }).genkey;
+    await expect
+      .poll(() => s.requests.filter((q) => q.path === '/api/extra/abort').map((q) => q.body))
+      .toEqual([{ genkey }]);
+  });
+
   it('native KoboldCPP stream: ends on a non-null finish_reason, also the old "null" string form', async () => {
     for (const nullAsString of [false, true]) {
       const s = await fake('koboldcpp', {
