@@ -7,6 +7,7 @@
 // Aborting the turn's signal ends it at once from any step (detection, indexing, the stream, a
 // tool call): what arrived is stored, marked stopped, and work already handed to the memory
 // engine finishes there without the turn waiting for it.
+import { koboldPasswordError, koboldPasswordMissing } from '../llm/connector';
 import type { ServerInfo, ToolMode } from '../llm/types';
 import { replyGroups } from '../memory/replies';
 import { estimateTokens } from '../memory/text';
@@ -59,6 +60,9 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
 
   function server(signal?: AbortSignal): Promise<ServerInfo> {
     info ??= connector.detect(signal).then((i) => {
+      // KoboldCPP answers detection without its password, then refuses every generation: said
+      // now (the status line, and a send before any request), not after the first message fails.
+      if (koboldPasswordMissing(i)) throw koboldPasswordError(i);
       memory.setTokenCounter(wrap((t: string) => connector.countTokens(t)));
       return i;
     });

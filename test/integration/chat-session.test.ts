@@ -607,7 +607,11 @@ describe('server failures become typed errors with a sentence', () => {
     const s = await setup('koboldcpp', { password: 'sesame', replies: [{ text: 'in' }] });
     const r = await s.session.send(s.conversationId, 'hello');
     expect(r.error?.code).toBe('UNAUTHORIZED');
-    expect(r.error?.message).toMatch(/password|API key/i);
+    expect(r.error?.message).toMatch(/has a password.*API key \/ password/);
+    // Said on connecting (KoboldCPP answers detection without its password), before anything
+    // is generated.
+    await expect(s.session.server()).rejects.toThrow(/has a password/);
+    expect(s.fake.generations()).toHaveLength(0);
     const ok = createChatSession({
       memory: s.memory,
       connector: createConnector({ endpoint: s.fake.url, apiKey: 'sesame' }),
