@@ -191,6 +191,13 @@ async function generateOrSwitch(
 /** A reply without calls ends the turn. */
 async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<TurnResult> {
   const { result, visible, parseError } = reply;
+  if (!visible.trim() && !parseError) {
+    // No words at all (a model that stops at once): said where the reply would be, and the
+    // question stays open to be answered again, instead of an empty reply nobody sees.
+    await store(turn, { role: 'assistant', text: '', meta: { notice: EMPTY_REPLY } }, false);
+    turn.emit({ type: 'notice', message: EMPTY_REPLY });
+    return { status: 'answered', text: '', rounds };
+  }
   const cut = result.finishReason === 'length' ? { meta: { cut: 'length' } } : {};
   await store(turn, { role: 'assistant', text: visible, ...cut }, true);
   if (!parseError) return { status: 'answered', text: visible, rounds };
@@ -199,6 +206,10 @@ async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<Tu
   turn.emit({ type: 'notice', message: parseError.message });
   return { status: 'answered', text: visible, rounds, error: parseError };
 }
+
+/** What a reply without words says in the chat. */
+export const EMPTY_REPLY =
+  'The model answered with nothing. Answer again (the button on your message), or rephrase it.';
 
 /** The stream was stopped: what it brought is kept, marked stopped. */
 async function keepStopped(turn: Turn, said: string, rounds: number): Promise<TurnResult> {

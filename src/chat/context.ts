@@ -450,6 +450,14 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
   }
 
   extendHistory(false);
+  // Cut history starts at a turn, never at a reply whose question was left out: chat templates
+  // that want user and assistant to alternate (Gemma's, some Mistral ones) refuse a prompt whose
+  // first message after the system one is the assistant's. A chat that starts with the
+  // assistant (a character's greeting) and is sent whole stays as it is.
+  if (keepFrom > 0) {
+    while (keepFrom < prior.length && !prior[keepFrom].startsTurn)
+      used -= unitTokens(prior[keepFrom++]);
+  }
 
   // Older history came in after recall: a recalled turn it now holds goes (the text shrinks),
   // and the candidates not tried yet may take its place, in the room it leaves (a chat that
@@ -645,6 +653,26 @@ function countLabel(entries: number): string {
 
 function isTurnItem(item: RecallItem): item is TurnRecallItem {
   return item.kind === 'turn';
+}
+
+/**
+ * Two user messages in a row as one, their words a blank line apart: a question whose turn failed
+ * or ended without words, then the next one; a tool response in prompted form, then a question.
+ * Chat templates that want user and assistant to alternate (Gemma's, some Mistral ones) refuse a
+ * prompt with two in a row. Messages not merged are the same objects.
+ */
+export function oneUserInARow(messages: readonly ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const m of messages) {
+    const previous = out.at(-1);
+    if (m.role === 'user' && previous?.role === 'user') {
+      out[out.length - 1] = {
+        ...previous,
+        content: `${previous.content ?? ''}\n\n${m.content ?? ''}`,
+      };
+    } else out.push(m);
+  }
+  return out;
 }
 
 /** Made once: a formatter costs about 0.1 ms to make, a format a few microseconds. */

@@ -8,7 +8,7 @@ import { parseToolCalls, toPromptedMessages } from '../llm/prompted-tools';
 import { LlmError, type ChatMessage, type GenerationResult, type ServerInfo } from '../llm/types';
 import { visibleMessages } from '../memory/replies';
 import type { Message, OutlineNode } from '../memory/types';
-import { assemblePrompt } from './context';
+import { assemblePrompt, oneUserInARow } from './context';
 import { CALL_MARKS, callOptions, koboldPrompt, koboldText } from './generate';
 import { injectedBefore, isAside, toChatMessages } from './history';
 import { indexTurn, isStop, refuse, type SessionContext, type Turn } from './turn';
@@ -83,7 +83,7 @@ function continuePrompt(
     },
     countTokens,
   });
-  const messages = toPromptedMessages(prompt.messages);
+  const messages = oneUserInARow(toPromptedMessages(prompt.messages));
   if (messages.at(-1)?.role !== 'assistant') {
     throw new LlmError(
       'CONTEXT_OVERFLOW',

@@ -6,6 +6,7 @@ import { parseToolCalls, PROMPTED_STOP, toPromptedMessages } from '../llm/prompt
 import { makeCallId } from '../llm/tool-calls';
 import { tokenFilter } from '../llm/token-filter';
 import type { ChatMessage, GenerationResult, LlmError, ServerInfo, ToolCall } from '../llm/types';
+import { oneUserInARow } from './context';
 import type { Turn } from './turn';
 
 /** A model's reply, read for tool calls. */
@@ -40,9 +41,9 @@ export async function generate(
   });
   let result: GenerationResult;
   if (mode === 'native') {
-    result = await connector.chat({ ...common, messages, tools: specs });
+    result = await connector.chat({ ...common, messages: oneUserInARow(messages), tools: specs });
   } else {
-    const prompted = toPromptedMessages(messages);
+    const prompted = oneUserInARow(toPromptedMessages(messages));
     result =
       s.kind === 'koboldcpp'
         ? await connector.generate({

@@ -12,6 +12,7 @@ import {
 } from '../../src/chat/chat-session';
 import { createConnector, type ConnectorOptions } from '../../src/llm/connector';
 import { MAX_TOOL_PARSE_CHARS } from '../../src/llm/limits';
+import { EMPTY_REPLY } from '../../src/chat/answer';
 import type { ChatMessage, ToolMode } from '../../src/llm/types';
 import {
   BUNDLED_MODEL,
@@ -649,6 +650,26 @@ describe('server failures become typed errors with a sentence', () => {
     expect(last.role).toBe('assistant');
     expect(last.meta).toMatchObject({ error: 'DISCONNECTED' });
     expect(last.text.length).toBeGreaterThan(0);
+  });
+});
+
+describe('a reply with no words', () => {
+  it('is said where the reply would be, and the next question goes out with the open one, never two user messages in a row', async () => {
+    const s = await setup('llamacpp', { replies: [{ text: '' }, { text: 'Lisbon, in May.' }] });
+    const first = await s.session.send(s.conversationId, 'Where is Ana moving?');
+    expect(first).toMatchObject({ status: 'answered', text: '' });
+    expect(s.events).toContainEqual({ type: 'notice', message: EMPTY_REPLY });
+    const stored = await s.memory.getMessages(s.conversationId);
+    expect(stored.map((m) => [m.role, m.text, m.meta?.notice])).toEqual([
+      ['user', 'Where is Ana moving?', undefined],
+      ['assistant', '', EMPTY_REPLY],
+    ]);
+
+    const second = await s.session.send(s.conversationId, 'And when?');
+    expect(second).toMatchObject({ status: 'answered', text: 'Lisbon, in May.' });
+    const sent = (s.fake.generations()[1].body as { messages: ChatMessage[] }).messages;
+    expect(sent.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(sent[1].content).toBe('Where is Ana moving?\n\nAnd when?');
   });
 });
 

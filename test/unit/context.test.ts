@@ -8,6 +8,7 @@ import {
   TOOL_RESULT_MARKER,
   assemblePrompt,
   countMessageTokens,
+  oneUserInARow,
   renderOutline,
   type AssembledPrompt,
   type InjectedMemory,
@@ -21,6 +22,7 @@ import {
   MEMORY_INSTRUCTIONS,
   MINIMAL_SYSTEM_PROMPT,
 } from '../../src/chat/instructions';
+import { toPromptedMessages } from '../../src/llm/prompted-tools';
 import type { ChatMessage, ToolCall } from '../../src/llm/types';
 import type { JsonValue } from '../../src/memory/types';
 import { estimateTokens } from '../../src/memory/text';
@@ -362,6 +364,56 @@ describe('assemblePrompt — history', () => {
       const kept = r.messages.slice(1);
       if (kept.includes(history[3])) expect(kept).toContain(history[1]);
     }
+  });
+
+  it('cut history starts with a question, never with a reply whose question was left out', () => {
+    const history = [
+      assistant('Hello! I am your assistant.'),
+      user('a long question '.repeat(30)),
+      calls(null, call('a', 'queryMemory', { path: 'X' })),
+      toolResult('a', 'result'),
+      assistant('a short answer'),
+      user('now'),
+    ];
+    const cuts = new Set<number>();
+    for (let n = 0; n < 400; n += 3) {
+      const r = assemblePrompt(
+        input({ history, budget: budgetOf(n), persona: 'p', instructions: '' }),
+      );
+      const kept = r.messages.slice(1);
+      if (!kept.length) continue;
+      expect(r.tokens).toBeLessThanOrEqual(r.budget);
+      if (kept.length === history.length) {
+        // Sent whole, a chat that opens with a greeting stays as it is.
+        expect(kept).toEqual(history);
+        continue;
+      }
+      cuts.add(kept.length);
+      expect(kept[0].role, `budget ${n}`).toBe('user');
+    }
+    // The budgets met every cut: the current question alone, and its whole turn before it.
+    expect([...cuts].sort()).toEqual([1, 5]);
+  });
+
+  it('two user messages in a row go as one, in prompted form too (a tool response, then a question)', () => {
+    const ask = user('Where is Ana moving?');
+    const prompted = toPromptedMessages([
+      { role: 'system', content: 's' },
+      ask,
+      calls(null, call('a', 'queryMemory', { path: 'People/Ana' })),
+      toolResult('a', '{"status":"SUCCESS"}'),
+      user('And when?'),
+    ]);
+    const sent = oneUserInARow(prompted);
+    expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(sent[3].content).toMatch(/^<tool_response>[\s\S]*<\/tool_response>\n\nAnd when\?$/);
+    // Messages not merged are passed on as they are.
+    expect(sent[1]).toBe(prompted[1]);
+    expect(oneUserInARow([ask, assistant('Lisbon.'), user('When?')])).toEqual([
+      ask,
+      assistant('Lisbon.'),
+      user('When?'),
+    ]);
   });
 
   it('never sends orphan tool results, wherever they are', () => {
