@@ -137,7 +137,7 @@ export function batchExchanges(
     const reply = byId.get(x.replyId);
     if (user?.role !== 'user' || reply?.role !== 'assistant') continue;
     if (!user.text.trim() || !reply.text.trim()) continue;
-    exchanges.push({ user: user.text, assistant: reply.text });
+    exchanges.push({ user: user.text, assistant: reply.text, replyId: x.replyId });
     replyId = x.replyId;
   }
   return { exchanges, replyId };

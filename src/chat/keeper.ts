@@ -9,6 +9,7 @@ import type { Connector, StructuredMode, StructuredResult } from '../llm/connect
 import { asLlmError, isAbortError, isSchemaUnsupported } from '../llm/errors';
 import { jsonAnswer } from '../llm/prompted-tools';
 import type { ChatMessage, ServerInfo } from '../llm/types';
+import { tokenize } from '../memory/lexical/tokenize';
 import { parsePath } from '../memory/paths';
 import type { JsonValue, MemoryApi, OutlineNode } from '../memory/types';
 import { estimateTokens } from '../memory/text';
@@ -80,6 +81,11 @@ export const KEEPER_SCHEMA = {
 export interface KeeperExchange {
   user: string;
   assistant: string;
+  /**
+   * The reply's message id: a save made from this exchange takes its context snapshot up to it
+   * (its turns the latest of the snapshot), not up to the chat's newest message.
+   */
+  replyId?: number;
 }
 
 /** An existing entry shown to the keeper. */
@@ -498,6 +504,31 @@ async function ask(
 }
 
 /**
+ * The exchange a saved fact came from: the one whose words (the engine's terms) hold most of the
+ * content's, the newest of equals; undefined when none shares a word with it. Its snapshot then
+ * quotes that exchange as the turns it was saved from, so auto-recall does not take a later
+ * exchange of the batch (another fact) for one the entry already carries.
+ */
+export function sourceExchange(
+  content: string,
+  exchanges: readonly KeeperExchange[],
+): KeeperExchange | undefined {
+  const wanted = new Set(tokenize(content));
+  let best: KeeperExchange | undefined;
+  let bestShared = 0;
+  for (const x of exchanges) {
+    const words = new Set(tokenize(`${x.user}\n${x.assistant}`));
+    let shared = 0;
+    for (const t of wanted) if (words.has(t)) shared++;
+    if (shared > 0 && shared >= bestShared) {
+      best = x;
+      bestShared = shared;
+    }
+  }
+  return best;
+}
+
+/**
  * Applies a checked plan with `saveMemory`, in order. A save the engine refuses has the ones
  * before it undone: the outcome is then the sentence that says so.
  */
@@ -508,9 +539,11 @@ async function apply(
   const kept: KeptOp[] = [];
   for (const op of plan) {
     // Only over the version the plan was made from: a person's or the model's save meanwhile wins.
+    const turnId = sourceExchange(op.content, req.exchanges.slice(-KEEPER_MAX_EXCHANGES))?.replyId;
     const saved = await req.memory.saveMemory(op.path, op.content, req.contextTokens ?? 1000, {
       conversationId: req.conversationId,
       expectedVersion: op.previousVersion ?? null,
+      ...(turnId !== undefined ? { turnId } : {}),
     });
     if (saved.status !== 'SUCCESS') {
       const { problems } = await reverse(req.memory, kept);

@@ -197,6 +197,52 @@ describe('operations', () => {
     expect(await exported(s.memory)).toBe(before);
   });
 
+  it('a fact is saved with the exchange it came from, so recall still brings the later one of the batch', async () => {
+    const s = await setup(
+      'llamacpp',
+      {
+        replies: [
+          {
+            text: ops([
+              { op: 'add', path: 'Family/Tom', content: 'Tom works as a nurse in Berlin.' },
+            ]),
+          },
+        ],
+      },
+      { entries: false },
+    );
+    const said = async (role: 'user' | 'assistant', text: string) =>
+      ok(await s.memory.recordTurn({ conversationId: s.conversationId, role, text })).turnId;
+    const tom: KeeperExchange = {
+      user: 'My brother Tom works as a nurse in Berlin.',
+      assistant: 'That sounds like demanding work!',
+    };
+    const cycling: KeeperExchange = {
+      user: 'He likes cycling on weekends too.',
+      assistant: 'A good way to unwind.',
+    };
+    await said('user', tom.user);
+    tom.replyId = await said('assistant', tom.assistant);
+    const askedId = await said('user', cycling.user);
+    cycling.replyId = await said('assistant', cycling.assistant);
+    const outcome = await runKeeper({
+      memory: s.memory,
+      connector: s.connector,
+      server: s.server,
+      exchanges: [tom, cycling],
+      conversationId: s.conversationId,
+    });
+    expect(outcome).toMatchObject({ status: 'kept', ops: [{ op: 'add', path: 'Family/Tom' }] });
+    const entry = ok(await s.memory.queryMemory('Family/Tom'));
+    // The snapshot ends with the exchange the fact was told in, not with the chat's newest.
+    const quoted = entry.contextChunks.map((c) => c.text);
+    expect(quoted).toEqual([tom.user, tom.assistant]);
+    // Asked about the later exchange, recall brings its turn beside the entry.
+    const recalled = await s.memory.recallMemory('Which hobby does Tom like, cycling?', 10);
+    if (!Array.isArray(recalled)) throw new Error(recalled.message);
+    expect(recalled.filter((h) => h.kind === 'turn').map((h) => h.turnId)).toContain(askedId);
+  });
+
   it('the demo fake keeps what the person said about Ana once (add, then the same again)', async () => {
     const s = await setup('koboldcpp', { defaultReply: demoReply }, { entries: false });
     expect(await s.keep()).toMatchObject({

@@ -18,6 +18,7 @@ import {
   parseKeeperAnswer,
   planKeeperOps,
   type KeeperAnswer,
+  sourceExchange,
 } from '../../src/chat/keeper';
 import { LlmError, type ChatMessage } from '../../src/llm/types';
 import { estimateTokens } from '../../src/memory/text';
@@ -312,5 +313,27 @@ describe('isPassingFailure', () => {
     for (const code of ['BAD_REQUEST', 'UNAUTHORIZED', 'CONTEXT_OVERFLOW', 'NOT_FOUND'] as const)
       expect(isPassingFailure(new LlmError(code, 'x')), code).toBe(false);
     expect(isPassingFailure(new Error('storage full'))).toBe(false);
+  });
+});
+
+describe('the exchange a saved fact came from', () => {
+  const ana = {
+    user: 'My sister Ana is moving to Lisbon in May.',
+    assistant: 'Exciting!',
+    replyId: 2,
+  };
+  const cat = { user: 'Our cat is called Miso.', assistant: 'A lovely name.', replyId: 4 };
+  const more = {
+    user: 'Ana starts her new job in June.',
+    assistant: 'Good luck to her!',
+    replyId: 6,
+  };
+
+  it('is the one holding most of its words, the newest of equals, none when none shares one', () => {
+    expect(sourceExchange('Ana is moving to Lisbon in May.', [ana, cat, more])).toBe(ana);
+    expect(sourceExchange('The cat is named Miso.', [ana, cat, more])).toBe(cat);
+    // "Ana" alone: both hold it, the newer is taken.
+    expect(sourceExchange('Ana', [ana, cat, more])).toBe(more);
+    expect(sourceExchange('Tom is a nurse.', [ana, cat, more])).toBeUndefined();
   });
 });

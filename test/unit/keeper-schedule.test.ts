@@ -156,7 +156,7 @@ describe('the exchanges a run reads', () => {
       ],
     );
     expect(found).toEqual({
-      exchanges: [{ user: u1.text, assistant: r1.text }],
+      exchanges: [{ user: u1.text, assistant: r1.text, replyId: r1.id }],
       replyId: r1.id,
     });
     expect(batchExchanges([], [{ userId: 1, replyId: 2 }])).toEqual({

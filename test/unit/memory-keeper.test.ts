@@ -405,7 +405,7 @@ describe('MemoryKeeper: a page that goes before the keeper ran', () => {
     vi.advanceTimersByTime(1);
     await flush();
     expect(next.runs).toHaveLength(1);
-    expect(next.runs[0].request.exchanges).toEqual([
+    expect(next.runs[0].request.exchanges).toMatchObject([
       { user: 'My sister Ana is moving to Lisbon in May.', assistant: 'OK.' },
     ]);
   });
