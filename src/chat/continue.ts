@@ -8,9 +8,10 @@ import { parseToolCalls, toPromptedMessages } from '../llm/prompted-tools';
 import { LlmError, type ChatMessage, type GenerationResult, type ServerInfo } from '../llm/types';
 import { visibleMessages } from '../memory/replies';
 import type { Message, OutlineNode } from '../memory/types';
-import { assemblePrompt, oneUserInARow } from './context';
+import { assemblePrompt, oneUserInARow, type RecallItem } from './context';
 import { CALL_MARKS, callOptions, koboldPrompt, koboldText } from './generate';
-import { injectedBefore, isAside, toChatMessages } from './history';
+import { historyIds, injectedBefore, isAside, toChatMessages } from './history';
+import { noteRecalled, recallRequest, withRecalled } from './recall';
 import { indexTurn, isStop, refuse, type SessionContext, type Turn } from './turn';
 import type { TurnResult } from './types';
 
@@ -53,7 +54,13 @@ export async function continueTurn(turn: Turn, messageId: number): Promise<TurnR
       );
     }
     draft = { target, joiner: '' };
-    const messages = continuePrompt(ctx, s, shown, outline);
+    // Auto-recall for the question the reply answers, as its turn had: a model that never calls
+    // a tool goes on from the memories it was answering from.
+    const question = shown.findLast((m) => m.role === 'user');
+    const recall = question
+      ? await turn.step(recallFor(ctx, turn.conversationId, question.text, question.id))
+      : [];
+    const messages = continuePrompt(turn, s, shown, outline, recall);
     turn.emit({ type: 'thinking', round: 1 });
     const result = await streamMore(turn, s, messages, draft);
     return await saveMore(turn, draft, result);
@@ -62,20 +69,38 @@ export async function continueTurn(turn: Turn, messageId: number): Promise<TurnR
   }
 }
 
-/** The conversation with the reply so far as its last (assistant) message, within the budget. */
-function continuePrompt(
+/** What auto-recall finds for the question a continued reply answers (none when it is off). */
+async function recallFor(
   ctx: SessionContext,
+  conversationId: number,
+  text: string,
+  userId: number | undefined,
+): Promise<RecallItem[]> {
+  const { recall } = recallRequest(ctx.settings, text, conversationId, userId);
+  if (!recall) return [];
+  const hits = await ctx.memory.recallMemory(recall.query, recall.limit, recall.options);
+  return Array.isArray(hits) ? hits : [];
+}
+
+/**
+ * The conversation with the reply so far as its last (assistant) message, within the budget, and
+ * the question's auto-recall as its turn had it (what goes in is noted on the turn).
+ */
+function continuePrompt(
+  turn: Turn,
   s: ServerInfo,
   shown: readonly Message[],
   outline: OutlineNode[],
+  recall: RecallItem[],
 ): ChatMessage[] {
-  const { settings, countTokens } = ctx;
+  const { settings, countTokens } = turn.ctx;
   const prompt = assemblePrompt({
     persona: settings.persona,
     outline,
-    recall: [],
+    recall,
     injected: injectedBefore(shown, undefined),
     history: toChatMessages(shown),
+    historyIds: historyIds(shown),
     budget: {
       contextSize: s.contextSize,
       maxOutput: settings.maxOutputTokens,
@@ -83,6 +108,7 @@ function continuePrompt(
     },
     countTokens,
   });
+  noteRecalled(turn.recalled, prompt);
   const messages = oneUserInARow(toPromptedMessages(prompt.messages));
   if (messages.at(-1)?.role !== 'assistant') {
     throw new LlmError(
@@ -180,7 +206,10 @@ async function saveContinued(
   text: string,
   meta: Record<string, unknown>,
 ): Promise<void> {
-  const r = await turn.ctx.memory.updateMessage(target.id, { text, meta });
+  const r = await turn.ctx.memory.updateMessage(target.id, {
+    text,
+    meta: withRecalled(meta, turn.recalled),
+  });
   if (r.status !== 'SUCCESS') {
     turn.emit({ type: 'notice', message: `Could not store the continued reply: ${r.message}` });
     return;

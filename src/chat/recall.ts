@@ -94,3 +94,32 @@ export function recalledTurnsOf(meta: Message['meta']): StoredRecalledTurn[] {
     ];
   });
 }
+
+/**
+ * A reply's meta with what `recalled` adds to what it noted already (a continued reply keeps
+ * what its turn recalled, and adds what the continuation's prompt recalled).
+ */
+export function withRecalled(
+  meta: Record<string, unknown>,
+  recalled: Recalled,
+): Record<string, unknown> {
+  if (!recalled.paths.size && !recalled.turns.size) return meta;
+  const paths = new Set(
+    Array.isArray(meta.recalled) ? meta.recalled.filter((p) => typeof p === 'string') : [],
+  );
+  const before = recalledTurnsOf(meta as Message['meta']);
+  const seen = new Set(before.map((t) => t.turnId));
+  const added = recalledMeta(recalled);
+  for (const p of (added.recalled as string[] | undefined) ?? []) paths.add(p);
+  const turns = [
+    ...before,
+    ...((added.recalledTurns as { turnId: number }[] | undefined) ?? []).filter(
+      (t) => !seen.has(t.turnId),
+    ),
+  ];
+  return {
+    ...meta,
+    ...(paths.size ? { recalled: [...paths] } : {}),
+    ...(turns.length ? { recalledTurns: turns } : {}),
+  };
+}

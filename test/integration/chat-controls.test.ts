@@ -294,6 +294,29 @@ describe('continue', () => {
     expect(after.text).toBe('Apples are red.');
   });
 
+  it('the question is recalled for again: what another chat told goes into the continued prompt, and into the note', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ text: 'Noted.' }, { text: 'She is moving to' }, { text: ' Lisbon, in May.' }],
+    });
+    await s.session.send(s.conversationId, 'My sister Ana is moving to Lisbon in May.');
+    const other = await s.memory.createConversation('Plans');
+    if (other.status !== 'SUCCESS') throw new Error('no conversation');
+    await s.session.send(other.id, 'Where is my sister Ana moving to?');
+    const asked = sent(s.fake.generations()[1]);
+    const told = 'My sister Ana is moving to Lisbon in May.';
+    const [, reply] = await s.memory.getMessages(other.id);
+    expect(reply.meta?.recalledTurns).toHaveLength(1);
+
+    await s.session.continueReply(other.id, reply.id!);
+    const system = (s.fake.generations()[2].body as { messages: ChatMessage[] }).messages[0];
+    expect(system.content).toContain(JSON.stringify(told));
+    expect(asked.messages.at(-1)?.content).toBe('Where is my sister Ana moving to?');
+    const [, after] = await s.memory.getMessages(other.id);
+    expect(after.text).toBe('She is moving to Lisbon, in May.');
+    // The note names what both prompts recalled, once.
+    expect(after.meta?.recalledTurns).toEqual(reply.meta?.recalledTurns);
+  });
+
   it('Stop while continuing keeps what arrived, appended and marked stopped', async () => {
     const s = await setup('llamacpp', {
       replies: [{ text: 'The story goes' }, { hang: true, text: ' on and on' }],
