@@ -9,6 +9,7 @@ import {
   errorFromStreamPayload,
   malformedStreamError,
   serverDownError,
+  unreachableError,
   tooLargeError,
 } from './errors';
 import { MAX_ERROR_BODY_CHARS, MAX_TOOL_PARSE_CHARS, sizeInWords } from './limits';
@@ -219,8 +220,15 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     }
   }
 
-  /** `fetch` rejects alike for "nothing listens" and "CORS refused"; a no-cors probe tells them apart. */
+  /**
+   * `fetch` rejects alike for "nothing listens" and "CORS refused"; a no-cors probe tells them
+   * apart, except in a cross-origin isolated page, whose COEP blocks the probe's opaque answer too.
+   */
   async function classifyNetworkError(kind?: ServerKind): Promise<LlmError> {
+    const page = globalThis as { crossOriginIsolated?: boolean; location?: { origin?: string } };
+    if (page.crossOriginIsolated === true) {
+      return unreachableError(baseUrl, kind, page.location?.origin);
+    }
     try {
       await doFetch(baseUrl + '/', { mode: 'no-cors' });
       return corsError(

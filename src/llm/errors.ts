@@ -424,6 +424,41 @@ export function serverDownError(url: string, kind?: ServerKind): LlmError {
   );
 }
 
+/** What to change for a server that does not let this page (`origin`) read its replies. */
+function corsFix(kind: ServerKind | undefined, origin: string): string {
+  switch (kind) {
+    case 'koboldcpp':
+      return 'KoboldCPP allows every page itself, so check the port in the Endpoint URL';
+    case 'llamacpp':
+      return 'recent llama-server builds allow every page, so check the port, update an old llama.cpp, or remove a proxy in front of it that drops CORS headers';
+    case 'ollama':
+      return `set the environment variable OLLAMA_ORIGINS=${origin} for Ollama and restart it`;
+    case 'lmstudio':
+      return 'turn on "Enable CORS" in LM Studio\'s server settings';
+    default:
+      return `allow ${origin} in the server's CORS settings (vLLM: --allowed-origins)`;
+  }
+}
+
+/**
+ * `fetch` failed in a cross-origin isolated page, where the `no-cors` probe is blocked as well
+ * (COEP): nothing listening and a reply the browser blocked cannot be told apart, so both are
+ * said, with the way for the person to tell them apart.
+ */
+export function unreachableError(url: string, kind?: ServerKind, origin?: string): LlmError {
+  const page = origin ?? "this page's address";
+  return make(
+    'SERVER_DOWN',
+    `Nothing answers at ${url}, or the server there does not let this page (${page}) read its ` +
+      `replies: the browser cannot tell which. If it is not running, ${startCommand(kind)} and ` +
+      `check the Endpoint URL in Settings. If it is (open ${url} in a new tab: something ` +
+      `answers there), ${corsFix(kind, page)}.`,
+    undefined,
+    '',
+    kind,
+  );
+}
+
 /**
  * `fetch` failed but a `no-cors` probe reached the server: the browser blocked the reply.
  * `origin` is this page's origin (`location.origin`), named in the fix when given.

@@ -1,6 +1,6 @@
 // The connector against the fake servers: detection, context size, token counts, auth header,
 // KoboldCPP abort by genkey on the OpenAI endpoint, and stream endings.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createConnector, kindFromPort, normaliseEndpoint } from '../../src/llm/connector';
 import { startFakeServer, type FakeServer } from '../fixtures/fake-llm';
 
@@ -47,6 +47,44 @@ describe('detection', () => {
     expect(kindFromPort('http://127.0.0.1:11434')).toBe('ollama');
     expect(kindFromPort('http://127.0.0.1:1234')).toBe('lmstudio');
     expect(kindFromPort('http://127.0.0.1:9999')).toBeUndefined();
+  });
+});
+
+describe('a request that fails before any reply', () => {
+  // fetch rejects alike when nothing listens and when the browser blocks a reply (CORS).
+  const refused = (probes: RequestInit[]) => async (_input: unknown, init?: RequestInit) => {
+    if (init?.mode === 'no-cors') {
+      probes.push(init);
+      return new Response(null, { status: 200 });
+    }
+    throw new TypeError('Failed to fetch');
+  };
+
+  it('a no-cors probe that gets through: the browser blocked the reply, said with the fix', async () => {
+    const probes: RequestInit[] = [];
+    const c = createConnector({ endpoint: 'http://127.0.0.1:11434', fetch: refused(probes) });
+    await expect(c.detect()).rejects.toMatchObject({
+      code: 'CORS',
+      message: expect.stringMatching(/OLLAMA_ORIGINS/),
+    });
+    expect(probes).toHaveLength(1);
+  });
+
+  it('in a cross-origin isolated page, whose COEP blocks the probe too: both causes, each with its fix', async () => {
+    vi.stubGlobal('crossOriginIsolated', true);
+    try {
+      const probes: RequestInit[] = [];
+      const c = createConnector({ endpoint: 'http://127.0.0.1:11434', fetch: refused(probes) });
+      const e: unknown = await c.detect().catch((err: unknown) => err);
+      expect(e).toMatchObject({ code: 'SERVER_DOWN' });
+      expect((e as Error).message).toMatch(
+        /^Nothing answers at http:\/\/127\.0\.0\.1:11434, or the server there does not let this page .* read its replies.*start Ollama.*OLLAMA_ORIGINS=/,
+      );
+      // Not asked: its answer would be blocked whatever the server does.
+      expect(probes).toHaveLength(0);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });
 
