@@ -227,6 +227,8 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
   async function classifyNetworkError(kind?: ServerKind): Promise<LlmError> {
     const page = globalThis as { crossOriginIsolated?: boolean; location?: { origin?: string } };
     if (page.crossOriginIsolated === true) {
+      // KoboldCPP and llama-server let every page read their replies: nothing listens.
+      if (kind === 'koboldcpp' || kind === 'llamacpp') return serverDownError(baseUrl, kind);
       return unreachableError(baseUrl, kind, page.location?.origin);
     }
     try {

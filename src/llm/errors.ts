@@ -427,10 +427,6 @@ export function serverDownError(url: string, kind?: ServerKind): LlmError {
 /** What to change for a server that does not let this page (`origin`) read its replies. */
 function corsFix(kind: ServerKind | undefined, origin: string): string {
   switch (kind) {
-    case 'koboldcpp':
-      return 'KoboldCPP allows every page itself, so check the port in the Endpoint URL';
-    case 'llamacpp':
-      return 'recent llama-server builds allow every page, so check the port, update an old llama.cpp, or remove a proxy in front of it that drops CORS headers';
     case 'ollama':
       return `set the environment variable OLLAMA_ORIGINS=${origin} for Ollama and restart it`;
     case 'lmstudio':

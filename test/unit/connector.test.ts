@@ -82,6 +82,11 @@ describe('a request that fails before any reply', () => {
       );
       // Not asked: its answer would be blocked whatever the server does.
       expect(probes).toHaveLength(0);
+      // KoboldCPP lets every page read its replies: where it is expected, nothing listens.
+      const kobold = createConnector({ endpoint: 'http://127.0.0.1:5001', fetch: refused(probes) });
+      await expect(kobold.detect()).rejects.toThrow(
+        /^Nothing answers at http:\/\/127\.0\.0\.1:5001: start KoboldCPP and check the Endpoint URL in Settings\.$/,
+      );
     } finally {
       vi.unstubAllGlobals();
     }
