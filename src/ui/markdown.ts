@@ -73,6 +73,21 @@ const markdown = new Marked({
  * needs a DOM, so it is made on first use. The configuration is set once: sanitize() would
  * otherwise read it all again on every call. `fragment`: it returns nodes instead of a string.
  */
+/** Blocks of prose (not code) that take the direction of their own text. */
+const TEXT_BLOCKS = new Set([
+  'P',
+  'LI',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'BLOCKQUOTE',
+  'TD',
+  'TH',
+]);
+
 function makePurifier(fragment: boolean): () => DOMPurify | null {
   let instance: DOMPurify | null | undefined;
   return () => {
@@ -93,6 +108,9 @@ function makePurifier(fragment: boolean): () => DOMPurify | null {
         node.setAttribute('target', '_blank');
         node.setAttribute('rel', 'noopener noreferrer');
       }
+      // Each paragraph takes its direction from its own words: Hebrew or Arabic reads right to
+      // left, its punctuation at the left end, beside English that reads left to right.
+      if (TEXT_BLOCKS.has(node.nodeName)) node.setAttribute('dir', 'auto');
     });
     return instance;
   };

@@ -25,6 +25,11 @@ export const entryDetailStyles = css`
     font-size: 0.85rem;
     color: var(--sm-muted);
   }
+  .crumbs li {
+    /* A long name (128 characters of one word) wraps instead of widening the pane. */
+    min-width: 0;
+    overflow-wrap: anywhere;
+  }
   .crumbs li + li::before {
     /* A separator to the eye only: screen readers have the list. */
     content: '/' / '';
@@ -100,6 +105,8 @@ export const entryDetailStyles = css`
   }
   .content.text {
     font-family: inherit;
+    /* Each line takes the direction of its own words (dir="auto" sets the whole text's). */
+    unicode-bidi: plaintext;
   }
   dl.meta {
     display: grid;

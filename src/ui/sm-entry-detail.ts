@@ -9,6 +9,7 @@ import {
   contentText,
   diffContent,
   diffStats,
+  isJsonObject,
   planSave,
   previewText,
   type ContentFormat,
@@ -358,7 +359,7 @@ export class SmEntryDetail extends LitElement {
               <h3>Content</h3>
               ${
                 typeof entry.content === 'string'
-                  ? html`<pre class="content text">${entry.content}</pre>`
+                  ? html`<pre class="content text" dir="auto">${entry.content}</pre>`
                   : html`<pre class="content">${contentText(entry.content)}</pre>`
               }
             </section>`
@@ -610,7 +611,12 @@ ${contentText(v.content)
         changedElsewhere
           ? html`<p class="warn">
               This entry changed while you were editing (now version
-              ${detail.entry.metadata.version}). Saving applies your changes on top of it.
+              ${detail.entry.metadata.version}).
+              ${
+                this.format === 'json' && isJsonObject(this.editBase?.content)
+                  ? 'Saving applies your changes on top of it.'
+                  : 'Saving replaces it with your text; the version there now goes to History.'
+              }
             </p>`
           : nothing
       }
@@ -847,9 +853,14 @@ ${contentText(v.content)
     });
   }
 
-  private handleSelectVersion(id: number): void {
+  private async handleSelectVersion(id: number): Promise<void> {
     this.selectedVersion = this.selectedVersion === id ? undefined : id;
     this.actionError = '';
+    if (this.selectedVersion === undefined) return;
+    // The version opens below its row, often below the pane's fold: brought into view, its
+    // Restore with it, so the click visibly did something.
+    await this.updateComplete;
+    this.renderRoot.querySelector('.version-detail')?.scrollIntoView({ block: 'nearest' });
   }
 
   private async handleRestore(v: HistoryVersion): Promise<void> {
