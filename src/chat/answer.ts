@@ -154,6 +154,10 @@ function roundPrompt(
     countTokens,
   });
   noteRecalled(turn.recalled, prompt);
+  if (prompt.truncated.includes('userMessage') && !turn.toldCut) {
+    turn.toldCut = true;
+    turn.emit({ type: 'notice', message: cutMessage(s.contextSize) });
+  }
   if (!prompt.messages.length) {
     throw new LlmError(
       'CONTEXT_OVERFLOW',
@@ -205,6 +209,11 @@ async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<Tu
   await store(turn, { role: 'assistant', text: '', meta: { notice: parseError.message } }, false);
   turn.emit({ type: 'notice', message: parseError.message });
   return { status: 'answered', text: visible, rounds, error: parseError };
+}
+
+/** Said when the person's message did not fit the context whole (its middle left out). */
+export function cutMessage(contextSize: number): string {
+  return `Your message is longer than the model's context (${contextSize} tokens) leaves room for, so its middle was left out of what the model read. Raise the context size (in the server and in Settings), or send the message in parts.`;
 }
 
 /** What a reply without words says in the chat. */

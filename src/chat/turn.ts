@@ -45,6 +45,8 @@ export interface Turn {
   streamed: string;
   /** What a stop keeps was stored already: the turn's end must not store it again. */
   keptPartial: boolean;
+  /** The person was told that their message was cut to fit the context (once a turn). */
+  toldCut?: boolean;
   /** A regeneration's alternative: every reply message it stores carries it. */
   alt?: number;
   /** What auto-recall put into this turn's prompts (stored with its assistant messages). */

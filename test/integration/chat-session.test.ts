@@ -12,7 +12,7 @@ import {
 } from '../../src/chat/chat-session';
 import { createConnector, type ConnectorOptions } from '../../src/llm/connector';
 import { MAX_TOOL_PARSE_CHARS } from '../../src/llm/limits';
-import { EMPTY_REPLY } from '../../src/chat/answer';
+import { EMPTY_REPLY, cutMessage } from '../../src/chat/answer';
 import type { ChatMessage, ToolMode } from '../../src/llm/types';
 import {
   BUNDLED_MODEL,
@@ -670,6 +670,23 @@ describe('a reply with no words', () => {
     const sent = (s.fake.generations()[1].body as { messages: ChatMessage[] }).messages;
     expect(sent.map((m) => m.role)).toEqual(['system', 'user']);
     expect(sent[1].content).toBe('Where is Ana moving?\n\nAnd when?');
+  });
+});
+
+describe('a message longer than the context', () => {
+  it('goes with its middle cut, and the person is told so, once', async () => {
+    const s = await setup('llamacpp', { contextSize: 2048, replies: [{ text: 'Read it.' }] });
+    const long = Array.from({ length: 300 }, (_, i) => `Sentence ${i} of a very long message.`);
+    const r = await s.session.send(s.conversationId, long.join(' '));
+    expect(r.error?.message).toBeUndefined();
+    expect(r.status).toBe('answered');
+    const sent = (s.fake.generations()[0].body as { messages: ChatMessage[] }).messages;
+    expect(sent.at(-1)?.content).toContain('middle of a long message cut');
+    const notices = s.events.filter((e) => e.type === 'notice');
+    expect(notices).toEqual([{ type: 'notice', message: cutMessage(2048) }]);
+    // The whole message is stored: only what the model read was cut.
+    const [user] = await s.memory.getMessages(s.conversationId);
+    expect(user.text).toBe(long.join(' '));
   });
 });
 
