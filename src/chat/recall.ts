@@ -3,7 +3,7 @@
 // leaving out the message itself and what follows it), and what it keeps of what went into the
 // prompt, so the reply's "Recalled:" note can link to each entry and turn.
 import type { Message, TurnRequest } from '../memory/types';
-import { MAX_RECALL, type AssembledPrompt, type RecalledTurn } from './context';
+import { formatDay, MAX_RECALL, type AssembledPrompt, type RecalledTurn } from './context';
 import type { ChatSettings } from './types';
 
 /** What auto-recall found for a turn and the prompt took, stored on the turn's replies. */
@@ -74,6 +74,8 @@ export interface StoredRecalledTurn {
   turnId: number;
   chat: string;
   time: string;
+  /** Shown only: the chat is no longer here (deleted since), so there is nothing to open. */
+  gone?: boolean;
 }
 
 /** The recalled turns a stored message names, the malformed left out (meta is data from storage). */
@@ -122,4 +124,38 @@ export function withRecalled(
     ...(paths.size ? { recalled: [...paths] } : {}),
     ...(turns.length ? { recalledTurns: turns } : {}),
   };
+}
+
+/** Made once: the time of day of a recalled turn, where its day alone does not tell it apart. */
+const TIME_OF_DAY = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit' });
+
+/**
+ * The recalled turns as the note names them: "the chat “Plans” (3 May 2026)", "a deleted chat
+ * (…)" for one gone since; two that would read alike get their time of day, then a number, so
+ * each link says which message it opens.
+ */
+export function turnLabels(turns: readonly StoredRecalledTurn[]): string[] {
+  const day = (t: StoredRecalledTurn, withTime: boolean) => {
+    const time = Date.parse(t.time);
+    if (Number.isNaN(time)) return '';
+    const d = new Date(time);
+    return withTime ? `${formatDay(d)}, ${TIME_OF_DAY.format(d)}` : formatDay(d);
+  };
+  const label = (t: StoredRecalledTurn, withTime: boolean) => {
+    const chat = t.chat.trim();
+    const when = day(t, withTime);
+    const name = t.gone ? 'a deleted chat' : chat ? `the chat “${chat}”` : 'a past chat';
+    return `${name}${when ? ` (${when})` : ''}`;
+  };
+  const plain = turns.map((t) => label(t, false));
+  const timed = turns.map((t, i) =>
+    plain.indexOf(plain[i]) !== plain.lastIndexOf(plain[i]) ? label(t, true) : plain[i],
+  );
+  const seen = new Map<string, number>();
+  return timed.map((l) => {
+    const n = (seen.get(l) ?? 0) + 1;
+    seen.set(l, n);
+    const twice = timed.indexOf(l) !== timed.lastIndexOf(l);
+    return twice ? `${l} #${n}` : l;
+  });
 }

@@ -678,7 +678,11 @@ export class SmChat extends LitElement {
     const recalled = note ? [...new Set(recalledPathsIn(m).map((p) => moved?.get(p) ?? p))] : [];
     const titles = this.titlesNow.value;
     const recalledTurns = note
-      ? recalledTurnsOf(meta).map((t) => ({ ...t, chat: titles?.get(t.conversationId) ?? t.chat }))
+      ? recalledTurnsOf(meta).map((t) => {
+          const now = titles?.get(t.conversationId);
+          // A chat deleted since (in the Trash, or gone) is named, not linked: nothing to open.
+          return now === undefined && titles ? { ...t, gone: true } : { ...t, chat: now ?? t.chat };
+        })
       : [];
     if (m.role === 'system') {
       return entry(bubble({ id: m.id, kind: 'notice', text: m.text }), nothing);

@@ -221,6 +221,9 @@ export const messageStyles = css`
   .recalled button.path {
     font-family: var(--sm-mono);
   }
+  .recalled .turn.gone {
+    font-style: italic;
+  }
   .controls {
     display: flex;
     flex-wrap: wrap;

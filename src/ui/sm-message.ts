@@ -12,8 +12,7 @@
 // panel for the message before or after (docs/chat.md, "Keyboard").
 import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
-import { formatDay } from '../chat/context';
-import type { StoredRecalledTurn } from '../chat/recall';
+import { turnLabels, type StoredRecalledTurn } from '../chat/recall';
 import type { FollowPathDetail } from './sm-tool-card';
 import { emit } from './events';
 import { MarkdownFeed, renderMarkdownBlocks } from './markdown';
@@ -322,10 +321,10 @@ export class SmMessage extends LitElement {
           ${path}
         </button>`,
     );
-    const turns = this.recalledTurns.map((t) => {
-      const when = Number.isNaN(Date.parse(t.time)) ? '' : formatDay(new Date(t.time));
-      const chat = t.chat.trim();
-      const label = `${chat ? `the chat “${chat}”` : 'a past chat'}${when ? ` (${when})` : ''}`;
+    const labels = turnLabels(this.recalledTurns);
+    const turns = this.recalledTurns.map((t, i) => {
+      const label = labels[i];
+      if (t.gone) return html`<span class="turn gone">${label}</span>`;
       return html`<button
         type="button"
         class="turn"
