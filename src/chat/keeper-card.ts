@@ -13,6 +13,8 @@ export interface KeeperUndone {
   message?: string;
   /** Of the operations left, those another Undo may still reverse (the card offers it). */
   left?: KeptOp[];
+  /** Not one of the card's operations was undone (each changed since, say). */
+  nothing?: true;
 }
 
 /** `meta.keeper` of a card message. */
@@ -67,6 +69,7 @@ export function readKeeperCard(m: Pick<Message, 'meta'>): KeeperCard | undefined
       ? {
           status: u.status,
           ...(typeof u.message === 'string' ? { message: u.message } : {}),
+          ...(u.status === 'partial' && u.nothing === true ? { nothing: true as const } : {}),
           ...(u.status === 'partial' && left.length && left.every((o) => o !== undefined)
             ? { left: left as KeptOp[] }
             : {}),
@@ -94,10 +97,13 @@ export async function undoKeeperCard(
     return { status: 'partial', message: 'This card cannot be read, so nothing was undone.' };
   if (card.undone && !card.undone.left?.length) return card.undone;
   const result = await undoKept(memory, { ops: card.undone?.left ?? card.ops });
+  // Nothing undone, this time or before: the card must not say "partly".
+  const none = !result.undone.length && (!card.undone || card.undone.nothing === true);
   const undone: KeeperUndone = {
     status: result.status,
     ...(result.message ? { message: result.message } : {}),
     ...(result.left.length ? { left: result.left } : {}),
+    ...(result.status === 'partial' && none ? { nothing: true as const } : {}),
   };
   const noted = await memory.updateMessage(message.id, {
     meta: { ...message.meta, keeper: { ...card, undone } },

@@ -74,7 +74,13 @@ export class SmKeeperCard extends LitElement {
         ${
           undone
             ? html`<span class="state" tabindex="-1"
-                >${undone.status === 'undone' ? 'Undone' : 'Partly undone'}</span
+                >${
+                  undone.status === 'undone'
+                    ? 'Undone'
+                    : undone.nothing
+                      ? 'Not undone'
+                      : 'Partly undone'
+                }</span
               >`
             : nothing
         }

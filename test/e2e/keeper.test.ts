@@ -197,7 +197,7 @@ describe('the memory keeper in Chromium', () => {
     // The person saves something below what the keeper saved, then presses Undo.
     await callWorker(page, 'saveMemory', 'Family/Tom/Job', 'Tom works at a bakery in Rome.', 0);
     await card.getByRole('button', { name: 'Undo' }).click();
-    await card.getByText('Partly undone', { exact: true }).waitFor({ timeout: 30_000 });
+    await card.getByText('Not undone', { exact: true }).waitFor({ timeout: 30_000 });
     expect(await card.getByRole('note').innerText()).toBe(
       'Family/Tom has entries below it now, so it was left as it is.',
     );
