@@ -127,11 +127,11 @@ describe('memory calls before the model is asked', () => {
     expect(made).toEqual(['getMessages', 'prepareTurn']);
   });
 
-  it('continue: one call', async () => {
+  it('continue: the conversation, then the recall for the question the reply answers', async () => {
     const reply = events.filter((e) => e.type === 'message' && e.role === 'assistant').at(-1);
     if (reply?.type !== 'message') throw new Error('no reply');
     const made = await callsBeforeModel(() => session.continueReply(conversationId, reply.id));
-    expect(made).toEqual(['prepareTurn']);
+    expect(made).toEqual(['prepareTurn', 'recallMemory']);
   });
 
   it('edit and resend: the edit, then the turn’s start', async () => {
