@@ -395,7 +395,16 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
         onAbort();
         return { ...reducer.result(), aborted: true };
       }
-      if (e instanceof LlmError) throw e;
+      if (e instanceof LlmError) {
+        // A bad event mid-stream (a data line that is not JSON, an error event) loses nothing
+        // already shown: what came before it is kept, as after a dropped connection.
+        const said = reducer.result().text;
+        if (!said || e.detail.partial !== undefined) throw e;
+        throw new LlmError(e.code, `${e.message} The partial answer was kept.`, {
+          ...e.detail,
+          partial: said,
+        });
+      }
       throw disconnected(baseUrl, reducer.result().text);
     }
     if (signal?.aborted) {

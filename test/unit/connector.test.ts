@@ -93,6 +93,26 @@ describe('a request that fails before any reply', () => {
   });
 });
 
+describe('a stream that goes bad', () => {
+  it('a data line that is not JSON, mid-answer: the words before it are kept with the error', async () => {
+    const events = [
+      'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Lisbon, "}}]}\n\n',
+      'data: {"choices":[{"index":0,"delta":{"content":"in May"}}]}\n\n',
+      'data: {"choices": [oops\n\n',
+    ];
+    const c = createConnector({
+      endpoint: 'http://127.0.0.1:1234',
+      fetch: async () =>
+        new Response(events.join(''), { headers: { 'content-type': 'text/event-stream' } }),
+    });
+    const e: unknown = await c
+      .chat({ messages: [{ role: 'user', content: 'Where?' }], maxTokens: 20 })
+      .catch((err: unknown) => err);
+    expect(e).toMatchObject({ code: 'MALFORMED_STREAM', detail: { partial: 'Lisbon, in May' } });
+    expect((e as Error).message).toMatch(/could not read .* The partial answer was kept\.$/);
+  });
+});
+
 describe('token counts', () => {
   it('asks the server tokenizer once per text (cached) and estimates without one', async () => {
     const k = await fake('koboldcpp');
