@@ -159,9 +159,14 @@ function roundPrompt(
     turn.emit({ type: 'notice', message: cutMessage(s.contextSize) });
   }
   if (!prompt.messages.length) {
+    // Native tool schemas are sent beside the prompt and take their room too: named when they do.
+    const tools =
+      mode === 'native' && nativeToolTokens > 0
+        ? ` and the memory tools' descriptions (about ${nativeToolTokens} tokens)`
+        : '';
     throw new LlmError(
       'CONTEXT_OVERFLOW',
-      `The context size (${s.contextSize} tokens) leaves no room for a prompt after ${settings.maxOutputTokens} output tokens. Lower "Max output tokens" or raise the context size in Settings.`,
+      `The context size (${s.contextSize} tokens) leaves no room for a prompt after ${settings.maxOutputTokens} output tokens${tools}. Lower "Max output tokens" or raise the context size in Settings.`,
     );
   }
   return prompt.messages;

@@ -673,6 +673,23 @@ describe('a reply with no words', () => {
   });
 });
 
+describe('a context too small for any prompt', () => {
+  it('says what takes the room: the output tokens, and the native tools’ descriptions', async () => {
+    const s = await setup(
+      'llamacpp',
+      { contextSize: 1024, replies: [{ text: 'never sent' }] },
+      { maxOutputTokens: 512 },
+    );
+    const r = await s.session.send(s.conversationId, 'Hello');
+    expect(r.status).toBe('error');
+    expect(r.error?.code).toBe('CONTEXT_OVERFLOW');
+    expect(r.error?.message).toMatch(
+      /^The context size \(1024 tokens\) leaves no room for a prompt after 512 output tokens and the memory tools' descriptions \(about \d+ tokens\)\./,
+    );
+    expect(s.fake.generations()).toHaveLength(0);
+  });
+});
+
 describe('a message longer than the context', () => {
   it('goes with its middle cut, and the person is told so, once', async () => {
     const s = await setup('llamacpp', { contextSize: 2048, replies: [{ text: 'Read it.' }] });
