@@ -14,7 +14,7 @@ import {
 } from './errors';
 import { MAX_ERROR_BODY_CHARS, MAX_TOOL_PARSE_CHARS, sizeInWords } from './limits';
 import { sseEventBatches } from './sse';
-import { koboldNativeReducer, openAiChunkReducer } from './stream';
+import { koboldNativeReducer, openAiChunkReducer, type StreamReducer } from './stream';
 import { estimateTokens } from '../memory/text';
 import {
   LlmError,
@@ -157,6 +157,25 @@ export interface Connector {
 
 /** What probeTools learned: native tool calls work, or the server's refusal as a sentence. */
 export type ToolProbe = { native: true } | { native: false; message: string };
+
+/**
+ * A generation's stop (`stop`: KoboldCPP's abort by genkey), told once, in the abort itself: a
+ * Stop before the server answers stops it too, and a page that goes runs no code after the abort.
+ * `tell` tells it now (once); `done` stops listening once the request has settled.
+ */
+function stopOnAbort(
+  signal: AbortSignal | undefined,
+  stop: (() => void) | undefined,
+): { tell(): void; done(): void } {
+  let told = false;
+  const tell = () => {
+    if (told) return;
+    told = true;
+    stop?.();
+  };
+  signal?.addEventListener('abort', tell, { once: true });
+  return { tell, done: () => signal?.removeEventListener('abort', tell) };
+}
 
 /** The one tool a probe offers: valid for every server (KoboldCPP's rules included). */
 export const PROBE_TOOL: ToolSpec = {
@@ -326,10 +345,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
   async function stream(
     path: string,
     body: Record<string, unknown>,
-    reducer: {
-      push(e: SseEvent): { tokens: string[]; done: boolean };
-      result(): Omit<GenerationResult, 'aborted'>;
-    },
+    reducer: StreamReducer,
     signal: AbortSignal | undefined,
     onToken: ((t: string) => void) | undefined,
     onAbort?: () => void,
@@ -337,33 +353,24 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     // Told in the abort itself, once: a Stop while the server has not answered yet (KoboldCPP's
     // tool path is silent until it ends; a long prompt is read before the first token) must stop
     // the generation too, not only one that is streaming.
-    let told = false;
-    const tell = () => {
-      if (told) return;
-      told = true;
-      onAbort?.();
-    };
-    signal?.addEventListener('abort', tell, { once: true });
+    const stop = stopOnAbort(signal, onAbort);
     try {
-      return await readStream(path, body, reducer, signal, onToken, tell);
+      return await readStream(path, body, reducer, signal, onToken, stop.tell);
     } catch (e) {
       if (isAbortError(e) || signal?.aborted) {
-        tell();
+        stop.tell();
         return { ...reducer.result(), aborted: true };
       }
       throw e;
     } finally {
-      signal?.removeEventListener('abort', tell);
+      stop.done();
     }
   }
 
   async function readStream(
     path: string,
     body: Record<string, unknown>,
-    reducer: {
-      push(e: SseEvent): { tokens: string[]; done: boolean };
-      result(): Omit<GenerationResult, 'aborted'>;
-    },
+    reducer: StreamReducer,
     signal: AbortSignal | undefined,
     onToken: ((t: string) => void) | undefined,
     onAbort: () => void,
@@ -476,15 +483,9 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     });
     // KoboldCPP is told to stop in the abort itself, not after the request settles: a page that
     // goes (the keeper's run stopped on pagehide) runs no code after it.
-    let told = false;
-    const tell = () => {
-      if (!genkey || told) return;
-      told = true;
-      void abortKobold(genkey);
-    };
-    req.signal?.addEventListener('abort', tell, { once: true });
+    const stop = stopOnAbort(req.signal, genkey ? () => void abortKobold(genkey) : undefined);
     const stopped = (): StructuredResult => {
-      tell();
+      stop.tell();
       return { text: '', constrained, finishReason: null, aborted: true };
     };
     try {
@@ -511,7 +512,7 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
       if (isAbortError(e) || req.signal?.aborted) return stopped();
       throw e;
     } finally {
-      req.signal?.removeEventListener('abort', tell);
+      stop.done();
     }
   }
 

@@ -97,7 +97,7 @@ describe('markdown rendering in Chromium', () => {
   function expectInert(out: Parsed): void {
     for (const tag of out.tags) expect(ALLOWED, `<${tag}> in ${out.html}`).toContain(tag);
     for (const name of out.attributes) {
-      expect(['href', 'title', 'start', 'align', 'target', 'rel'], out.html).toContain(name);
+      expect(['href', 'title', 'start', 'align', 'target', 'rel', 'dir'], out.html).toContain(name);
     }
     for (const href of out.hrefs) expect(href, out.html).toMatch(/^(https?:|mailto:)/i);
   }
@@ -124,6 +124,22 @@ describe('markdown rendering in Chromium', () => {
       expect(out.tags).toContain(tag);
     }
     expect(out.text).toContain('let x = 1 < 2;');
+  });
+
+  it('reads each paragraph in the direction of its own words: Hebrew right to left beside English', async () => {
+    if (!page) throw new Error('Chromium did not start');
+    const directions = await page.evaluate((text) => {
+      const { renderMarkdown } = (
+        window as unknown as { harness: { renderMarkdown: (t: string) => string } }
+      ).harness;
+      const box = document.createElement('div');
+      box.innerHTML = renderMarkdown(text);
+      document.body.append(box);
+      const out = [...box.querySelectorAll('p, li')].map((e) => getComputedStyle(e).direction);
+      box.remove();
+      return out;
+    }, 'אני גר ב-Lisbon ליד הנהר.\n\nI live in Lisbon.\n\n- מספר טלפון: 555-1234!\n- a phone number');
+    expect(directions).toEqual(['rtl', 'ltr', 'rtl', 'ltr']);
   });
 
   it('shows raw HTML as text and never as elements', async () => {

@@ -43,10 +43,12 @@ describe('a long streamed reply in the chat, in Chromium', () => {
       build: { outDir, emptyOutDir: true, rollupOptions: { input: join(ROOT, HARNESS) } },
     });
     server = await serveStatic(outDir);
-    // What the model does depends on the user's last words.
+    // What the model does depends on the user's last words (a question left unanswered by a
+    // stopped turn goes out in one message with the next, a blank line apart).
     model = await startRunawayServer((body) => {
       const messages = (body.messages ?? []) as { role: string; content: string | null }[];
-      const said = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+      const last = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+      const said = last.split('\n\n').at(-1) ?? '';
       if (/endless/.test(said)) return { kind: 'endless', text: ENDLESS, everyMs: 5 };
       if (/silent/.test(said)) return { kind: 'stall-headers' };
       if (/tool/.test(said)) return { kind: 'endless-tool', everyMs: 5 };
