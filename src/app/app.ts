@@ -153,6 +153,8 @@ export class App {
   /** The in-page model's connector while that kind is chosen (closed to free its memory). */
   private inPage: InPageConnector | undefined;
   private readonly createChatSession: (options: ChatSessionOptions) => ChatSession;
+  /** A reply came while the status said the server was out of reach: it is being checked again. */
+  private recovering = false;
   private readonly wrap: <F extends (...args: never[]) => unknown>(fn: F) => F;
   private readonly noticeStorage: NoticeStorage | undefined;
   private readonly keeper: MemoryKeeper;
@@ -435,6 +437,15 @@ export class App {
         wrapCallback: this.wrap,
         onEvent: (e) => {
           if (e.type === 'notice' && /prompt/.test(e.message)) void this.refreshStatus(session);
+          // A server that went away (or locked) mid-session: the status line says so, not
+          // "connected", until a reply comes again.
+          if (e.type === 'unreachable' && session === this.current.session) {
+            this.set({ status: { state: 'error', message: e.message } });
+          }
+          if (e.type === 'token' && this.current.status.state === 'error' && !this.recovering) {
+            this.recovering = true;
+            void this.refreshStatus(session).finally(() => (this.recovering = false));
+          }
         },
       }),
     );

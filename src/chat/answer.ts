@@ -5,7 +5,7 @@
 // what was shown (docs/design.md, "One chat turn").
 import { asLlmError, isToolsUnsupported } from '../llm/errors';
 import { describeTools } from '../llm/prompted-tools';
-import { LlmError, type ChatMessage, type ServerInfo } from '../llm/types';
+import { LlmError, type ChatMessage, type LlmErrorCode, type ServerInfo } from '../llm/types';
 import { beforeToolCall } from '../llm/token-filter';
 import { visibleMessages } from '../memory/replies';
 import type { Message, TurnContext } from '../memory/types';
@@ -216,6 +216,9 @@ async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<Tu
   return { status: 'answered', text: visible, rounds, error: parseError };
 }
 
+/** Failures that mean the server is out of reach (or locked), not that this turn went wrong. */
+const UNREACHABLE: ReadonlySet<LlmErrorCode> = new Set(['SERVER_DOWN', 'CORS', 'UNAUTHORIZED']);
+
 /** Said when the person's message did not fit the context whole (its middle left out). */
 export function cutMessage(contextSize: number): string {
   return `Your message is longer than the model's context (${contextSize} tokens) leaves room for, so its middle was left out of what the model read. Raise the context size (in the server and in Settings), or send the message in parts.`;
@@ -255,5 +258,6 @@ async function endEarly(turn: Turn, e: unknown, rounds: number): Promise<TurnRes
     await store(turn, { role: 'assistant', text: partial, meta: { error: error.code } }, true);
   }
   turn.emit({ type: 'notice', message: error.message });
+  if (UNREACHABLE.has(error.code)) turn.emit({ type: 'unreachable', message: error.message });
   return { status: 'error', text: partial, rounds, error };
 }

@@ -40,7 +40,12 @@ export type SessionEvent =
   /** A message was stored (or, continuing a reply, updated). */
   | { type: 'message'; id: number; role: Message['role'] }
   /** A regeneration starts: its reply to `userId` is alternative `alt`. */
-  | { type: 'alternative'; userId: number; alt: number };
+  | { type: 'alternative'; userId: number; alt: number }
+  /**
+   * The server could not be reached, or refused the password: the status line says so (with
+   * `message`, the notice's sentence) until a reply comes again.
+   */
+  | { type: 'unreachable'; message: string };
 
 export interface TurnResult {
   status: 'answered' | 'aborted' | 'round-limit' | 'error';

@@ -613,6 +613,8 @@ describe('server failures become typed errors with a sentence', () => {
     // is generated.
     await expect(s.session.server()).rejects.toThrow(/has a password/);
     expect(s.fake.generations()).toHaveLength(0);
+    // The status line hears of it, not only the chat.
+    expect(s.events).toContainEqual({ type: 'unreachable', message: r.error?.message });
     const ok = createChatSession({
       memory: s.memory,
       connector: createConnector({ endpoint: s.fake.url, apiKey: 'sesame' }),

@@ -2,6 +2,8 @@
 // settings and conversations in maps, and connectors whose servers answer when the test says.
 import { describe, expect, it } from 'vitest';
 import { App, type AppState } from '../../src/app/app';
+import { createChatSession } from '../../src/chat/chat-session';
+import type { SessionEvent } from '../../src/chat/types';
 import { SETTINGS_KEY, type AppSettings, type NoticeStorage } from '../../src/app/settings';
 import type { EmbedderProgress } from '../../src/embeddings/types';
 import type { Connector, ConnectorOptions } from '../../src/llm/connector';
@@ -169,6 +171,34 @@ describe('App (the composition of memory, settings, connector and chat session)'
     conns.pending[0].reject(new Error('Nothing answers at http://localhost:5001.'));
     await until(app, (s) => s.status.state === 'error');
     expect(app.state.status.message).toBe('Nothing answers at http://localhost:5001.');
+  });
+
+  it('a server that goes away mid-session: the status says so, and says connected again once a reply comes', async () => {
+    const mem = fakeMemory();
+    const conns = connectors();
+    let events: ((e: SessionEvent) => void) | undefined;
+    const app = new App({
+      memory: mem.memory,
+      createConnector: conns.create,
+      wrapCallback: (fn) => fn,
+      noticeStorage: memoryStorage(),
+      createChatSession: (options) => {
+        events = options.onEvent;
+        return createChatSession(options);
+      },
+    });
+    await app.start();
+    conns.pending[0].resolve(KOBOLD);
+    await until(app, (s) => s.status.state === 'connected');
+    const down = 'Nothing answers at http://localhost:5001: start KoboldCPP.';
+    events!({ type: 'notice', message: down });
+    expect(app.state.status.state).toBe('connected');
+    events!({ type: 'unreachable', message: down });
+    expect(app.state.status).toEqual({ state: 'error', message: down });
+    events!({ type: 'token', text: 'Back' });
+    events!({ type: 'token', text: ' again' });
+    await until(app, (s) => s.status.state === 'connected');
+    expect(app.state.status).toMatchObject({ state: 'connected', kind: 'koboldcpp' });
   });
 
   it('saving settings rebuilds the connector and session at once and stores the settings', async () => {
