@@ -102,6 +102,13 @@ describe('backupOf and parseBackup', () => {
         /^The file was not imported; nothing changed\. /,
       ],
       [good.replace('"version":2', '"version":-2'), 'merge', 'INVALID_CONTENT', /nothing changed/],
+      // A newer app's backup: said as such, not as a schema error.
+      [
+        good.replace(/"version":1,"exported"/, '"version":99,"exported"'),
+        'merge',
+        'INVALID_CONTENT',
+        /nothing changed\. .*written by a newer version of the app \(backup format 99; this one reads up to 1\): update the app/,
+      ],
     ];
     for (const [text, mode, code, message] of cases) {
       const r = parseBackup(text, mode, validator);

@@ -216,6 +216,17 @@ export function backupValidator(): Validator {
  * `validator` checks the file's shape against BACKUP_SCHEMA (`backupValidator()`).
  */
 export function backupProblems(data: unknown, validator: Validator): string[] {
+  // A backup from a newer app: said in a sentence, before its shape is checked against this one's.
+  const newer = (data as { format?: unknown; version?: unknown } | null) ?? {};
+  if (
+    newer.format === BACKUP_FORMAT &&
+    typeof newer.version === 'number' &&
+    newer.version > BACKUP_VERSION
+  ) {
+    return [
+      `this backup was written by a newer version of the app (backup format ${newer.version}; this one reads up to ${BACKUP_VERSION}): update the app (reload it once online), then import it again`,
+    ];
+  }
   const check = validator.validate(data);
   if (!check.valid) {
     return [
