@@ -168,6 +168,11 @@ export class SmDataMenu extends LitElement {
   @property({ attribute: false }) backups: Backups | undefined;
 
   @state() private menuOpen = false;
+  /**
+   * The selected path, once the menu found something saved at or below it: a path whose entries
+   * were deleted or moved away since is not offered (its export would hold nothing).
+   */
+  @state() private subtreeHere: string | undefined;
   /** The menu opens leftwards when it would overflow the right edge of the window. */
   @state() private menuEnd = false;
   @state() private exporting = false;
@@ -198,7 +203,7 @@ export class SmDataMenu extends LitElement {
   }
 
   override render() {
-    const subtree = this.selectedPath ? this.selectedPath : undefined;
+    const subtree = this.subtree();
     return html`
       <div class="menu-wrap" @keydown=${this.handleMenuKey}>
         <button
@@ -411,9 +416,26 @@ export class SmDataMenu extends LitElement {
     this.setMenu(!this.menuOpen, true);
   }
 
+  /** The selected subtree the menu offers, when something is saved at or below it. */
+  private subtree(): string | undefined {
+    return this.selectedPath && this.subtreeHere === this.selectedPath
+      ? this.selectedPath
+      : undefined;
+  }
+
+  /** Looks whether anything is saved at or below the selected path (the menu offers it then). */
+  private async checkSubtree(): Promise<void> {
+    const path = this.selectedPath;
+    if (!path || !this.memory) return;
+    const listed = await this.memory.listMemory(path, { maxChars: 100 }).catch(() => undefined);
+    if (path !== this.selectedPath) return;
+    this.subtreeHere = listed?.status === 'SUCCESS' ? path : undefined;
+  }
+
   private setMenu(open: boolean, focusFirst = false): void {
     this.menuOpen = open;
     if (open) {
+      void this.checkSubtree();
       document.addEventListener('pointerdown', this.handleOutside, true);
       this.menuEnd = false;
       void this.updateComplete.then(() => {
@@ -471,8 +493,7 @@ export class SmDataMenu extends LitElement {
     this.setMenu(false);
     if (!memory) return;
     this.exporting = true;
-    const subtree =
-      kind === 'subtree' || kind === 'lorebook' ? this.selectedPath || undefined : undefined;
+    const subtree = kind === 'subtree' || kind === 'lorebook' ? this.subtree() : undefined;
     try {
       const text =
         kind === 'json'

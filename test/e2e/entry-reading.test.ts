@@ -147,6 +147,27 @@ describe('reading and editing an entry', () => {
     await page.screenshot({ path: join(SHOTS, 'version-phone.png') });
   });
 
+  it('Export offers the selected subtree while something is saved there, and not once it was deleted', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await openInTree(page, 'Notes/Phone');
+    const exportButton = page.getByRole('button', { name: 'Export' });
+    const subtree = page.getByRole('button', { name: 'Markdown (selected subtree)' });
+    await exportButton.click();
+    await subtree.waitFor();
+    await page.keyboard.press('Escape');
+    const r = await callWorker<{ status: string }>(page, 'deleteMemory', 'Notes/Phone');
+    expect(r.status).toBe('SUCCESS');
+    await expect
+      .poll(() => detail().locator('h2').getAttribute('aria-label'), { timeout: 10_000 })
+      .toMatch(/nothing saved$/);
+    await exportButton.click();
+    await page.getByRole('button', { name: 'SillyTavern lorebook' }).waitFor();
+    await expect.poll(() => page.getByText('All memory, as World Info').count()).toBe(1);
+    expect(await subtree.count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, 'export-after-delete.png') });
+    await page.keyboard.press('Escape');
+  });
+
   it('threw nothing in the page', () => {
     expect(errors).toEqual([]);
   });
