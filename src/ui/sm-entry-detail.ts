@@ -140,6 +140,8 @@ export class SmEntryDetail extends LitElement {
   @state() private busy = false;
   @state() private selectedVersion: number | undefined;
   @state() private status = '';
+  /** The version the status note speaks of: a change made elsewhere since (a delete, a save) ends it. */
+  private statusVersion?: number;
   /** Paths removed by the last delete here, offered as links to their history. */
   @state() private deleted: string[] = [];
   /** The toolbar button that opened the form shown, to take the focus back when it closes. */
@@ -214,6 +216,7 @@ export class SmEntryDetail extends LitElement {
     this.actionError = '';
     this.selectedVersion = undefined;
     this.status = '';
+    this.statusVersion = undefined;
     this.editBase = undefined;
     this.busy = false;
     this.deleted = [];
@@ -267,7 +270,14 @@ export class SmEntryDetail extends LitElement {
         <h2 tabindex="-1" aria-label=${spoken}>${heading}</h2>
         ${this.mode === 'view' ? this.renderToolbar(detail) : nothing}
       </header>
-      <p class="status" role="status">${this.status}</p>
+      <p class="status" role="status">
+        ${
+          this.statusVersion === undefined ||
+          (detail.kind === 'entry' && detail.entry.metadata.version === this.statusVersion)
+            ? this.status
+            : ''
+        }
+      </p>
       ${this.mode === 'edit' && detail.kind === 'entry' ? this.renderEdit(detail) : nothing}
       ${this.mode === 'move' ? this.renderMove(detail) : nothing}
       ${this.mode === 'delete' ? this.renderDelete(detail) : nothing}
@@ -776,6 +786,7 @@ ${contentText(v.content)
       this.editBase = undefined;
       this.setMode('view');
       this.status = 'No changes to save.';
+      this.statusVersion = detail.entry.metadata.version;
       return;
     }
     await this.run(async () => {
@@ -793,6 +804,7 @@ ${contentText(v.content)
       this.status = `Saved as version ${result.version}.${
         result.chunksStored ? ' The context from the conversation was kept.' : ''
       }`;
+      this.statusVersion = result.version;
       await this.watch.reload();
     });
   }

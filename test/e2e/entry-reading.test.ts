@@ -160,6 +160,8 @@ describe('reading and editing an entry', () => {
     await expect
       .poll(() => detail().locator('h2').getAttribute('aria-label'), { timeout: 10_000 })
       .toMatch(/nothing saved$/);
+    // The note of this detail's own save ("Saved as version 3.") no longer stands.
+    expect(await detail().locator('p.status').innerText()).toBe('');
     await exportButton.click();
     await page.getByRole('button', { name: 'SillyTavern lorebook' }).waitFor();
     await expect.poll(() => page.getByText('All memory, as World Info').count()).toBe(1);
