@@ -814,6 +814,10 @@ ${contentText(v.content)
     const { memory, path } = this;
     if (!memory || !path || this.busy) return;
     const to = this.moveTo.trim();
+    if (!to) {
+      this.actionError = 'Type the path to move it to, like “Projects/Archive/Goals”.';
+      return;
+    }
     await this.run(async () => {
       const result = await memory.moveMemory(path, to);
       if (result.status !== 'SUCCESS') {

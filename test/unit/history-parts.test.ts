@@ -50,8 +50,12 @@ describe('deleteMemory and moveMemory refusals', () => {
   });
 
   it('a move to the same path or into its own subtree is refused; a sibling with the prefix is not', () => {
-    expect(moveRefusal('A/B', 'A/B')?.message).toMatch(/same path/);
-    expect(moveRefusal('A/B', 'A/B/C')?.message).toMatch(/own subtree/);
+    expect(moveRefusal('A/B', 'A/B')?.message).toBe(
+      '"A/B" is already at that path; nothing moved. Give the new path to move it to.',
+    );
+    expect(moveRefusal('A/B', 'A/B/C')?.message).toBe(
+      '"A/B" cannot move below itself ("A/B/C" is inside it); nothing moved. Give a path outside it.',
+    );
     expect(moveRefusal('A/B', 'A/BC')).toBeUndefined();
     expect(moveRefusal('A/B', 'X')).toBeUndefined();
   });

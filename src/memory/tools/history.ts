@@ -253,9 +253,17 @@ export function hasChildren(path: string, n: number): ToolError {
 
 /** Why `from` cannot move to `to` before anything is read: the same path, or its own subtree. */
 export function moveRefusal(from: string, to: string): ToolError | undefined {
-  if (from === to) return toolError('INVALID_ARGUMENT', 'from and to are the same path');
+  if (from === to) {
+    return toolError(
+      'INVALID_ARGUMENT',
+      `"${from}" is already at that path; nothing moved. Give the new path to move it to.`,
+    );
+  }
   if (to.startsWith(from + '/')) {
-    return toolError('INVALID_ARGUMENT', `cannot move "${from}" into its own subtree ("${to}")`);
+    return toolError(
+      'INVALID_ARGUMENT',
+      `"${from}" cannot move below itself ("${to}" is inside it); nothing moved. Give a path outside it.`,
+    );
   }
   return undefined;
 }
