@@ -201,10 +201,15 @@ async function generateOrSwitch(
 async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<TurnResult> {
   const { result, visible, parseError } = reply;
   if (!visible.trim() && !parseError) {
-    // No words at all (a model that stops at once): said where the reply would be, and the
-    // question stays open to be answered again, instead of an empty reply nobody sees.
-    await store(turn, { role: 'assistant', text: '', meta: { notice: EMPTY_REPLY } }, false);
-    turn.emit({ type: 'notice', message: EMPTY_REPLY });
+    // No words at all: said where the reply would be, and the question stays open to be answered
+    // again, instead of an empty reply nobody sees. A model that spent every output token before
+    // writing any (a reasoning model's thinking is not the answer) needs more of them instead.
+    const said =
+      result.finishReason === 'length'
+        ? noRoomToAnswer(turn.ctx.settings.maxOutputTokens)
+        : EMPTY_REPLY;
+    await store(turn, { role: 'assistant', text: '', meta: { notice: said } }, false);
+    turn.emit({ type: 'notice', message: said });
     return { status: 'answered', text: '', rounds };
   }
   const cut = result.finishReason === 'length' ? { meta: { cut: 'length' } } : {};
@@ -226,7 +231,12 @@ export function cutMessage(contextSize: number): string {
 
 /** What a reply without words says in the chat. */
 export const EMPTY_REPLY =
-  'The model answered with nothing. Answer again (the button on your message), or rephrase it.';
+  'The model answered with nothing. Try again (Answer again, or Regenerate), or rephrase your message.';
+
+/** Said when the model used every output token before writing a word of its answer. */
+export function noRoomToAnswer(maxOutputTokens: number): string {
+  return `The model used all ${maxOutputTokens} output tokens before writing any answer (a reasoning model thinks first): raise "Max output tokens" in Settings, then try again.`;
+}
 
 /** The stream was stopped: what it brought is kept, marked stopped. */
 async function keepStopped(turn: Turn, said: string, rounds: number): Promise<TurnResult> {

@@ -162,6 +162,9 @@ async function saveMore(turn: Turn, draft: Draft, result: GenerationResult): Pro
   let more = result.text;
   if (!result.aborted && CALL_MARKS.test(more)) more = parseToolCalls(more).text;
   else if (result.aborted) more = beforeToolCall(more);
+  // Stopped before a word came (the server had not answered yet): the reply stays as it was,
+  // cut by the length limit still, not marked stopped.
+  if (result.aborted && !more.trim()) return { status: 'aborted', text: target.text, rounds: 0 };
   const meta: Record<string, unknown> = { ...target.meta };
   delete meta.aborted;
   delete meta.error;

@@ -74,19 +74,13 @@ const markdown = new Marked({
  * otherwise read it all again on every call. `fragment`: it returns nodes instead of a string.
  */
 /** Blocks of prose (not code) that take the direction of their own text. */
-const TEXT_BLOCKS = new Set([
-  'P',
-  'LI',
-  'H1',
-  'H2',
-  'H3',
-  'H4',
-  'H5',
-  'H6',
-  'BLOCKQUOTE',
-  'TD',
-  'TH',
-]);
+const TEXT_BLOCKS = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'TD', 'TH']);
+/** Blocks that hold blocks: they go the way of their first words (`auto` would skip them). */
+const CONTAINERS = new Set(['UL', 'OL', 'BLOCKQUOTE']);
+
+const FIRST_LETTER = /\p{L}/u;
+const RIGHT_TO_LEFT =
+  /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
 
 function makePurifier(fragment: boolean): () => DOMPurify | null {
   let instance: DOMPurify | null | undefined;
@@ -111,6 +105,13 @@ function makePurifier(fragment: boolean): () => DOMPurify | null {
       // Each paragraph takes its direction from its own words: Hebrew or Arabic reads right to
       // left, its punctuation at the left end, beside English that reads left to right.
       if (TEXT_BLOCKS.has(node.nodeName)) node.setAttribute('dir', 'auto');
+      // A list or a quote takes its first words' direction, a list's items with it, so every
+      // marker (and a quote's bar) is on the side its room is on (an item's own words keep their
+      // order: unicode-bidi plaintext in the message styles).
+      if (CONTAINERS.has(node.nodeName)) {
+        const first = FIRST_LETTER.exec(node.textContent ?? '')?.[0];
+        node.setAttribute('dir', first && RIGHT_TO_LEFT.test(first) ? 'rtl' : 'ltr');
+      }
     });
     return instance;
   };

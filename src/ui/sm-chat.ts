@@ -279,12 +279,23 @@ export class SmChat extends LitElement {
    * Each chat's title now, for the notes' recalled turns (a chat renamed since is named as it is
    * now). Loaded when the notes name a chat, and again when chats change.
    */
-  private readonly titlesNow = new MemoryWatch<ReadonlyMap<number, string>>(this, {
+  /**
+   * The chats the notes name, as they are now: their titles, and which were looked for (`asked`,
+   * the key they were loaded for): only a chat looked for and not found is gone. Before a load for
+   * it, a chat is named as the note stored it, a link as before.
+   */
+  private readonly titlesNow = new MemoryWatch<{
+    asked: ReadonlySet<number>;
+    titles: ReadonlyMap<number, string>;
+  }>(this, {
     tables: ['conversations'],
     load: async () => {
       const memory = this.memory;
-      if (!memory || !this.turnChatsKey) return new Map();
-      return new Map((await memory.listConversations()).map((c) => [c.id!, c.title]));
+      const key = this.turnChatsKey;
+      const asked = new Set(key ? key.split(',').map(Number) : []);
+      if (!memory || !asked.size) return { asked, titles: new Map() };
+      const titles = new Map((await memory.listConversations()).map((c) => [c.id!, c.title]));
+      return { asked, titles };
     },
   });
   /** The chats the notes' recalled turns name (sorted, comma-separated). */
@@ -633,6 +644,16 @@ export class SmChat extends LitElement {
           delete: { tools: 0 },
           // A question left without a reply (its turn failed) can be answered again from here.
           regenerate: last && !reply,
+          // Its shown reply has no bubble (a regeneration that answered with nothing, or stopped
+          // at the round limit): the other replies are reached from the question.
+          ...(!reply && g.alternatives.length > 1
+            ? {
+                alternatives: {
+                  shown: g.alternatives.indexOf(g.shown) + 1,
+                  count: g.alternatives.length,
+                },
+              }
+            : {}),
         });
       }
       for (const m of shown) out.set(m.id!, { delete: { tools: toolsOf(m) }, remember: worded(m) });
@@ -676,12 +697,13 @@ export class SmChat extends LitElement {
     // Each entry named where it is now (moved since: followed), once.
     const moved = this.pathsNow.value;
     const recalled = note ? [...new Set(recalledPathsIn(m).map((p) => moved?.get(p) ?? p))] : [];
-    const titles = this.titlesNow.value;
+    const chats = this.titlesNow.value;
     const recalledTurns = note
       ? recalledTurnsOf(meta).map((t) => {
-          const now = titles?.get(t.conversationId);
-          // A chat deleted since (in the Trash, or gone) is named, not linked: nothing to open.
-          return now === undefined && titles ? { ...t, gone: true } : { ...t, chat: now ?? t.chat };
+          const now = chats?.titles.get(t.conversationId);
+          // A chat deleted since is named, not linked: there is nothing to open.
+          if (now === undefined && chats?.asked.has(t.conversationId)) return { ...t, gone: true };
+          return { ...t, chat: now ?? t.chat };
         })
       : [];
     if (m.role === 'system') {
@@ -958,7 +980,9 @@ export class SmChat extends LitElement {
 
   private handleAlternative(event: CustomEvent<MessageAlternativeDetail>): void {
     const { id, step } = event.detail;
-    const group = replyGroups(this.loaded ?? []).find((g) => g.members.some((m) => m.id === id));
+    const group = replyGroups(this.loaded ?? []).find(
+      (g) => g.user?.id === id || g.members.some((m) => m.id === id),
+    );
     if (group) void this.showAlternative(group, step, id);
   }
 

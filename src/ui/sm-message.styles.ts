@@ -122,7 +122,10 @@ export const messageStyles = css`
   }
   .md ul,
   .md ol {
-    padding-left: 1.4em;
+    padding-inline-start: 1.4em;
+  }
+  .md li {
+    unicode-bidi: plaintext;
   }
   .md li + li {
     margin-top: 0.15em;
@@ -145,8 +148,8 @@ export const messageStyles = css`
     padding: 0;
   }
   .md blockquote {
-    padding-left: 10px;
-    border-left: 3px solid var(--sm-border);
+    padding-inline-start: 10px;
+    border-inline-start: 3px solid var(--sm-border);
     color: var(--sm-muted);
   }
   .md a[href] {

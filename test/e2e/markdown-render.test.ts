@@ -135,11 +135,22 @@ describe('markdown rendering in Chromium', () => {
       const box = document.createElement('div');
       box.innerHTML = renderMarkdown(text);
       document.body.append(box);
-      const out = [...box.querySelectorAll('p, li')].map((e) => getComputedStyle(e).direction);
+      const out = [...box.querySelectorAll('p, ul, li, blockquote')].map(
+        (e) => `${e.localName} ${getComputedStyle(e).direction}`,
+      );
       box.remove();
       return out;
-    }, 'אני גר ב-Lisbon ליד הנהר.\n\nI live in Lisbon.\n\n- מספר טלפון: 555-1234!\n- a phone number');
-    expect(directions).toEqual(['rtl', 'ltr', 'rtl', 'ltr']);
+    }, 'אני גר ב-Lisbon ליד הנהר.\n\nI live in Lisbon.\n\n- מספר טלפון: 555-1234!\n- a phone number\n\n> ציטוט קצר.');
+    // A list goes the way of its first words, its items with it (their bullets on its side).
+    expect(directions).toEqual([
+      'p rtl',
+      'p ltr',
+      'ul rtl',
+      'li rtl',
+      'li rtl',
+      'blockquote rtl',
+      'p rtl',
+    ]);
   });
 
   it('shows raw HTML as text and never as elements', async () => {

@@ -334,6 +334,26 @@ describe('continue', () => {
     expect(after.meta).toMatchObject({ aborted: true });
   });
 
+  it('Stop while continuing, before a word came: the reply stays as it was, cut by the length limit', async () => {
+    // KoboldCPP reads the prompt before its first event: the Stop comes in that wait.
+    const s = await setup(
+      'koboldcpp',
+      { firstEventDelayMs: 400, replies: [{ text: 'One two three four five.' }, { text: 'six' }] },
+      { toolMode: 'prompted', maxOutputTokens: 3 },
+    );
+    await s.session.send(s.conversationId, 'Count.');
+    const [, reply] = await s.memory.getMessages(s.conversationId);
+    expect(reply.meta).toMatchObject({ cut: 'length' });
+    const stop = new AbortController();
+    const going = s.session.continueReply(s.conversationId, reply.id!, stop.signal);
+    await expect.poll(() => s.fake.generations().length).toBe(2);
+    stop.abort();
+    expect(await going).toMatchObject({ status: 'aborted', text: reply.text });
+    const [, after] = await s.memory.getMessages(s.conversationId);
+    expect(after.text).toBe(reply.text);
+    expect(after.meta).toEqual(reply.meta);
+  });
+
   it('a reply stopped at the round limit is not continued, with or without words: regenerate it', async () => {
     const s = await setup('llamacpp', {
       defaultReply: {

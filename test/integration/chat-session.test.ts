@@ -12,7 +12,7 @@ import {
 } from '../../src/chat/chat-session';
 import { createConnector, type ConnectorOptions } from '../../src/llm/connector';
 import { MAX_TOOL_PARSE_CHARS } from '../../src/llm/limits';
-import { EMPTY_REPLY, cutMessage } from '../../src/chat/answer';
+import { EMPTY_REPLY, cutMessage, noRoomToAnswer } from '../../src/chat/answer';
 import type { ChatMessage, ToolMode } from '../../src/llm/types';
 import {
   BUNDLED_MODEL,
@@ -672,6 +672,23 @@ describe('a reply with no words', () => {
     const sent = (s.fake.generations()[1].body as { messages: ChatMessage[] }).messages;
     expect(sent.map((m) => m.role)).toEqual(['system', 'user']);
     expect(sent[1].content).toBe('Where is Ana moving?\n\nAnd when?');
+  });
+});
+
+describe('a reply whose tokens all went before any word', () => {
+  it('says to raise the output tokens, not to ask again', async () => {
+    const s = await setup(
+      'llamacpp',
+      { replies: [{ text: ' \n \n ', chunks: [' ', '\n', ' ', '\n', ' '] }] },
+      { maxOutputTokens: 3 },
+    );
+    const r = await s.session.send(s.conversationId, 'Think hard.');
+    expect(r).toMatchObject({ status: 'answered', text: '' });
+    const said = noRoomToAnswer(3);
+    expect(said).toMatch(/all 3 output tokens .* raise "Max output tokens"/);
+    expect(s.events).toContainEqual({ type: 'notice', message: said });
+    const [, reply] = await s.memory.getMessages(s.conversationId);
+    expect(reply.meta?.notice).toBe(said);
   });
 });
 
