@@ -28,6 +28,7 @@ interface Sent {
 }
 
 let coffee = 0;
+let tea = 0;
 
 /** The fake model: answers by the user's last words; goes on with a reply sent as the assistant. */
 function reply(req: RecordedRequest): FakeReply {
@@ -46,6 +47,8 @@ function reply(req: RecordedRequest): FakeReply {
     return { text: '<tool_call>{"name": "saveMemory", "arguments": {"path": </tool_call>' };
   if (/story/i.test(said)) return { text: STORY };
   if (/coffee/i.test(said)) return { text: `Coffee answer ${++coffee}: a flat white.` };
+  // The first answer has words; a regeneration has none.
+  if (/tea/i.test(said)) return { text: ++tea === 1 ? 'Tea answer: green.' : '' };
   return { text: `You said: ${said}` };
 }
 
@@ -260,6 +263,20 @@ describe('chat controls in Chromium', () => {
     expect(await lastReply().getByRole('button', { name: 'Regenerate reply' }).count()).toBe(1);
     // The model never reads a notice back, so it could not go on from these words.
     expect(await lastReply().getByRole('button', { name: 'Continue' }).count()).toBe(0);
+  });
+
+  it('a regeneration that answers with nothing says so, and the earlier reply is a click away on the question', async () => {
+    await say('Which tea do I like?');
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Tea answer: green.');
+    await lastReply().getByRole('button', { name: 'Regenerate reply' }).click();
+    await idle();
+    await chat().getByText('The model answered with nothing', { exact: false }).waitFor(POLL);
+    const question = users().last();
+    await expect.poll(() => question.locator('.alts').innerText(), POLL).toMatch(/2\/2/);
+    await shot('empty-regeneration');
+    await question.getByRole('button', { name: 'Previous alternative' }).click();
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('Tea answer: green.');
+    await expect.poll(() => lastReply().locator('.alts').innerText(), POLL).toMatch(/1\/2/);
   });
 
   it('a renamed chat keeps its name; axe finds nothing at phone size', async () => {
