@@ -246,8 +246,12 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
   async function classifyNetworkError(kind?: ServerKind): Promise<LlmError> {
     const page = globalThis as { crossOriginIsolated?: boolean; location?: { origin?: string } };
     if (page.crossOriginIsolated === true) {
-      // KoboldCPP and llama-server let every page read their replies: nothing listens.
-      if (kind === 'koboldcpp' || kind === 'llamacpp') return serverDownError(baseUrl, kind);
+      // KoboldCPP and llama-server let every page read their replies: nothing listens. (Port
+      // 5001 is KoboldCPP's own; 8080, llama-server's default, is many servers', so it counts
+      // only once detection found llama.cpp there.)
+      if (kind === 'koboldcpp' || (kind === 'llamacpp' && info?.kind === 'llamacpp')) {
+        return serverDownError(baseUrl, kind);
+      }
       return unreachableError(baseUrl, kind, page.location?.origin);
     }
     try {

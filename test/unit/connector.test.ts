@@ -87,6 +87,9 @@ describe('a request that fails before any reply', () => {
       await expect(kobold.detect()).rejects.toThrow(
         /^Nothing answers at http:\/\/127\.0\.0\.1:5001: start KoboldCPP and check the Endpoint URL in Settings\.$/,
       );
+      // Port 8080 is llama-server's default, and many another server's: both causes are said.
+      const other = createConnector({ endpoint: 'http://127.0.0.1:8080', fetch: refused(probes) });
+      await expect(other.detect()).rejects.toThrow(/or the server there does not let this page/);
     } finally {
       vi.unstubAllGlobals();
     }
