@@ -390,6 +390,10 @@ export interface ImportResult {
   unchanged?: number;
   /** A JSON backup's chats that were here already (merged before), so not added again. */
   chatsAlreadyHere?: number;
+  /** A JSON backup's chats written (merged: an empty chat nobody named is left out). */
+  chatsAdded?: number;
+  /** A JSON backup's messages written. */
+  messagesAdded?: number;
 }
 
 /** `importFile`'s report (docs/import-export.md). */

@@ -129,7 +129,10 @@ function importSummary(r: ImportResult): string {
     : '';
   const same = r.unchanged ? `, ${r.unchanged} unchanged` : '';
   const entries = `${n} ${n === 1 ? 'entry' : 'entries'} (${r.created} new, ${r.updated} updated${same})`;
-  return `Imported ${entries}.${chats}`;
+  const added = r.chatsAdded
+    ? ` and ${plural(r.chatsAdded, 'chat', 'chats')} (${plural(r.messagesAdded ?? 0, 'message', 'messages')})`
+    : '';
+  return `Imported ${entries}${added}.${chats}`;
 }
 
 function isError(r: unknown): r is ToolError {

@@ -177,6 +177,24 @@ describe('JSON backup', () => {
     expect((card.meta?.keeper as { replyId: number }).replyId).toBe(merged.id);
   });
 
+  it('merged, an empty chat nobody named is left out, and the result counts the chats and messages added; replaced, all come back', async () => {
+    const a = openTestMemory();
+    await seeded(a.mem);
+    ok(await a.mem.createConversation('New chat'));
+    const json = (await a.mem.exportJson()) as string;
+    const b = openTestMemory();
+    const merged = ok(await b.mem.importJson(json, 'merge'));
+    expect(merged).toMatchObject({ chatsAdded: 1, messagesAdded: 2 });
+    expect((await b.mem.listConversations()).map((c) => c.title)).toEqual(['Planning']);
+    const c = openTestMemory();
+    const replaced = ok(await c.mem.importJson(json, 'replace'));
+    expect(replaced).toMatchObject({ chatsAdded: 2, messagesAdded: 2 });
+    expect((await c.mem.listConversations()).map((x) => x.title).sort()).toEqual([
+      'New chat',
+      'Planning',
+    ]);
+  });
+
   it('merging the same backup again adds none of its chats twice, and says how many were here', async () => {
     const a = openTestMemory();
     await seeded(a.mem);

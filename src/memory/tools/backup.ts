@@ -432,12 +432,17 @@ export function backupTools(ctx: StoreContext) {
           // Conversations and messages get fresh ids on merge; context chunks follow their turn.
           // A chat already here keeps its rows: the backup's ids lead to them.
           const convMap = new Map<number, number>();
+          const withMessages = new Set(messages.map((m) => m.conversationId));
+          let chatsAdded = 0;
           for (const c of backup.conversations ?? []) {
             const same = hereNow.get(c.id);
             if (same) {
               convMap.set(c.id, same.id);
               continue;
             }
+            // Merged, an empty chat nobody named (the "New chat" a page opens) adds nothing.
+            if (!replace && !withMessages.has(c.id) && !c.named) continue;
+            chatsAdded++;
             const row: Conversation = {
               title: c.title,
               created: new Date(c.created),
@@ -515,6 +520,8 @@ export function backupTools(ctx: StoreContext) {
           return {
             ...importCounts(rows.length, write.length, updated),
             chatsAlreadyHere: hereNow.size,
+            chatsAdded,
+            messagesAdded: added.length,
           };
         },
       );
