@@ -147,6 +147,25 @@ describe('reading and editing an entry', () => {
     await page.screenshot({ path: join(SHOTS, 'version-phone.png') });
   });
 
+  it('Move says in sentences what it cannot do: no path given, the path it is at', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await openInTree(page, 'Notes/Hebrew');
+    await detail().getByRole('button', { name: 'Move', exact: true }).click();
+    const target = detail().getByRole('textbox', { name: 'New path' });
+    const alert = detail().getByRole('alert');
+    await target.fill('  ');
+    await detail().locator('form').getByRole('button', { name: 'Move', exact: true }).click();
+    await expect.poll(() => alert.innerText()).toMatch(/^Type the path to move it to, like /);
+    await target.fill('Notes/Hebrew');
+    await detail().locator('form').getByRole('button', { name: 'Move', exact: true }).click();
+    await expect
+      .poll(() => alert.innerText())
+      .toBe(
+        '"Notes/Hebrew" is already at that path; nothing moved. Give the new path to move it to.',
+      );
+    await detail().getByRole('button', { name: 'Cancel' }).click();
+  });
+
   it('Export offers the selected subtree while something is saved there, and not once it was deleted', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await openInTree(page, 'Notes/Phone');
