@@ -129,6 +129,72 @@ describe('SillyTavern chats', () => {
     expect(indexed.map((i) => rows[i].text)).toEqual(shown);
   });
 
+  it('recent SillyTavern: a header naming no one ("unused") takes the replies’ speakers; hidden and narrator messages are notes; a picture alone is a turn', () => {
+    const line = (v: object) => JSON.stringify(v);
+    const when = (m: number) => `2025-03-03T10:0${m}:00.000Z`;
+    const text = [
+      line({ chat_metadata: {}, user_name: 'unused', character_name: 'unused' }),
+      line({
+        name: 'Mira',
+        is_user: true,
+        is_system: false,
+        send_date: when(0),
+        mes: 'Who is here?',
+      }),
+      line({ name: 'Bram', is_user: false, send_date: when(1), mes: 'Bram, at your service.' }),
+      line({ name: 'Cora', is_user: false, send_date: when(2), mes: 'And Cora.' }),
+      line({
+        name: 'System',
+        is_user: false,
+        is_system: false,
+        send_date: when(3),
+        mes: 'Night falls.',
+        extra: { type: 'narrator' },
+      }),
+      line({
+        name: 'Mira',
+        is_user: true,
+        is_system: true,
+        send_date: when(4),
+        mes: 'A hidden aside.',
+      }),
+      line({
+        name: 'Mira',
+        is_user: true,
+        send_date: when(5),
+        mes: '',
+        extra: { image: 'user/images/owl.png', title: 'an owl' },
+      }),
+      line({
+        name: 'Bram',
+        is_user: false,
+        send_date: when(6),
+        mes: 'What a lovely picture.',
+        swipes: ['What a lovely picture.', 'An owl!'],
+        swipe_id: 0,
+      }),
+    ].join('\n');
+    const p = ok(parseImportFile('group.jsonl', text, NOW));
+    expect(p.chats[0].title).toBe('Bram, Cora · 2025-03-03');
+    expect(p.chats[0].messages.map((m) => [m.role, m.text])).toEqual([
+      ['user', 'Who is here?'],
+      ['assistant', 'Bram, at your service.'],
+      ['assistant', 'And Cora.'],
+      ['system', 'Night falls.'],
+      ['system', 'A hidden aside.'],
+      ['user', '[image: an owl]'],
+      ['assistant', 'What a lovely picture.'],
+    ]);
+    // The reply to the picture keeps its swipes.
+    expect(p.chats[0].messages[6].alternatives?.map((a) => a.text)).toEqual([
+      'What a lovely picture.',
+      'An owl!',
+    ]);
+    expect(p.skipped).toEqual([]);
+    const { dropped } = chatRows(p.chats[0]);
+    expect(dropped).toEqual([]);
+  });
+
   it('skips broken lines with their reason, and reads CRLF and a byte order mark', () => {
     const p = ok(parseImportFile('broken.jsonl', fixture('broken-lines.jsonl'), NOW));
     expect(p.chats[0].title).toBe('Seraphina · 2024-07-12');
@@ -363,6 +429,45 @@ describe('KoboldAI Lite saves', () => {
       ['user', 'Another.'],
       ['assistant', 'Ochre.'],
     ]);
+  });
+
+  it('an instruct-mode save: Lite’s own placeholders, whatever tags its preset names, and raw tags', () => {
+    // ChatML preset: the story still holds Lite's placeholders, the _END ones too.
+    const chatml = {
+      gamestarted: true,
+      prompt: '\n{{[SYSTEM]}}\nYou are a helpful sage.\n{{[SYSTEM_END]}}\n',
+      actions: [
+        '\n{{[INPUT]}}\nWhat is wisdom?\n{{[INPUT_END]}}\n',
+        '\n{{[OUTPUT]}}\nKnowing what you do not know.\n{{[OUTPUT_END]}}\n',
+      ],
+      savedsettings: {
+        opmode: 4,
+        instruct_starttag: '<|im_end|>\\n<|im_start|>user\\n',
+        instruct_endtag: '<|im_end|>\\n<|im_start|>assistant\\n',
+        instruct_systag: '<|im_start|>system\\n',
+      },
+    };
+    const turns = (save: object) =>
+      ok(parseImportFile('s.json', JSON.stringify(save), NOW)).chats[0].messages.map((m) => [
+        m.role,
+        m.text,
+      ]);
+    const expected = [
+      ['system', 'You are a helpful sage.'],
+      ['user', 'What is wisdom?'],
+      ['assistant', 'Knowing what you do not know.'],
+    ];
+    expect(turns(chatml)).toEqual(expected);
+    // Written with raw tags (Lite's "raw instruct tags" setting): the preset's tags mark the turns.
+    const raw = {
+      ...chatml,
+      prompt: '<|im_start|>system\nYou are a helpful sage.',
+      actions: [
+        '<|im_end|>\n<|im_start|>user\nWhat is wisdom?',
+        '<|im_end|>\n<|im_start|>assistant\nKnowing what you do not know.',
+      ],
+    };
+    expect(turns(raw)).toEqual(expected);
   });
 
   it('refuses an empty save', () => {

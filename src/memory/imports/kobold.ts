@@ -41,15 +41,38 @@ function chatTurns(text: string, user: string, others: string[], now: Date): Imp
   return out;
 }
 
-/** Instruct mode: the text split at the start tag (the user's turn) and end tag (the model's). */
-function instructTurns(text: string, start: string, end: string, now: Date): ImportedMessage[] {
+/**
+ * Instruct mode: the text split at its turn markers. Lite writes its own placeholders into the
+ * story (`{{[INPUT]}}`, `{{[OUTPUT]}}`, `{{[SYSTEM]}}` and their `_END` forms) whatever tags the
+ * instruct preset names, and those tags instead when set to write raw tags: both are read. A
+ * tag as Lite stores it writes a newline as `\n`.
+ */
+function instructTurns(text: string, settings: Json, now: Date): ImportedMessage[] {
+  const marks = new Map<string, Role | undefined>();
+  const mark = (tag: string, role: Role | undefined) => {
+    const t = tag.replace(/\\n/g, '\n').trim();
+    if (t && !marks.has(t)) marks.set(t, role);
+  };
+  mark('{{[INPUT]}}', 'user');
+  mark('{{[OUTPUT]}}', 'assistant');
+  mark('{{[SYSTEM]}}', 'system');
+  for (const end of ['{{[INPUT_END]}}', '{{[OUTPUT_END]}}', '{{[SYSTEM_END]}}'])
+    mark(end, undefined);
+  mark(str(settings.instruct_starttag), 'user');
+  mark(str(settings.instruct_endtag), 'assistant');
+  mark(str(settings.instruct_systag), 'system');
+  for (const end of ['instruct_starttag_end', 'instruct_endtag_end', 'instruct_systag_end']) {
+    mark(str(settings[end]), undefined);
+  }
+  // Longest first: a tag that holds another is matched whole.
+  const tags = [...marks.keys()].sort((a, b) => b.length - a.length);
   const out: ImportedMessage[] = [];
-  const parts = text.split(new RegExp(`(${escape(start)}|${escape(end)})`));
   let role: Role = 'system';
-  for (const part of parts) {
-    if (part === start) role = 'user';
-    else if (part === end) role = 'assistant';
-    else if (part.trim()) out.push({ role, text: part.trim(), time: now });
+  for (const part of text.split(new RegExp(`(${tags.map(escape).join('|')})`))) {
+    if (marks.has(part)) {
+      // An end marker closes a turn; the next marker says whose comes.
+      role = marks.get(part) ?? role;
+    } else if (part.trim()) out.push({ role, text: part.trim(), time: now });
   }
   return out;
 }
@@ -74,12 +97,7 @@ export function parseKoboldSave(data: Json, fileName: string, now: Date): Parsed
       now,
     );
   } else if (settings.opmode === 4) {
-    messages = instructTurns(
-      text,
-      str(settings.instruct_starttag) || '{{[INPUT]}}',
-      str(settings.instruct_endtag) || '{{[OUTPUT]}}',
-      now,
-    );
+    messages = instructTurns(text, settings, now);
   } else {
     // Story or adventure: the prompt is the person's, every action after it a continuation.
     messages = pieces

@@ -140,9 +140,15 @@ export function parseSillyTavernChat(text: string, fileName: string, now: Date):
   const firstDated = messages.find((m) => m.time.getTime() > 0)?.time;
   const created = parseSillyTavernDate(header?.create_date) ?? firstDated ?? now;
   for (const m of messages) if (m.time.getTime() === 0) m.time = firstDated ?? created;
+  // Recent SillyTavern writes "unused" as the header's names (a group chat's too): the
+  // characters are then the replies' speakers.
+  const named = typeof header?.character_name === 'string' ? header.character_name.trim() : '';
+  const speakers = [
+    ...new Set(messages.flatMap((m) => (m.role === 'assistant' && m.speaker ? [m.speaker] : []))),
+  ];
   const character =
-    (typeof header?.character_name === 'string' && header.character_name.trim()) ||
-    messages.find((m) => m.role === 'assistant' && m.speaker)?.speaker ||
+    (named && named !== 'unused' ? named : '') ||
+    (speakers.length > 3 ? `${speakers.slice(0, 3).join(', ')}…` : speakers.join(', ')) ||
     fileName.replace(/\.[^.]*$/, '');
   const chat: ImportedChat = { title: `${character} · ${dayOf(created)}`, created, messages };
   return { ok: true, kind: 'sillytavern-chat', chats: [chat], entries: [], skipped };
@@ -157,11 +163,23 @@ function notAChat(fileName: string, why: string): ParsedFile {
 
 /** A message line as a message; undefined when it says nothing. */
 function messageOf(v: Json, lastTime: Date | undefined): ImportedMessage | undefined {
-  const role: Role = v.is_user === true ? 'user' : v.is_system === true ? 'system' : 'assistant';
   const extra = isObject(v.extra) ? v.extra : {};
+  // A hidden message (`/hide`: `is_system`, the person's too) and the narrator's (`/sys`:
+  // `extra.type` "narrator") are notes in the chat, not anyone's turn.
+  const role: Role =
+    v.is_system === true || extra.type === 'narrator'
+      ? 'system'
+      : v.is_user === true
+        ? 'user'
+        : 'assistant';
   let text = v.mes as string;
   // Shown instead of `mes` by SillyTavern (a translation, a command's output).
   if (!text.trim() && typeof extra.display_text === 'string') text = extra.display_text;
+  // A picture sent without words is still a turn: the reply to it answers it.
+  if (!text.trim() && typeof extra.image === 'string' && extra.image) {
+    const title = typeof extra.title === 'string' ? extra.title.trim() : '';
+    text = title ? `[image: ${title}]` : '[image]';
+  }
   const time = parseSillyTavernDate(v.send_date) ?? lastTime ?? new Date(0);
   const message: ImportedMessage = { role, text, time };
   if (typeof v.name === 'string' && v.name.trim()) message.speaker = v.name.trim();
