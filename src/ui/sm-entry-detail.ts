@@ -270,14 +270,7 @@ export class SmEntryDetail extends LitElement {
         <h2 tabindex="-1" aria-label=${spoken}>${heading}</h2>
         ${this.mode === 'view' ? this.renderToolbar(detail) : nothing}
       </header>
-      <p class="status" role="status">
-        ${
-          this.statusVersion === undefined ||
-          (detail.kind === 'entry' && detail.entry.metadata.version === this.statusVersion)
-            ? this.status
-            : ''
-        }
-      </p>
+      <p class="status" role="status">${this.statusNow(detail)}</p>
       ${this.mode === 'edit' && detail.kind === 'entry' ? this.renderEdit(detail) : nothing}
       ${this.mode === 'move' ? this.renderMove(detail) : nothing}
       ${this.mode === 'delete' ? this.renderDelete(detail) : nothing}
@@ -867,6 +860,14 @@ ${contentText(v.content)
       if (result.status === 'ERROR' && result.code === 'HAS_CHILDREN') await this.watch.reload();
       this.actionError = result.message;
     });
+  }
+
+  /** The status note while it still speaks of the entry shown (else nothing: `:empty` hides it). */
+  private statusNow(detail: Exclude<Detail, { kind: 'error' }>): string {
+    const current =
+      this.statusVersion === undefined ||
+      (detail.kind === 'entry' && detail.entry.metadata.version === this.statusVersion);
+    return current ? this.status : '';
   }
 
   private async handleSelectVersion(id: number): Promise<void> {

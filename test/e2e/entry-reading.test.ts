@@ -51,6 +51,8 @@ describe('reading and editing an entry', () => {
     await openInTree(page, 'Notes/Hebrew');
     const content = detail().locator('pre.content');
     await expect.poll(() => content.textContent()).toBe(HEBREW);
+    // No note to show: no empty bar under the title either.
+    expect(await detail().locator('p.status').isVisible()).toBe(false);
     // Where the first letter and the last mark of each line are drawn.
     const ends = await content.evaluate((pre) => {
       const text = [...pre.childNodes].find((n) => n.nodeType === Node.TEXT_NODE && n.textContent)!;
