@@ -35,6 +35,8 @@ export interface SmEvents {
   'sm-open-message': OpenMessageDetail;
   /** Tell the user something (status line / toast). */
   'sm-notice': NoticeDetail;
+  /** A dialog closed and what opened it is gone: the page puts the keyboard's focus. */
+  'sm-focus-lost': Record<string, never>;
 }
 
 declare global {
@@ -43,5 +45,6 @@ declare global {
     'sm-open-message': CustomEvent<OpenMessageDetail>;
     'sm-notice': CustomEvent<NoticeDetail>;
     'sm-in-page-model-deleted': CustomEvent<{ name: string }>;
+    'sm-focus-lost': CustomEvent<Record<string, never>>;
   }
 }

@@ -4,6 +4,7 @@
 // renders the state of the app's composition (`App`, src/app/app.ts: the connector, the chat
 // session, the settings) and turns its children's events into calls to it; the only state of
 // its own is what the page shows where (the tab, the selected path, the storage used).
+import { focusLost } from './focus';
 import {
   LitElement,
   html,
@@ -213,6 +214,12 @@ export class SmApp extends LitElement {
       e.detail.reply = this.app?.testConnection(e.detail);
     });
     this.addEventListener('sm-open-backups', () => this.openSettings('data'));
+    // Settings closed after what opened it went (the banner, once connected): its button.
+    this.addEventListener('sm-focus-lost', () => {
+      void this.updateComplete.then(() =>
+        this.renderRoot.querySelector<HTMLElement>('button.settings')?.focus(),
+      );
+    });
     this.addEventListener('sm-notice', (e) => this.app?.showNotice(e.detail.message));
     this.addEventListener('sm-composer-input', (e) => this.app?.noteTyping(e.detail.drafting));
     this.addEventListener('sm-use-model-here', () => this.app?.useModelHere());
@@ -259,7 +266,19 @@ export class SmApp extends LitElement {
 
   private handleSelectPath(path: string): void {
     this.selectedPath = path;
-    if (this.tab !== 'memory' && this.isNarrow()) this.tab = 'memory';
+    if (this.tab !== 'memory' && this.isNarrow()) {
+      this.tab = 'memory';
+      void this.keepFocusIn('memory');
+    }
+  }
+
+  /**
+   * After a tab switched on a phone (a link in one pane opened something in the other), focus
+   * goes to the pane shown when the control that had it is hidden now.
+   */
+  private async keepFocusIn(to: 'chat' | 'memory'): Promise<void> {
+    await this.updateComplete;
+    if (focusLost()) (to === 'chat' ? this.chatPane : this.memoryPane)?.focus();
   }
 
   /** A Source or "Recalled:" link: its conversation opens, scrolled to the message if still there. */
@@ -268,6 +287,7 @@ export class SmApp extends LitElement {
     const there = await this.app.openMessage(conversationId, messageId);
     if (this.app.state.conversationId !== conversationId) return;
     this.tab = 'chat';
+    void this.keepFocusIn('chat');
     if (!there) return;
     await this.updateComplete;
     await this.chat?.scrollToMessage(messageId);
@@ -281,6 +301,7 @@ export class SmApp extends LitElement {
   private handleSwitchConversation(id: number): void {
     this.app?.openConversation(id);
     this.tab = 'chat';
+    void this.keepFocusIn('chat');
   }
 
   private isNarrow(): boolean {

@@ -6,6 +6,7 @@
 // Each stored message offers the chat controls (docs/chat.md): edit and resend, delete,
 // regenerate with the alternatives ← n/m → (also ← → in the empty composer), continue.
 // The messages are one Tab stop: ↑ ↓ Home End move between them (docs/chat.md, "Keyboard").
+import { deepActiveElement, focusLost } from './focus';
 import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
@@ -1033,6 +1034,9 @@ export class SmChat extends LitElement {
   ): Promise<void> {
     if (this.generating) return;
     const { conversationId } = start;
+    // Started from the keyboard (its control shows focus): focus is looked after at the end. A tap
+    // is not followed by a jump to the message box (a phone would open its keyboard).
+    const byKeyboard = deepActiveElement()?.matches(':focus-visible') ?? false;
     const controller = new AbortController();
     // Thinking from the start: the first token can take a while.
     const key = `t${++this.turnCount}`;
@@ -1095,6 +1099,10 @@ export class SmChat extends LitElement {
     if (live.continueId !== undefined && !unfinished) live.segments = [];
     if (this.live === live && !live.segments.length && !live.notices.length) this.live = undefined;
     this.requestUpdate();
+    // The control the turn was started from (Regenerate, Continue, an edit's Send) went with the
+    // reply it sat on: the keyboard's focus goes to the message box, not the page.
+    await this.updateComplete;
+    if (byKeyboard && this.conversationId === conversationId && focusLost()) this.textarea?.focus();
   }
 
   private handleSessionEvent(live: LiveTurn, event: SessionEvent): void {

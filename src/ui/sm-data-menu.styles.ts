@@ -48,6 +48,11 @@ export const dataMenuStyles = css`
   .menu li:has(button:focus-visible) {
     background: var(--sm-surface-2);
   }
+  /* The keyboard's place in the menu, seen at a glance (the pale background alone is not). */
+  .menu li:has(button:focus-visible) {
+    outline: 2px solid var(--sm-accent);
+    outline-offset: -2px;
+  }
   .menu button {
     display: block;
     width: 100%;

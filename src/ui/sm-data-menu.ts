@@ -2,6 +2,7 @@
 // backup, downloaded as files; imports validated by the engine, which writes nothing on error.
 // Import also takes other tools' files (docs/import-export.md), several at once, from the file
 // picker or dropped anywhere on the app.
+import { deepActiveElement } from './focus';
 import { transfer } from 'comlink';
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
@@ -213,7 +214,8 @@ export class SmDataMenu extends LitElement {
           id="export-button"
           aria-expanded=${this.menuOpen ? 'true' : 'false'}
           aria-controls="export-menu"
-          ?disabled=${!this.memory || this.exporting}
+          ?disabled=${!this.memory}
+          aria-disabled=${this.exporting ? 'true' : 'false'}
           @click=${this.handleToggleMenu}
         >
           Export<span class="caret" aria-hidden="true">▼</span>
@@ -416,6 +418,8 @@ export class SmDataMenu extends LitElement {
   }
 
   private handleToggleMenu(): void {
+    // Not `disabled` while it exports: a disabled button drops the keyboard's focus to the page.
+    if (this.exporting) return;
     this.setMenu(!this.menuOpen, true);
   }
 
@@ -493,8 +497,8 @@ export class SmDataMenu extends LitElement {
 
   private async handleExport(kind: ExportKind): Promise<void> {
     const { memory } = this;
-    this.setMenu(false);
-    if (!memory) return;
+    this.closeToButton();
+    if (!memory || this.exporting) return;
     this.exporting = true;
     const subtree = kind === 'subtree' || kind === 'lorebook' ? this.subtree() : undefined;
     try {
@@ -534,8 +538,16 @@ export class SmDataMenu extends LitElement {
   }
 
   private handleOpenBackups(): void {
-    this.setMenu(false);
+    // Settings gives focus back to what opened it: Export, not the menu item that goes now.
+    this.closeToButton();
     emit(this, 'sm-open-backups', {});
+  }
+
+  /** Closes the menu, the keyboard's focus back on Export (the item chosen goes with the menu). */
+  private closeToButton(): void {
+    const inMenu = !!deepActiveElement()?.closest('ul.menu');
+    this.setMenu(false);
+    if (inMenu) this.exportButton?.focus();
   }
 
   private handleImportClick(): void {

@@ -104,6 +104,8 @@ export const memoryMapStyles = css`
     stroke-width: 5;
   }
   .caption {
+    /* Its line whatever room the map leaves (a short window squeezed it to nothing). */
+    flex: none;
     margin: 0;
     font-size: 0.8125rem;
     white-space: nowrap;

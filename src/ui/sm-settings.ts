@@ -1,5 +1,6 @@
 // The Settings dialog: edits a copy of AppSettings, says in one line what each setting does,
 // validates it, tests the connection to the server, and hands the settings up on Save.
+import { deepActiveElement } from './focus';
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import {
@@ -168,13 +169,6 @@ export function validateSettings(
   }
   if (Object.keys(errors).length) return { ok: false, errors };
   return { ok: true, settings: { ...draft, ...numbers, endpoint } };
-}
-
-/** The element that has focus, looking into shadow roots. */
-function deepActiveElement(): HTMLElement | undefined {
-  let el: Element | null = document.activeElement;
-  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
-  return el instanceof HTMLElement && el !== document.body ? el : undefined;
 }
 
 /** Test connection in progress or done, for the endpoint and key it was run with. */
@@ -456,7 +450,7 @@ export class SmSettings extends LitElement {
       <button
         type="button"
         @click=${this.handleTest}
-        ?disabled=${current?.state === 'testing'}
+        aria-disabled=${current?.state === 'testing' ? 'true' : 'false'}
         aria-describedby="test-result"
       >
         Test connection
@@ -662,7 +656,8 @@ export class SmSettings extends LitElement {
 
   private async handleTest(): Promise<void> {
     const d = this.draft;
-    if (!d) return;
+    // Not `disabled` while it tests: a disabled button drops the keyboard's focus to the page.
+    if (!d || this.test?.state === 'testing') return;
     const problem = endpointProblem(d.endpoint);
     if (problem) {
       this.errors = { ...this.errors, endpoint: problem };
@@ -723,6 +718,8 @@ export class SmSettings extends LitElement {
     const opener = this.opener;
     this.opener = undefined;
     if (opener?.isConnected) opener.focus();
+    // What opened it is gone (a banner that went once connected): the page puts focus.
+    else emit(this, 'sm-focus-lost', {});
   }
 }
 

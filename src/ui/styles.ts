@@ -50,7 +50,8 @@ export const base = css`
     color: var(--sm-danger);
     border-color: var(--sm-danger);
   }
-  button:disabled {
+  button:disabled,
+  button[aria-disabled='true'] {
     opacity: 0.55;
     cursor: default;
   }

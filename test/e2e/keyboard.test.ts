@@ -275,6 +275,10 @@ describe('by keyboard, in a 5-turn chat', () => {
     await idle();
     expect(fake.generations().length).toBe(before + 1);
     await expect.poll(() => messages().last().locator('.alts').innerText(), POLL).toMatch(/2\/2/);
+    // Regenerate went with the reply it sat on: the keys go on from the message box.
+    await expect
+      .poll(() => where(page))
+      .toMatchObject({ tag: 'textarea', within: expect.arrayContaining(['sm-chat']) });
 
     // A tool card's links are reached the same way: in the message, not as Tab stops of their own.
     const saved = chat().locator('sm-message[kind="assistant"]', {
@@ -285,6 +289,69 @@ describe('by keyboard, in a 5-turn chat', () => {
       .evaluate((el) => (el as unknown as { focusMessage(): void }).focusMessage());
     await page.keyboard.press('ArrowRight');
     expect((await where(page)).within).toContain('sm-tool-card');
+  });
+
+  it('focus stays where the keys are: Test connection, and an export chosen from the Export menu', async () => {
+    await fresh();
+    const settings = page.getByRole('button', { name: 'Settings' });
+    await settings.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Settings' });
+    const test = dialog.getByRole('button', { name: 'Test connection' });
+    await test.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => dialog.locator('#test-result').innerText(), POLL).toMatch(/llama\.cpp/);
+    expect(await where(page)).toMatchObject({ tag: 'button', text: 'Test connection' });
+    await page.keyboard.press('Escape');
+    await expect.poll(() => where(page).then((w) => w.text)).toBe('Settings');
+
+    const exportButton = page.getByRole('button', { name: 'Export' });
+    await exportButton.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: /^JSON/ }).waitFor(POLL);
+    await expect.poll(() => where(page).then((w) => w.text)).toMatch(/^Markdown/);
+    for (let i = 0; i < 4 && !/^JSON/.test((await where(page)).text); i++) {
+      await page.keyboard.press('ArrowDown');
+    }
+    expect((await where(page)).text).toMatch(/^JSON/);
+    const download = page.waitForEvent('download');
+    await page.keyboard.press('Enter');
+    await download;
+    await expect.poll(() => where(page).then((w) => w.text)).toMatch(/^Export/);
+  });
+
+  it('on a phone, a link that opens the other tab takes the keys there, not to the page', async () => {
+    await fresh();
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.getByRole('tab', { name: 'Chat', exact: true }).click();
+      const saved = chat().locator('sm-message[kind="assistant"]', {
+        has: page.locator('sm-tool-card'),
+      });
+      await saved
+        .first()
+        .evaluate((el) => (el as unknown as { focusMessage(): void }).focusMessage());
+      await page.keyboard.press('ArrowRight');
+      expect((await where(page)).within).toContain('sm-tool-card');
+      await page.keyboard.press('Enter');
+      await expect
+        .poll(() => page.getByRole('tab', { name: 'Memory' }).getAttribute('aria-selected'))
+        .toBe('true');
+      // Focus is on something shown, in the memory pane.
+      await expect
+        .poll(() =>
+          page.evaluate(() => {
+            let el: Element | null = document.activeElement;
+            while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+            return el && el !== document.body && el.checkVisibility()
+              ? (el.closest('#memory, [id]')?.id ?? el.localName)
+              : 'lost';
+          }),
+        )
+        .not.toBe('lost');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
   });
 
   it("a message's controls never cover its words, on hover or by keyboard", async () => {
