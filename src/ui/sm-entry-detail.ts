@@ -140,6 +140,8 @@ export class SmEntryDetail extends LitElement {
   @state() private busy = false;
   @state() private selectedVersion: number | undefined;
   @state() private status = '';
+  /** Focus goes into this pane once it shows its path (`focusMain`). */
+  private wantsFocus = false;
   /** The version the status note speaks of: a change made elsewhere since (a delete, a save) ends it. */
   private statusVersion?: number;
   /** Paths removed by the last delete here, offered as links to their history. */
@@ -201,6 +203,15 @@ export class SmEntryDetail extends LitElement {
   protected override updated(changed: PropertyValues<this>): void {
     // A new path starts at its top, not where the last one was scrolled to.
     if (changed.has('path')) this.scrollTop = 0;
+    // Focus asked for (a toast's Undo done), given once the pane shows the path it is at now:
+    // an Undo of a move selects the path moved back, and that detail loads after the Undo.
+    if (this.wantsFocus && this.watch.value?.path === this.path) {
+      const target = this.renderRoot.querySelector<HTMLElement>('.toolbar button, h2');
+      if (target) {
+        this.wantsFocus = false;
+        target.focus();
+      }
+    }
   }
 
   /** Escape closes the edit, move or delete form, as Cancel does. */
@@ -633,7 +644,7 @@ ${contentText(v.content)
 
   private renderMove(detail: Exclude<Detail, { kind: 'error' }>) {
     const count = (detail.kind === 'entry' ? 1 : 0) + detail.descendants;
-    return html`<form class="panel" @submit=${this.handleMove} aria-label="Rename">
+    return html`<form class="panel" @submit=${this.handleMove} aria-label="Move or rename">
       <label for="move-input">New path</label>
       <input
         id="move-input"
@@ -923,10 +934,11 @@ ${contentText(v.content)
     );
   }
 
-  /** Focus back into this pane: its first action, else its title. */
+  /** Focus back into this pane: its first action, else its title, once it shows its path. */
   private focusMain(): void {
     if (!this.isConnected) return;
-    this.renderRoot.querySelector<HTMLElement>('.toolbar button, h2')?.focus();
+    this.wantsFocus = true;
+    this.requestUpdate();
   }
 }
 

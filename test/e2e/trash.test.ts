@@ -266,15 +266,30 @@ describe('trash, undo and moves in Chromium', () => {
     await detail().getByRole('toolbar').getByRole('button', { name: 'Move' }).click();
     await detail().getByRole('textbox', { name: 'New path' }).fill('Notes/Later');
     await detail()
-      .getByRole('form', { name: 'Rename' })
+      .getByRole('form', { name: 'Move or rename' })
       .getByRole('button', { name: 'Move' })
       .click();
     await expect.poll(() => heading(), { timeout: 10_000 }).toMatch(/^Later/);
-    await notice().getByRole('button', { name: 'Undo' }).click();
+    // Undo by keyboard: the keys go on in the detail of the entry moved back, not on the page.
+    await notice().getByRole('button', { name: 'Undo' }).focus();
+    await page.keyboard.press('Enter');
     await expect.poll(() => heading(), { timeout: 10_000 }).toMatch(/^Idea/);
     await expect
       .poll(() => notice().getByRole('status').textContent(), { timeout: 10_000 })
       .toMatch(/Moved back to “Notes\/Idea”/);
+    await expect
+      .poll(() =>
+        page.evaluate(() => {
+          let el: Element | null = document.activeElement;
+          const hosts: string[] = [];
+          while (el?.shadowRoot?.activeElement) {
+            hosts.push(el.localName);
+            el = el.shadowRoot.activeElement;
+          }
+          return el && el !== document.body && el.isConnected ? hosts.join(' ') : 'lost';
+        }),
+      )
+      .toMatch(/sm-entry-detail$/);
     // Done with the notice: close it (it would stay its few seconds over the pane's last rows).
     await notice().getByRole('button', { name: 'Close notice' }).click();
     await expect
@@ -310,7 +325,7 @@ describe('trash, undo and moves in Chromium', () => {
     await detail().getByRole('toolbar').getByRole('button', { name: 'Move' }).click();
     await detail().getByRole('textbox', { name: 'New path' }).fill('Done/Plan');
     await detail()
-      .getByRole('form', { name: 'Rename' })
+      .getByRole('form', { name: 'Move or rename' })
       .getByRole('button', { name: 'Move' })
       .click();
     await expect.poll(() => heading(), { timeout: 10_000 }).toMatch(/^Plan/);
@@ -383,7 +398,7 @@ describe('trash, undo and moves in Chromium', () => {
     await detail().getByRole('toolbar').getByRole('button', { name: 'Move' }).click();
     await detail().getByRole('textbox', { name: 'New path' }).fill('Chat/Kept');
     await detail()
-      .getByRole('form', { name: 'Rename' })
+      .getByRole('form', { name: 'Move or rename' })
       .getByRole('button', { name: 'Move' })
       .click();
     await expect.poll(() => heading(), { timeout: 10_000 }).toMatch(/^Kept/);

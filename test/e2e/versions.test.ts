@@ -96,7 +96,7 @@ describe('version numbers across save, restore, move and delete', () => {
     await detail().getByRole('toolbar').getByRole('button', { name: 'Move' }).click();
     await detail().getByRole('textbox', { name: 'New path' }).fill('Trips/Lisbon');
     await detail()
-      .getByRole('form', { name: 'Rename' })
+      .getByRole('form', { name: 'Move or rename' })
       .getByRole('button', { name: 'Move' })
       .click();
     await expect
