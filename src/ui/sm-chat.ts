@@ -728,6 +728,7 @@ export class SmChat extends LitElement {
             cut: meta.cut === 'length',
             recalled,
             recalledTurns,
+            speaker: typeof meta.speaker === 'string' ? meta.speaker : undefined,
           })
         : nothing,
       notice
@@ -1233,6 +1234,7 @@ function bubble(m: {
   cut?: boolean;
   recalled?: string[];
   recalledTurns?: StoredRecalledTurn[];
+  speaker?: string;
 }) {
   return html`<sm-message
     id=${m.id === undefined ? nothing : `msg-${m.id}`}
@@ -1247,6 +1249,7 @@ function bubble(m: {
     .cut=${!!m.cut}
     .recalled=${m.recalled ?? []}
     .recalledTurns=${m.recalledTurns ?? []}
+    .speaker=${m.speaker ?? ''}
     ?highlighted=${!!m.highlighted}
     >${m.tools ?? nothing}</sm-message
   >`;

@@ -66,6 +66,13 @@ export const messageStyles = css`
   .notice::before {
     content: 'ℹ︎ ';
   }
+  .speaker {
+    display: block;
+    margin-bottom: 2px;
+    font-size: 0.78rem;
+    font-weight: 600;
+    color: var(--sm-muted);
+  }
   .who {
     position: absolute;
     width: 1px;

@@ -142,6 +142,9 @@ export class SmMessage extends LitElement {
   /** Who speaks: `user` (plain text), `assistant` (markdown) or `notice` (a muted info line). */
   @property({ reflect: true }) kind: MessageKind = 'assistant';
 
+  /** Who said it, where a chat names its speakers (an imported group chat): shown above it. */
+  @property() speaker = '';
+
   /** The message text; for the assistant, markdown. */
   @property() text = '';
 
@@ -695,8 +698,15 @@ export class SmMessage extends LitElement {
   private renderUser(title: string | undefined) {
     // No whitespace around the text: the bubble keeps the user's line breaks (pre-wrap).
     return html`<div class="bubble" title=${title ?? nothing}>
-      <span class="who">You: </span><span class="text" id="words">${this.text}</span>
+      ${this.renderWho('You')}<span class="text" id="words">${this.text}</span>
     </div>`;
+  }
+
+  /** Who said it: a named speaker shown, else read only ("You: ", "Assistant: "). */
+  private renderWho(role: string) {
+    return this.speaker
+      ? html`<span class="speaker">${this.speaker}<span class="who">: </span></span>`
+      : html`<span class="who">${role}: </span>`;
   }
 
   private renderAssistant(title: string | undefined) {
@@ -708,7 +718,7 @@ export class SmMessage extends LitElement {
       title=${title ?? nothing}
       aria-busy=${streaming ? 'true' : 'false'}
     >
-      <span class="who">Assistant: </span>
+      ${this.renderWho('Assistant')}
       <div class="md" id="words"></div>
       ${streaming && blank ? html`<span class="caret" aria-hidden="true"></span>` : nothing}
     </div>`;

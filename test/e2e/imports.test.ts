@@ -91,6 +91,16 @@ describe('importing from other tools in Chromium', () => {
     const hostile = chat.locator('sm-message', { hasText: '<script>alert(1)</script>' });
     await hostile.waitFor(POLL);
     expect(await hostile.locator('script, b').count()).toBe(0);
+    // Each message says who said it, as the chat named them (a group chat's replies apart).
+    await expect
+      .poll(() => chat.locator('sm-message', { hasText: FACT }).locator('.speaker').innerText())
+      .toMatch(/^Seraphina\b/);
+    expect(
+      await chat
+        .locator('sm-message[kind="user"]', { hasText: 'Who keeps the lighthouse' })
+        .locator('.speaker')
+        .innerText(),
+    ).toMatch(/^Mira\b/);
     await page.screenshot({ path: `${SHOTS}/chat-desktop.png` });
 
     // Search finds the chat's message, and the lorebook's entry.
