@@ -325,6 +325,30 @@ describe('memory as a SillyTavern lorebook', () => {
     const again = ok(await mem.importFile({ name: 'structured-memory-lorebook.json', data: text }));
     expect(again.entries).toEqual([]);
     expect(again.unchanged).toBe(7);
+    // Changed in SillyTavern: a lore entry's keys, a plain entry disabled. Both come back so.
+    const edited = JSON.parse(text) as typeof world;
+    const guildAgain = Object.values(edited.entries).find(
+      (e) => e.comment === 'Lorebook/Eldoria/Guild of Lamps',
+    )!;
+    guildAgain.key = ['Guild of Lamps', 'lamp guild'];
+    const coffeeAgain = Object.values(edited.entries).find(
+      (e) => e.comment === 'User/Preferences/Coffee',
+    )!;
+    coffeeAgain.disable = true;
+    const changed = ok(await mem.importFile({ name: 'edited.json', data: JSON.stringify(edited) }));
+    // As with a changed text: beside the entry, never over it (an import overwrites nothing).
+    expect([...changed.entries].sort()).toEqual([
+      'Lorebook/Eldoria/Guild of Lamps 2',
+      'User/Preferences/Coffee 2',
+    ]);
+    expect(changed.unchanged).toBe(5);
+    expect(ok(await mem.queryMemory('Lorebook/Eldoria/Guild of Lamps 2')).content).toMatchObject({
+      keys: ['Guild of Lamps', 'lamp guild'],
+    });
+    expect(ok(await mem.queryMemory('User/Preferences/Coffee 2')).content).toMatchObject({
+      content: 'Oat milk flat white, no sugar.',
+      disabled: true,
+    });
     // A subtree alone.
     const sub = await mem.exportLorebook('Projects');
     expect(

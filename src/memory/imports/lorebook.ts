@@ -95,7 +95,10 @@ function lorePlan(
 
 /**
  * An entry of a lorebook this app exported, put back where it was: at its path, with the content
- * it had, unless its text was changed since (then the new text, with its keys).
+ * it had, unless it was changed since in SillyTavern: its text, or, for a lorebook entry, its
+ * keys, secondary keys, constant or disabled flag (then the entry as it is now, with its keys).
+ * An entry that was not a lorebook entry was exported with keys made from its words: a change to
+ * those is not told apart from them, but its flags and secondary keys are (it exported none).
  */
 function exportedBack(item: LoreItem): PlannedEntry | undefined {
   if (!isObject(item.mark) || typeof item.mark.path !== 'string') return undefined;
@@ -103,7 +106,15 @@ function exportedBack(item: LoreItem): PlannedEntry | undefined {
   if (!path.ok || path.path !== item.mark.path) return undefined;
   const stored = validateContent(item.mark.content);
   if ('status' in stored) return undefined;
-  if (typeof item.text === 'string' && item.text === readableText(stored.value))
+  const lore = isLore(stored.value) ? stored.value : undefined;
+  const sameList = (a: readonly string[], b: readonly string[]) =>
+    a.length === b.length && a.every((k, i) => k === b[i]);
+  const asExported =
+    (!lore || sameList(item.keys, lore.keys)) &&
+    sameList(item.secondary, lore?.secondaryKeys ?? []) &&
+    item.constant === (lore?.constant === true) &&
+    item.disabled === (lore?.disabled === true);
+  if (asExported && typeof item.text === 'string' && item.text === readableText(stored.value))
     return { path: path.path, content: stored.value };
   if (typeof item.text !== 'string' || !item.text.trim()) return undefined;
   return {
