@@ -9,6 +9,8 @@ export const entryDetailStyles = css`
     min-height: 0;
     overflow: auto;
     overscroll-behavior: contain;
+    /* What is typed or focused is kept above the edit form's sticky Save bar (form.edit .actions). */
+    scroll-padding-bottom: 72px;
     /* An Undo toast takes its own room below this pane (sm-toast, in the column's flow). */
     padding: 12px 16px 16px;
     background: var(--sm-surface);

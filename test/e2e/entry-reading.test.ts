@@ -149,6 +149,28 @@ describe('reading and editing an entry', () => {
     await page.screenshot({ path: join(SHOTS, 'version-phone.png') });
   });
 
+  it('on a small laptop, what is typed in the edit form stays above its Save bar', async () => {
+    await page.setViewportSize({ width: 1024, height: 640 });
+    try {
+      await openInTree(page, 'Notes/Hebrew');
+      await detail().getByRole('button', { name: 'Edit', exact: true }).click();
+      await detail().getByRole('textbox', { name: 'Content' }).click();
+      await page.keyboard.press('Control+End');
+      for (let i = 0; i < 12; i++) await page.keyboard.type(`\nline ${i} of new words`);
+      const room = await detail().evaluate((el) => {
+        const root = el.shadowRoot!;
+        const typed = root.querySelector('textarea')!.getBoundingClientRect();
+        const bar = root.querySelector('form.edit .actions')!.getBoundingClientRect();
+        return bar.top - typed.bottom;
+      });
+      await page.screenshot({ path: join(SHOTS, 'edit-1024.png') });
+      expect(room).toBeGreaterThanOrEqual(0);
+      await detail().getByRole('button', { name: 'Cancel' }).click();
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
+
   it('Move says in sentences what it cannot do: no path given, the path it is at', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await openInTree(page, 'Notes/Hebrew');
