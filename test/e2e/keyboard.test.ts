@@ -146,6 +146,18 @@ describe('by keyboard, in a 5-turn chat', () => {
   const shot = (p: Page, name: string) =>
     p.screenshot({ path: join(SHOTS, `keyboard-${name}.png`) });
 
+  /** Focus on the first tool card's link: its reply, then → (links are not Tab stops). */
+  async function toToolCardLink(): Promise<void> {
+    const saved = chat().locator('sm-message[kind="assistant"]', {
+      has: page.locator('sm-tool-card'),
+    });
+    await saved
+      .first()
+      .evaluate((el) => (el as unknown as { focusMessage(): void }).focusMessage());
+    await page.keyboard.press('ArrowRight');
+    expect((await where(page)).within).toContain('sm-tool-card');
+  }
+
   /** Reloads and waits until the chat is connected and shows its messages. */
   async function fresh(): Promise<void> {
     await page.reload();
@@ -281,14 +293,7 @@ describe('by keyboard, in a 5-turn chat', () => {
       .toMatchObject({ tag: 'textarea', within: expect.arrayContaining(['sm-chat']) });
 
     // A tool card's links are reached the same way: in the message, not as Tab stops of their own.
-    const saved = chat().locator('sm-message[kind="assistant"]', {
-      has: page.locator('sm-tool-card'),
-    });
-    await saved
-      .first()
-      .evaluate((el) => (el as unknown as { focusMessage(): void }).focusMessage());
-    await page.keyboard.press('ArrowRight');
-    expect((await where(page)).within).toContain('sm-tool-card');
+    await toToolCardLink();
   });
 
   it('focus stays where the keys are: Test connection, and an export chosen from the Export menu', async () => {
@@ -325,14 +330,7 @@ describe('by keyboard, in a 5-turn chat', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
       await page.getByRole('tab', { name: 'Chat', exact: true }).click();
-      const saved = chat().locator('sm-message[kind="assistant"]', {
-        has: page.locator('sm-tool-card'),
-      });
-      await saved
-        .first()
-        .evaluate((el) => (el as unknown as { focusMessage(): void }).focusMessage());
-      await page.keyboard.press('ArrowRight');
-      expect((await where(page)).within).toContain('sm-tool-card');
+      await toToolCardLink();
       await page.keyboard.press('Enter');
       await expect
         .poll(() => page.getByRole('tab', { name: 'Memory' }).getAttribute('aria-selected'))
