@@ -469,6 +469,8 @@ export interface TurnRecallHit {
   /** The message id (`recordTurn`'s `turnId`). */
   turnId: number;
   role: Role;
+  /** Who said it, where the chat names them (`meta.speaker`: an imported chat's characters). */
+  speaker?: string;
   /** The message's whole text. */
   text: string;
   /** Its sentence that matched best (the whole text when it has one sentence). */
@@ -509,7 +511,8 @@ export interface ConversationSearchResult {
     turnId: number;
     /** When it was said, ISO 8601. */
     date: string;
-    speaker: Role;
+    /** Who said it: its name where the chat names speakers, else its role. */
+    speaker: string;
     /** The message, or when it is long, its best sentence between ellipses. */
     text: string;
     relevance: number;

@@ -60,7 +60,8 @@ describe('a SillyTavern chat', () => {
     await importChat(mem);
     const found = ok(await mem.searchConversations('who keeps the lighthouse lamp', 5));
     const hit = found.results.find((h) => h.text.includes('Bartholomew Quill'));
-    expect(hit).toMatchObject({ chat: 'Seraphina · 2024-07-12', speaker: 'assistant' });
+    // Named as the chat names its speakers (a group chat's characters apart).
+    expect(hit).toMatchObject({ chat: 'Seraphina · 2024-07-12', speaker: 'Seraphina' });
     expect(new Date(hit!.date)).toEqual(new Date(2024, 6, 12, 13, 34, 5, 120));
     // Not a swipe that was not chosen.
     expect(found.results.some((h) => h.text.includes('A ghost'))).toBe(false);

@@ -103,7 +103,7 @@ export function recallTools(ctx: StoreContext) {
           conversationId: t.conversationId,
           turnId: t.turnId,
           date: t.time.toISOString(),
-          speaker: t.role,
+          speaker: t.speaker ?? t.role,
           text: excerpt(t),
           relevance: Math.round(t.relevance * 1000) / 1000,
         })),
@@ -170,7 +170,10 @@ export function recallTools(ctx: StoreContext) {
       .flatMap((h, i) => {
         const row = rows[i];
         if (!row || hidden.has(h.turnId)) return [];
-        return [turnHit({ ...h, row }, messages[i]?.text, messages[i]?.time, titles)];
+        const hit = turnHit({ ...h, row }, messages[i]?.text, messages[i]?.time, titles);
+        // Who said it, where the chat names them (an imported chat's characters).
+        const speaker = messages[i]?.meta?.speaker;
+        return [typeof speaker === 'string' && speaker.trim() ? { ...hit, speaker } : hit];
       })
       .filter(withinLimit(limit, exclude));
   }
