@@ -195,6 +195,38 @@ describe('SillyTavern chats', () => {
     expect(dropped).toEqual([]);
   });
 
+  it('a group chat: a swiped reply with another character’s after it keeps its chosen swipe, so no reply hides another', () => {
+    const line = (v: object) => JSON.stringify(v);
+    const text = [
+      line({ user_name: 'unused', character_name: 'unused', chat_metadata: {} }),
+      line({ name: 'Mira', is_user: true, send_date: 1, mes: 'Who took the map?' }),
+      line({
+        name: 'Cora',
+        is_user: false,
+        send_date: 2,
+        mes: 'Not me.',
+        swipes: ['Not me.', 'Nobody.'],
+        swipe_id: 0,
+      }),
+      line({ name: 'Bram', is_user: false, send_date: 3, mes: 'I saw a gull take it.' }),
+    ].join('\n');
+    const p = ok(parseImportFile('group.jsonl', text, NOW));
+    const { rows, dropped } = chatRows(p.chats[0]);
+    const messages = rows.map((r, i) => ({ ...r, id: i + 1, conversationId: 1 }) as Message);
+    expect(visibleMessages(messages).map((m) => m.text)).toEqual([
+      'Who took the map?',
+      'Not me.',
+      'I saw a gull take it.',
+    ]);
+    expect(rows.some((r) => r.text === 'Nobody.')).toBe(false);
+    expect(dropped).toEqual([
+      {
+        where: 'message 2',
+        reason: expect.stringMatching(/^only the chosen swipe was kept, 1 other was left out/),
+      },
+    ]);
+  });
+
   it('skips broken lines with their reason, and reads CRLF and a byte order mark', () => {
     const p = ok(parseImportFile('broken.jsonl', fixture('broken-lines.jsonl'), NOW));
     expect(p.chats[0].title).toBe('Seraphina · 2024-07-12');

@@ -63,7 +63,14 @@ export function chatRows(chat: ImportedChat): ChatRows {
       rows.push({ role: m.role, text, time, ...(Object.keys(all).length ? { meta: all } : {}) });
     };
     const alts = m.alternatives;
-    if (alts && m.shown !== undefined && i > 0 && ms[i - 1].role === 'user') {
+    // Alternatives belong to the whole reply (everything up to the person's next message): a
+    // swiped reply followed by another reply before it (a group chat's next character) keeps its
+    // chosen swipe, or choosing another would hide the replies after it.
+    let wholeReply = true;
+    for (let j = i + 1; j < ms.length && ms[j].role !== 'user'; j++) {
+      if (ms[j].role === 'assistant') wholeReply = false;
+    }
+    if (alts && m.shown !== undefined && i > 0 && ms[i - 1].role === 'user' && wholeReply) {
       indexed.push(rows.length);
       row(m.text, m.time);
       let alt = 0;
@@ -75,7 +82,7 @@ export function chatRows(chat: ImportedChat): ChatRows {
     if (alts) {
       dropped.push({
         where: `message ${i + 1}`,
-        reason: `only the chosen swipe was kept, ${alts.length - 1} other${alts.length > 2 ? 's were' : ' was'} left out (a reply keeps its swipes as alternatives when it answers a message of yours)`,
+        reason: `only the chosen swipe was kept, ${alts.length - 1} other${alts.length > 2 ? 's were' : ' was'} left out (a reply keeps its swipes as alternatives when it answers a message of yours and no other reply follows it before your next message)`,
       });
     }
     if (m.text.trim()) indexed.push(rows.length);
