@@ -358,74 +358,61 @@ export function createConnector(options: ConnectorOptions = {}): Connector {
     // tool path is silent until it ends; a long prompt is read before the first token) must stop
     // the generation too, not only one that is streaming.
     const stop = stopOnAbort(signal, onAbort);
+    const stopped = (): GenerationResult => {
+      stop.tell();
+      return { ...reducer.result(), aborted: true };
+    };
     try {
-      return await readStream(path, body, reducer, signal, onToken, stop.tell);
-    } catch (e) {
-      if (isAbortError(e) || signal?.aborted) {
-        stop.tell();
-        return { ...reducer.result(), aborted: true };
+      let response: Response;
+      try {
+        response = await request(path, {
+          method: 'POST',
+          headers: headers(true),
+          body: JSON.stringify(body),
+          signal,
+        });
+      } catch (e) {
+        if (isAbortError(e) || signal?.aborted) return stopped();
+        throw e;
       }
-      throw e;
+      if (!response.body)
+        throw new LlmError('MALFORMED_STREAM', 'The server answered without a body.');
+      let done = false;
+      try {
+        read: for await (const events of sseEventBatches(response.body, signal)) {
+          for (const event of events) {
+            // Stopped by a consumer of the tokens: not one event more.
+            if (signal?.aborted) break read;
+            const step = pushEvent(reducer, event, info?.kind);
+            for (const t of step.tokens) onToken?.(t);
+            if (step.done) {
+              done = true;
+              break read;
+            }
+          }
+        }
+      } catch (e) {
+        if (isAbortError(e) || signal?.aborted) return stopped();
+        if (e instanceof LlmError) {
+          // A bad event mid-stream (a data line that is not JSON, an error event) loses nothing
+          // already shown: what came before it is kept, as after a dropped connection.
+          const said = reducer.result().text;
+          if (!said || e.detail.partial !== undefined) throw e;
+          throw new LlmError(e.code, `${e.message} The partial answer was kept.`, {
+            ...e.detail,
+            partial: said,
+          });
+        }
+        throw disconnected(baseUrl, reducer.result().text);
+      }
+      if (signal?.aborted) return stopped();
+      // A server that closes right after its finish_reason (no [DONE]) ended normally too.
+      if (!done && reducer.result().finishReason === null)
+        throw disconnected(baseUrl, reducer.result().text);
+      return { ...reducer.result(), aborted: false };
     } finally {
       stop.done();
     }
-  }
-
-  async function readStream(
-    path: string,
-    body: Record<string, unknown>,
-    reducer: StreamReducer,
-    signal: AbortSignal | undefined,
-    onToken: ((t: string) => void) | undefined,
-    onAbort: () => void,
-  ): Promise<GenerationResult> {
-    const response = await request(path, {
-      method: 'POST',
-      headers: headers(true),
-      body: JSON.stringify(body),
-      signal,
-    });
-    if (!response.body)
-      throw new LlmError('MALFORMED_STREAM', 'The server answered without a body.');
-    let done = false;
-    try {
-      read: for await (const events of sseEventBatches(response.body, signal)) {
-        for (const event of events) {
-          // Stopped by a consumer of the tokens: not one event more.
-          if (signal?.aborted) break read;
-          const step = pushEvent(reducer, event, info?.kind);
-          for (const t of step.tokens) onToken?.(t);
-          if (step.done) {
-            done = true;
-            break read;
-          }
-        }
-      }
-    } catch (e) {
-      if (isAbortError(e) || signal?.aborted) {
-        onAbort();
-        return { ...reducer.result(), aborted: true };
-      }
-      if (e instanceof LlmError) {
-        // A bad event mid-stream (a data line that is not JSON, an error event) loses nothing
-        // already shown: what came before it is kept, as after a dropped connection.
-        const said = reducer.result().text;
-        if (!said || e.detail.partial !== undefined) throw e;
-        throw new LlmError(e.code, `${e.message} The partial answer was kept.`, {
-          ...e.detail,
-          partial: said,
-        });
-      }
-      throw disconnected(baseUrl, reducer.result().text);
-    }
-    if (signal?.aborted) {
-      onAbort();
-      return { ...reducer.result(), aborted: true };
-    }
-    // A server that closes right after its finish_reason (no [DONE]) ended normally too.
-    if (!done && reducer.result().finishReason === null)
-      throw disconnected(baseUrl, reducer.result().text);
-    return { ...reducer.result(), aborted: false };
   }
 
   async function chat(req: ChatRequest): Promise<GenerationResult> {
