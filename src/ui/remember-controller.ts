@@ -2,6 +2,7 @@
 // form under a message, asks the engine where the words belong (suggestMemoryPath), saves them
 // with that message's context snapshot (saveMemory with its conversation and turn id), and puts
 // the focus back where it was when the form closes.
+import { deepActiveElement } from './focus';
 import { html, nothing, type ReactiveController, type ReactiveControllerHost } from 'lit';
 import { keyed } from 'lit/directives/keyed.js';
 import type { MemoryClient } from '../worker-client';
@@ -34,13 +35,6 @@ interface Remembering {
   saved: string;
   /** What had focus when the form opened. */
   opener: HTMLElement | null;
-}
-
-/** The element that has focus, looking inside shadow roots. */
-function deepActive(): HTMLElement | null {
-  let el = document.activeElement;
-  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
-  return el instanceof HTMLElement ? el : null;
 }
 
 function errorMessage(e: unknown): string {
@@ -77,7 +71,7 @@ export class RememberController implements ReactiveController {
       saving: false,
       error: '',
       saved: '',
-      opener: deepActive(),
+      opener: deepActiveElement() ?? null,
     };
     this.current = remembering;
     this.host.requestUpdate();
@@ -151,9 +145,9 @@ export class RememberController implements ReactiveController {
     this.host.requestUpdate();
     await this.host.updateComplete;
     const { opener } = r;
-    if (opener?.isConnected && opener !== document.body) {
+    if (opener?.isConnected) {
       opener.focus();
-      if (deepActive() === opener) return;
+      if (deepActiveElement() === opener) return;
     }
     const root = this.host.shadowRoot ?? this.host;
     root.querySelector<SmMessage>(`#msg-${r.messageId}`)?.focusRemember();

@@ -1,6 +1,7 @@
 // A short notice with one action (Undo) for a few seconds. Any component asks for one with
 // `requestToast()`, a bubbling event; the component that renders <sm-toast> (the app, at the
 // foot of the memory column) shows it.
+import { deepActiveElement } from './focus';
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { base, tokens } from './styles';
@@ -30,13 +31,6 @@ export function requestToast(from: EventTarget, request: ToastRequest): void {
   from.dispatchEvent(
     new CustomEvent('sm-toast', { detail: request, bubbles: true, composed: true }),
   );
-}
-
-/** The element that has focus, looking inside shadow roots. */
-function deepActive(): Element | null {
-  let el = document.activeElement;
-  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
-  return el;
 }
 
 /**
@@ -73,8 +67,7 @@ export class SmToast extends LitElement {
     this.busy = false;
     this.arm();
     void this.updateComplete.then(() => {
-      const active = deepActive();
-      const lost = !active || active === document.body;
+      const lost = !deepActiveElement();
       if (request.action && lost) this.actionButton?.focus();
       // The button that had focus may be gone with the notice it belonged to.
       else if (hadFocus && lost) (this.actionButton ?? this.closeButton)?.focus();
