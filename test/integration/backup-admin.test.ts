@@ -46,6 +46,14 @@ async function seeded(mem: MemoryApi) {
   return conv.id;
 }
 
+/** A memory holding the chat "Trip" of one message, and its backup. */
+async function tripBackup() {
+  const a = openTestMemory();
+  const trip = ok(await a.mem.createConversation('Trip'));
+  ok(await a.mem.addMessage({ conversationId: trip.id, role: 'user', text: 'We fly on the 9th.' }));
+  return { a, trip, json: (await a.mem.exportJson()) as string };
+}
+
 const comparable = async (mem: MemoryApi, path: string) => {
   const r = ok(await mem.queryMemory(path));
   return {
@@ -238,12 +246,7 @@ describe('JSON backup', () => {
   });
 
   it('merged again, a chat continued since on either side keeps every message', async () => {
-    const a = openTestMemory();
-    const conv = ok(await a.mem.createConversation('Trip'));
-    ok(
-      await a.mem.addMessage({ conversationId: conv.id, role: 'user', text: 'We fly on the 9th.' }),
-    );
-    const older = (await a.mem.exportJson()) as string;
+    const { a, trip: conv, json: older } = await tripBackup();
     const b = openTestMemory();
     ok(await b.mem.importJson(older, 'merge'));
     const [here] = await b.mem.listConversations();
@@ -277,12 +280,7 @@ describe('JSON backup', () => {
   });
 
   it('a chat found here that is deleted while the backup is read: nothing changes, and it says so', async () => {
-    const a = openTestMemory();
-    const trip = ok(await a.mem.createConversation('Trip'));
-    ok(
-      await a.mem.addMessage({ conversationId: trip.id, role: 'user', text: 'We fly on the 9th.' }),
-    );
-    const json = (await a.mem.exportJson()) as string;
+    const { a, json } = await tripBackup();
     const g = gatedEmbedder(sharedEmbedder(), 'GATE', { armed: false });
     const b = openTestMemory({ embedder: g.embedder });
     ok(await b.mem.importJson(json, 'merge'));
