@@ -14,90 +14,25 @@
 //
 // Writes bench/results-recall.json and prints the table that bench/README.md carries.
 import 'fake-indexeddb/auto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import MiniSearch from 'minisearch';
+import {
+  DEFAULT_DATA,
+  normaliseEvidence,
+  readSamples,
+  sessionsOf,
+  turnText,
+  type Sample,
+} from './core/locomo';
 import { BUNDLED_MODEL, createEmbedder, openMemory } from '../src/memory';
 import type { HeadingResult, MemoryApi } from '../src/memory/types';
 import { ENGLISH_STOP_WORDS } from '../src/memory/lexical/stop-words';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const DEFAULT_DATA = resolve(here, '../../shared/data/locomo-dev.json');
 const DAY = 86_400_000;
 const HEADING = 'Conversation';
-
-interface Turn {
-  speaker: string;
-  dia_id: string;
-  text: string;
-  blip_caption?: string;
-}
-interface Qa {
-  question: string;
-  evidence?: string[];
-  category: number;
-}
-interface Sample {
-  sample_id: string;
-  conversation: Record<string, unknown> & { speaker_a: string; speaker_b: string };
-  qa: Qa[];
-}
-
-const MONTHS =
-  'january february march april may june july august september october november december'.split(
-    ' ',
-  );
-
-/** `1:56 pm on 8 May, 2023` → ms (UTC). */
-export function parseSessionDate(s: string): number {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(s);
-  if (!m) throw new Error(`Unreadable session date: ${s}`);
-  let hour = Number(m[1]) % 12;
-  if (m[3].toLowerCase() === 'pm') hour += 12;
-  const month = MONTHS.indexOf(m[5].toLowerCase());
-  if (month < 0) throw new Error(`Unreadable month in session date: ${s}`);
-  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
-}
-
-/** Evidence ids as the data writes them (`D1:3`, `D:11:26`, `D30:05`, `D8:6; D9:17`) → `D1:3`. */
-export function normaliseEvidence(ids: readonly string[], known: ReadonlySet<string>): string[] {
-  const out = new Set<string>();
-  for (const raw of ids) {
-    for (const part of String(raw).split(/[;,\s]+/)) {
-      const m = /^D:?(\d+):0*(\d+)$/.exec(part.trim());
-      if (!m) continue;
-      const id = `D${Number(m[1])}:${Number(m[2])}`;
-      if (known.has(id)) out.add(id);
-    }
-  }
-  return [...out];
-}
-
-interface Session {
-  index: number;
-  date: number;
-  turns: Turn[];
-}
-
-function sessionsOf(sample: Sample): Session[] {
-  const c = sample.conversation;
-  const out: Session[] = [];
-  for (const key of Object.keys(c)) {
-    const m = /^session_(\d+)$/.exec(key);
-    if (!m || !Array.isArray(c[key])) continue;
-    const date = c[`${key}_date_time`];
-    if (typeof date !== 'string') continue;
-    out.push({ index: Number(m[1]), date: parseSessionDate(date), turns: c[key] as Turn[] });
-  }
-  return out.sort((a, b) => a.index - b.index);
-}
-
-/** What a chat shows of a turn: who said it, what they said, and the picture they shared. */
-function turnText(t: Turn): string {
-  const caption = t.blip_caption ? ` [shares a photo: ${t.blip_caption}]` : '';
-  return `${t.speaker}: ${t.text}${caption}`;
-}
 
 const entryPath = (diaId: string) => `${HEADING}/${diaId.replace(':', '_')}`;
 const diaOf = (path: string) => {
@@ -196,8 +131,7 @@ async function main() {
   }
   let samples: Sample[];
   try {
-    samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
-    if (!Array.isArray(samples)) throw new Error('the file is not a list of conversations');
+    samples = readSamples(file);
   } catch (e) {
     console.error(`eval:recall: ${file} could not be read: ${(e as Error).message}`);
     process.exit(2);

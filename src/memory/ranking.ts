@@ -66,8 +66,10 @@ export const MIN_RELEVANCE = 0.3;
  * The same floor for a past turn in auto-recall and searchConversations, by the same rule (the
  * highest, in steps of 0.05, keeping recall@10 within 2 % of the unfiltered ranking), measured on
  * the episodic recall of the LoCoMo dev conversations: unfiltered 0.729, 0.2 0.727, 0.25 0.724,
- * 0.3 0.711. Lower than an entry's because a turn's words count once and its chat's evidence,
- * which lifts its place but not its floor, is often what places it (docs/search.md).
+ * 0.3 0.711; measured again once the floor weighed the words no chat holds (`floorMatch`): 0.2
+ * 0.727, 0.25 0.717, 0.3 0.685. Lower than an entry's because a turn's words count once and its
+ * chat's evidence, which lifts its place but not its floor, is often what places it
+ * (docs/search.md).
  */
 export const TURN_MIN_RELEVANCE = 0.25;
 
@@ -131,6 +133,25 @@ export function semanticRelevance(
   const { unrelated, related } = calibrationOf(model);
   const r = (cosine - baseline) / (related - unrelated);
   return r <= 0 ? 0 : r >= 1 ? 1 : r;
+}
+
+/**
+ * The match a sentence's floor (TURN_MIN_RELEVANCE; MIN_RELEVANCE in a snapshot) is held
+ * against: the fused match with its lexical side weighed by the query's `coverage` (the share of
+ * its information that some memory holds at all). While memory is small, most words of a
+ * question about something never said are in no memory, and relevance, measured against the
+ * words memory holds, would let the one common word left (a "go", a "friends") pass as a full
+ * match. Ranking is unchanged (the factor is the same for every memory a query finds); the
+ * semantic side is not weighed, so a question in other words still passes (docs/search.md,
+ * "Words no memory holds").
+ */
+export function floorMatch(
+  lexical: number,
+  semantic: number,
+  coverage: number,
+  signals: Signals = 'both',
+): number {
+  return fuse(lexical * coverage, semantic, signals);
 }
 
 /** Own evidence, plus the context's within the room left: 1 − (1 − own)(1 − w · context). */

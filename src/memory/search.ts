@@ -11,6 +11,7 @@ import { parentOf } from './paths';
 import {
   baselineCosine,
   CHAT_WEIGHT,
+  floorMatch,
   fuse,
   HEADING_WEIGHT,
   NEIGHBOUR_WEIGHT,
@@ -206,9 +207,9 @@ export interface ChunkMatch {
   /** Fused relevance on its own scale (thresholds use it). */
   match: number;
   /**
-   * The match from the sentence and its turn alone, without its chat's evidence (the same as
-   * `match` within one chat): a floor is applied to it, so a chat's other topics do not ride
-   * along.
+   * The match from the sentence and its turn alone, without its chat's evidence, its words
+   * weighed by the query's coverage (`floorMatch`): a floor is applied to it, so a chat's other
+   * topics do not ride along, nor a common word when the question's other words are in no chat.
    */
   ownMatch: number;
   /**
@@ -317,7 +318,7 @@ export async function rankChunks(
   for (const { id } of first) {
     const c = cos.get(id) ?? exact?.get(id);
     const semantic = signals === 'lexical' ? 0 : sem(c ?? -1);
-    const ownMatch = fuse(lexical.get(id) ?? 0, semantic, signals);
+    const ownMatch = floorMatch(lexical.get(id) ?? 0, semantic, query.coverage, signals);
     if (!(ownMatch > 0)) continue;
     const w = words.get(id);
     out.push({

@@ -57,6 +57,27 @@ describe('recallMemory with past turns', () => {
     expect(texts.some((t) => t.includes('report'))).toBe(false);
   });
 
+  it('with a short history, a question about what was never told recalls no turn sharing one common word', async () => {
+    const { mem, clock } = openTestMemory();
+    await chat(mem, 'Weekend', [
+      'My sister Ana is moving to Lisbon in May.',
+      'That is exciting news for her!',
+      'Shall we go to the cinema on Friday?',
+      'Yes, the new film with the robots sounds fun.',
+    ]);
+    clock.advanceDays(1);
+    // Only "go" of these questions is in any chat: measured against the words memory holds,
+    // the cinema line would match each fully.
+    for (const q of [
+      'When did Melanie go to the dentist about her tooth?',
+      'Where did Tom go skiing last winter?',
+    ])
+      expect(turns(await mem.recallMemory(q, 10)), q).toEqual([]);
+    // A question about what was told still finds it.
+    const found = turns(await mem.recallMemory('When will my sister Ana go to Lisbon?', 10));
+    expect(found[0]?.text).toBe('My sister Ana is moving to Lisbon in May.');
+  });
+
   it('in one long chat, lifts the turn whose sitting, all told, answers the question', async () => {
     // One chat over two days: the same helmet line each day, and the second day's sitting is
     // about the bicycle trip (two turns away from its helmet line, not next to it).

@@ -154,6 +154,23 @@ describe('Bm25Index', () => {
     expect(idx.search(idx.prepare('banana'))).toEqual([]);
   });
 
+  it('says how much of a query some document holds, a missing word weighing as the rarest', () => {
+    const idx = new Bm25Index();
+    idx.add(1, 'red apples and green pears', 7);
+    idx.add(2, 'red apples', 8);
+    idx.add(3, 'a bowl of soup', 8);
+    expect(idx.prepare('apple pear').coverage).toBe(1);
+    const q = idx.prepare('pear banana');
+    // Held: "pear" (in one document of three); missing: "banana", weighed as in none.
+    const held = Math.log(1 + (3 - 1 + 0.5) / 1.5);
+    const missing = Math.log(1 + 3.5 / 0.5);
+    expect(q.coverage).toBeCloseTo(held / (held + missing), 12);
+    // The match itself is still against the words held: as if "pear" were asked alone.
+    expect(idx.search(q)[0].relevance).toBe(idx.search(idx.prepare('pear'))[0].relevance);
+    expect(idx.prepare('banana').coverage).toBe(0);
+    expect(new Bm25Index().prepare('banana').coverage).toBe(1);
+  });
+
   it('loads packed terms (as the shards store them) into the same index as the texts', () => {
     const texts = [
       "Caroline's café opened in May 2023",

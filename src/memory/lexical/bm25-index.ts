@@ -121,6 +121,14 @@ export interface LexicalQuery {
   idf: number[];
   /** Sum of the idf of the terms some document holds: the most a document can match. */
   total: number;
+  /**
+   * The share of the query's information that some document holds: `total` over itself plus,
+   * for each query term no document holds, the idf a term of no document has here (as rare as
+   * a term can be). 1 when every term is held (or the query has none). Relevance is measured
+   * against `total`, so a document holding the one query word that a small index knows matches
+   * fully; a floor weighs it by this share too (docs/search.md, "Words no memory holds").
+   */
+  coverage: number;
 }
 
 export class Bm25Index {
@@ -521,14 +529,19 @@ export class Bm25Index {
     const terms = queryTerms(text).slice(0, MAX_QUERY_TERMS);
     const n = this.live;
     let total = 0;
+    let absent = 0;
     const idf = terms.map((t) => {
       const df = this.terms.get(t)?.n ?? 0;
-      if (!df || !n) return 0;
+      if (!n) return 0;
       const v = Math.log(1 + (n - Math.min(df, n) + 0.5) / (Math.min(df, n) + 0.5));
+      if (!df) {
+        absent += v;
+        return 0;
+      }
       total += v;
       return v;
     });
-    return { terms, idf, total };
+    return { terms, idf, total, coverage: total + absent > 0 ? total / (total + absent) : 1 };
   }
 
   /**

@@ -1,0 +1,104 @@
+// `npm run eval:small-history [path]`: what auto-recall brings while a person's history is still
+// small, measured on LoCoMo conversations (Maharana et al., ACL 2024; CC BY-NC 4.0, read in place
+// from ../shared/data/locomo-dev.json, never copied into the project).
+//
+// The episodic setup of eval:recall (each session its own chat, turns recorded, nothing saved),
+// but only a conversation's first `--sessions=N` sessions (default 2: about 40 turns; 0 = all).
+// Asked a day later through recallMemory, auto-recall's call (limit 10, its own floors):
+// - the questions whose evidence lies in those sessions: evidence recall@10 and turns returned;
+// - questions about the other conversations (their first 30 each: people and events this
+//   history never mentions): turns returned, and the share of questions that got any. Every
+//   one of those is noise in the prompt.
+//
+// Prints one table row; bench/README.md ("Small histories") carries the figures.
+import 'fake-indexeddb/auto';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { BUNDLED_MODEL, createEmbedder, openMemory } from '../src/memory';
+import { DEFAULT_DATA, normaliseEvidence, readSamples, sessionsOf, turnText } from './core/locomo';
+
+const DAY = 86_400_000;
+const UNRELATED_PER_CONVERSATION = 30;
+
+async function main() {
+  const arg = process.argv.slice(2).find((a) => !a.startsWith('--'));
+  const file = resolve(arg ?? DEFAULT_DATA);
+  if (!existsSync(file)) {
+    console.error(`eval:small-history: no data at ${file} (see bench/README.md, "Recall").`);
+    process.exit(2);
+  }
+  const sessionsArg = process.argv.find((a) => a.startsWith('--sessions='));
+  const keep = sessionsArg ? Number(sessionsArg.slice('--sessions='.length)) : 2;
+  if (!Number.isInteger(keep) || keep < 0) {
+    console.error('eval:small-history: --sessions= takes a whole number (0 = all sessions)');
+    process.exit(2);
+  }
+  const samples = readSamples(file);
+  const embedder = createEmbedder({ model: BUNDLED_MODEL });
+  await embedder.ready();
+  const told = { questions: 0, r10: 0, returned: 0 };
+  const unrelated = { questions: 0, returned: 0, any: 0 };
+  let turns = 0;
+  for (const [si, sample] of samples.entries()) {
+    const sessions = sessionsOf(sample).slice(0, keep || undefined);
+    let t = 0;
+    const mem = openMemory({
+      name: `small-${sample.sample_id}-${Date.now()}`,
+      embedder,
+      now: () => t,
+    });
+    const dia = new Map<number, string>();
+    for (const s of sessions) {
+      t = s.date;
+      const chat = await mem.createConversation(`Session ${s.index}`);
+      if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+      for (const turn of s.turns) {
+        t += 30_000;
+        const role = turn.speaker === sample.conversation.speaker_a ? 'user' : 'assistant';
+        const r = await mem.recordTurn({ conversationId: chat.id, role, text: turnText(turn) });
+        if (r.status !== 'SUCCESS') throw new Error(`recordTurn: ${r.message}`);
+        dia.set(r.turnId, turn.dia_id);
+        turns++;
+      }
+    }
+    t += DAY;
+    const known = new Set(dia.values());
+    const recalled = async (question: string) => {
+      const r = await mem.recallMemory(question, 10);
+      if (!Array.isArray(r)) throw new Error(`recallMemory: ${r.message}`);
+      return r.flatMap((h) => (h.kind === 'turn' ? [dia.get(h.turnId) ?? ''] : []));
+    };
+    for (const qa of sample.qa) {
+      const evidence = normaliseEvidence(
+        qa.evidence ?? [],
+        new Set(sessionsOf(sample).flatMap((s) => s.turns.map((x) => x.dia_id))),
+      );
+      if (!evidence.length || !evidence.every((e) => known.has(e))) continue;
+      const got = await recalled(qa.question);
+      told.questions++;
+      told.returned += got.length;
+      told.r10 += evidence.filter((e) => got.includes(e)).length / evidence.length;
+    }
+    for (const [oi, other] of samples.entries()) {
+      if (oi === si) continue;
+      for (const qa of other.qa.slice(0, UNRELATED_PER_CONVERSATION)) {
+        const got = await recalled(qa.question);
+        unrelated.questions++;
+        unrelated.returned += got.length;
+        if (got.length) unrelated.any++;
+      }
+    }
+    await mem.close();
+  }
+  const f = (n: number, d = 3) => n.toFixed(d);
+  console.log(
+    `sessions kept: ${keep || 'all'} (${turns} turns in ${samples.length} conversations)\n` +
+      '| questions about what was told: R@10 | turns returned | unrelated questions: turns returned | share with any |\n' +
+      '|---|---|---|---|\n' +
+      `| ${f(told.r10 / told.questions)} (${told.questions}) | ${f(told.returned / told.questions, 2)} | ` +
+      `${f(unrelated.returned / unrelated.questions, 2)} (${unrelated.questions}) | ${f(unrelated.any / unrelated.questions)} |`,
+  );
+}
+
+await main();
+process.exit(0);
