@@ -182,12 +182,25 @@ interface KeyValue {
   value: unknown;
 }
 
+/**
+ * The logical id a chat or message had with the server database synced before (by `localKey`):
+ * theirs are random, made by the device that wrote them first, so another database (or another
+ * spelling of the server's address) must know them by the same ids, or every device would send
+ * its chats again as new ones (docs/sync.md, "Another database").
+ */
+interface KnownName {
+  key: string;
+  id: string;
+}
+
 class SyncStateDB extends Dexie {
   config!: Table<KeyValue, string>;
   docs!: Table<DocState, string>;
+  names!: Table<KnownName, string>;
   constructor(name: string) {
     super(name);
     this.version(1).stores({ config: '&key', docs: '&id, mid, [kind+local]' });
+    this.version(2).stores({ names: '&key' });
   }
 }
 
@@ -473,7 +486,11 @@ export function createSync(options: SyncOptions) {
           .Pouch(previous)
           .destroy()
           .catch(() => undefined);
-      await sdb.transaction('rw', sdb.config, sdb.docs, async () => {
+      await sdb.transaction('rw', sdb.config, sdb.docs, sdb.names, async () => {
+        const named = await sdb.docs
+          .filter((d) => (d.kind === 'conv' || d.kind === 'msg') && d.hash !== '')
+          .toArray();
+        await sdb.names.bulkPut(named.map((d) => ({ key: localKey(d.kind, d.local), id: d.id })));
         await sdb.docs.clear();
         await sdb.config.put({ key: 'mirror', value: mirrorName });
         await sdb.config.put({ key: 'seq', value: 0 });
@@ -599,12 +616,26 @@ export function createSync(options: SyncOptions) {
     const convIds = new Map<number, string>();
     for (const st of byLocal.values())
       if (st.kind === 'conv' && st.hash !== '') convIds.set(st.local as number, st.id);
-    for (const c of convs)
-      convIds.set(c.id!, byLocal.get(localKey('conv', c.id!))?.id ?? `conv:${randomRev()}`);
+    // Chats and messages this database has no record of yet: by the ids they had with the one
+    // before, if any, else new ones.
+    const unknown = [
+      ...convs
+        .filter((c) => !byLocal.has(localKey('conv', c.id!)))
+        .map((c) => localKey('conv', c.id!)),
+      ...msgs
+        .filter((m) => !byLocal.has(localKey('msg', m.id!)))
+        .map((m) => localKey('msg', m.id!)),
+    ];
+    const known = new Map<string, string>();
+    if (unknown.length && (await sdb.names.count()))
+      (await sdb.names.bulkGet(unknown)).forEach((n) => n && known.set(n.key, n.id));
+    const idOf = (kind: 'conv' | 'msg', local: number) =>
+      byLocal.get(localKey(kind, local))?.id ??
+      known.get(localKey(kind, local)) ??
+      `${kind}:${randomRev()}`;
+    for (const c of convs) convIds.set(c.id!, idOf('conv', c.id!));
     const msgIds = new Map<number, string>();
-    for (const m of msgs)
-      if (convIds.has(m.conversationId))
-        msgIds.set(m.id!, byLocal.get(localKey('msg', m.id!))?.id ?? `msg:${randomRev()}`);
+    for (const m of msgs) if (convIds.has(m.conversationId)) msgIds.set(m.id!, idOf('msg', m.id!));
     const msgIdOf = (local: number) => msgIds.get(local) ?? byLocal.get(localKey('msg', local))?.id;
     // Refs go with every snapshot, if only empty: the receiver names no message of its own by
     // this device's ids.

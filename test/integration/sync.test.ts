@@ -258,6 +258,27 @@ describe('sync through a CouchDB-protocol server', () => {
     expect(await content(b.mem, 'notes/after')).toBe('Saved after the delete');
   });
 
+  it('both devices moved to another database (encrypted, as the app advises) keep one copy of each chat', async () => {
+    const { a, b } = await tripOnBoth();
+    const moved = freshDb();
+    const sealed = { encrypt: true, passphrase: 'correct horse battery staple' };
+    for (const d of [a, b]) {
+      await d.sync.configure({ ...(await d.sync.getConfig())!, database: moved, ...sealed });
+      await synced(d);
+    }
+    await synced(a);
+    const trip = { Trip: ['We fly to Oslo on the 9th.', 'Back on the 14th.'] };
+    expect(await chatTexts(a.mem)).toEqual(trip);
+    expect(await chatTexts(b.mem)).toEqual(trip);
+    expect(await a.mem.listConversations()).toHaveLength(1);
+    expect(await b.mem.listConversations()).toHaveLength(1);
+    // A third device on the new database finds the one chat too.
+    const c = await device('Phone', moved, new Clock(), sealed);
+    await synced(c);
+    expect(await c.mem.listConversations()).toHaveLength(1);
+    expect(await chatTexts(c.mem)).toEqual(trip);
+  });
+
   it('a chat that changed after its messages arrives whole on a new device, in its order', async () => {
     const db = freshDb();
     const clock = new Clock();
