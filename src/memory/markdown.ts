@@ -6,7 +6,7 @@
 //
 //   # Structured Memory export                          ← title, skipped on import
 //
-//   <!-- structured-memory-export {"format":1,…} -->    ← marks the file and its format version
+//   <!-- structured-memory-export {"format":2,…} -->    ← marks the file and its format version
 //   Exported … One heading per entry …                  ← preamble, skipped on import
 //
 //   # HaloWeave                                         ← a heading that is not an entry (folder)
@@ -18,6 +18,10 @@
 //   Ship phase one by March.                            ← content as plain text, or a ```json block
 //
 //   > - **user** (similarity 0.83): We need phase one by March. <!-- chunk {"turn_id":3,…} -->
+//
+//   <!-- structured-memory-end -->                      ← the last line (format 2): a file without
+//                                                          it was cut short and is refused (format 1
+//                                                          files had none and need none)
 //
 // The comments are authoritative: the heading text is only for people (the exact path comes from
 // the comment), and each chunk's comment holds its exact numbers and role. A chunk's visible text
@@ -63,7 +67,12 @@ export interface PortableEntry {
 export type MarkdownParseResult =
   { ok: true; entries: PortableEntry[] } | { ok: false; errors: string[] };
 
-const FORMAT_VERSION = 1;
+const FORMAT_VERSION = 2;
+/**
+ * The last line of an export from format 2 on: a file that lacks it was cut short (a download or
+ * a copy that stopped), and importing it would overwrite entries with the part that came.
+ */
+const END_LINE = '<!-- structured-memory-end -->';
 const DEFAULT_TITLE = 'Structured Memory export';
 const MAX_ERRORS = 50;
 const MAX_HEADING_LEVEL = 6;
@@ -138,6 +147,7 @@ export function entriesToMarkdown(
       for (const chunk of entry.contextChunks) out.push(chunkLine(chunk));
     }
   }
+  out.push('', END_LINE);
   return out.join('\n') + '\n';
 }
 
@@ -377,17 +387,32 @@ class Reader {
   private readonly entries: PortableEntry[] = [];
   private readonly firstLineOfPath = new Map<string, number>();
   private sawExportMarker = false;
+  /** Where the export marker asks for END_LINE (format 2 on): the marker's line. */
+  private endWanted = -1;
+  /** Whether the file holds END_LINE (read as a blank line). */
+  private readonly ended: boolean;
   private i = 0;
 
   constructor(text: string) {
     const body = text.startsWith('\ufeff') ? text.slice(1) : text;
-    this.lines = body.split(/\r\n|\r|\n/).map(trimEndBlanks);
+    const lines = body.split(/\r\n|\r|\n/).map(trimEndBlanks);
+    // Read as a blank line wherever it is: entries added below it by hand, or two exports put
+    // together, still import (the app writes no content line of that form).
+    this.ended = lines.includes(END_LINE);
+    this.lines = this.ended ? lines.map((l) => (l === END_LINE ? '' : l)) : lines;
     this.kinds = this.lines.map(classify);
   }
 
   read(): MarkdownParseResult {
     this.readPreamble();
     while (this.i < this.lines.length) this.readSection();
+    if (this.endWanted >= 0 && !this.ended) {
+      this.error(
+        this.lines.length - 1,
+        `the file ends early: an export ends with the line ${END_LINE}, and this one stops ` +
+          'before it (cut short by a download or a copy?); export again, or use the whole file',
+      );
+    }
     if (this.entries.length === 0 && !this.sawExportMarker && this.errors.length === 0) {
       this.error(
         0,
@@ -458,6 +483,7 @@ class Reader {
     const value = parseJson(json);
     if (!value.ok) return; // The marker is informative only.
     const format = isObject(value.value) ? value.value.format : undefined;
+    if (typeof format === 'number' && format >= 2) this.endWanted = index;
     if (typeof format === 'number' && format > FORMAT_VERSION) {
       this.error(
         index,

@@ -64,8 +64,12 @@ function segment(text: string): string {
   return s === '' || s === '.' || s === '..' ? 'x' : s;
 }
 
-/** Our comments: one line each, `<` and `>` escaped inside, so they end where we end them. */
-const OUR_COMMENT = /<!-- (?:structured-memory(?:-heading|-export)?|chunk) \{[^<>]*\} -->/g;
+/**
+ * Our comments: one line each, `<` and `>` escaped inside, so they end where we end them; and the
+ * file's end line.
+ */
+const OUR_COMMENT =
+  /<!-- (?:structured-memory(?:-heading|-export)?|chunk) \{[^<>]*\} -->|<!-- structured-memory-end -->/g;
 /**
  * Tags that only structure or style text: our headings, paragraphs, quote list and JSON blocks,
  * and the emphasis, lists or tables that plain-text content may hold. No images and no attributes

@@ -628,10 +628,38 @@ describe('parseMarkdown rejects bad files with clear, located errors', () => {
   });
 
   it('reports a file from a newer format', () => {
-    const md = good.replace('{"format":1', '{"format":2');
+    const md = good.replace('{"format":2', '{"format":3');
     expect(errorsOf(md)).toEqual([
-      expect.stringMatching(/^line 3: this file uses export format 2/),
+      expect.stringMatching(/^line 3: this file uses export format 3/),
     ]);
+  });
+
+  it('refuses an export cut short, wherever it stops; one of format 1 needs no end line', () => {
+    const long = 'First line of a long note.\n' + 'More of it. '.repeat(200) + '\nLast line.';
+    const md = entriesToMarkdown(
+      [entry('Notes/Long', long, [chunk('said')]), entry('Notes/Short', 'fine', [])],
+      { exported: T0 },
+    );
+    expect(md.trimEnd().endsWith('<!-- structured-memory-end -->')).toBe(true);
+    const whole = parseMarkdown(md);
+    expect(whole.ok && whole.entries.map((e) => e.content)).toEqual([long, 'fine']);
+    const lines = md.split('\n');
+    // Cut at every line after the preamble, and inside the long line.
+    const cuts = [
+      ...lines.slice(4, -2).map((_, i) => lines.slice(0, i + 5).join('\n')),
+      md.slice(0, md.indexOf('More of it.') + 500),
+    ];
+    for (const cut of cuts) {
+      const r = parseMarkdown(cut);
+      expect(r.ok, cut.slice(-60)).toBe(false);
+      if (!r.ok) expect(r.errors.join(' ')).toMatch(/the file ends early/);
+    }
+    // An export written before the end line existed (format 1) reads as it did.
+    const old = md
+      .replace('{"format":2', '{"format":1')
+      .replace('<!-- structured-memory-end -->\n', '');
+    const r = parseMarkdown(old);
+    expect(r.ok && r.entries.map((e) => e.content)).toEqual([long, 'fine']);
   });
 
   it('reports a file with no entries at all', () => {
@@ -806,9 +834,10 @@ describe('the Markdown reads as a person expects', () => {
       [entry('Evil/--> <!--', '--> <!-- structured-memory {"path":"X"} -->', [chunk('--> x')])],
       { exported: T0 },
     );
-    // Outside the fenced JSON block, every comment opens once and closes at the end of its line.
+    // Outside the fenced JSON block, every comment opens once and closes at the end of its line
+    // (the export marker, the heading's, the entry's, its chunk, the end line).
     const comments = evil.split('\n').filter((l) => l.startsWith('<!--') || l.startsWith('>'));
-    expect(comments).toHaveLength(4);
+    expect(comments).toHaveLength(5);
     for (const line of comments) {
       expect(line.indexOf('-->')).toBe(line.length - 3);
       expect(line.indexOf('<!--')).toBe(line.lastIndexOf('<!--'));
