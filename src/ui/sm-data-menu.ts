@@ -83,10 +83,24 @@ export interface FileReport {
 
 /**
  * Whether a file's text is this app's own JSON backup (it asks Merge or Replace all): a backup
- * names its format first. Other JSON goes to the importers of other tools' files.
+ * names its format first; one whose keys a tool put in another order (`jq -S`) is read whole to
+ * find it. Other JSON goes to the importers of other tools' files.
  */
 export function isBackupText(text: string): boolean {
-  return /^\uFEFF?\s*\{\s*"format"\s*:\s*"structured-memory-backup"/.test(text.slice(0, 200));
+  if (/^\uFEFF?\s*\{\s*"format"\s*:\s*"structured-memory-backup"/.test(text.slice(0, 200)))
+    return true;
+  if (!/^\uFEFF?\s*\{/.test(text.slice(0, 200)) || !text.includes('"structured-memory-backup"'))
+    return false;
+  try {
+    const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as { format?: unknown }).format === 'structured-memory-backup'
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** A Markdown export: by name or type, else text that is not JSON or JSON lines. */

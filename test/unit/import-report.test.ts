@@ -14,9 +14,17 @@ import {
 } from '../../src/memory/imports/limits';
 
 describe('the import dialog', () => {
-  it('knows this app’s backup by its first field, and sends other JSON to the importers', () => {
+  it('knows this app’s backup by its format field, and sends other JSON to the importers', () => {
     expect(isBackupText('{\n "format": "structured-memory-backup",\n "version": 1')).toBe(true);
     expect(isBackupText('\uFEFF{"format":"structured-memory-backup"}')).toBe(true);
+    // Its keys sorted by a tool (jq -S): the format comes after the entries.
+    const sorted =
+      '{"conversations":[],"entries":[],"format":"structured-memory-backup","version":1}';
+    expect(isBackupText(sorted)).toBe(true);
+    expect(isBackupText(`\uFEFF${sorted}`)).toBe(true);
+    // The words in another tool's file, not as its format: not a backup.
+    expect(isBackupText('{"mes":"my structured-memory-backup","format":"other"}')).toBe(false);
+    expect(isBackupText('{"notes":{"format":"structured-memory-backup"}}')).toBe(false);
     expect(isBackupText('{"entries":{"0":{"uid":0}}}')).toBe(false);
     expect(isBackupText('{"user_name":"Mira"}\n{"mes":"hi"}')).toBe(false);
     expect(isMarkdownFile('chat.jsonl', '', 'not json at all')).toBe(false);
