@@ -26,10 +26,6 @@ export const dataMenuStyles = css`
     background: var(--sm-surface);
     box-shadow: 0 6px 24px rgb(20 30 50 / 16%);
   }
-  ul.menu.end {
-    left: auto;
-    right: 0;
-  }
   /* A format's name is its button; the hint below it describes it (aria-describedby) and,
      under the button's overlay, takes the click too. */
   .menu li {

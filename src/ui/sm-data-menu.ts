@@ -191,8 +191,6 @@ export class SmDataMenu extends LitElement {
    * were deleted or moved away since is not offered (its export would hold nothing).
    */
   @state() private subtreeHere: string | undefined;
-  /** The menu opens leftwards when it would overflow the right edge of the window. */
-  @state() private menuEnd = false;
   @state() private exporting = false;
   @state() private step: Step = { kind: 'closed' };
   /** Cancel was pressed: the files after the one being imported are left alone. */
@@ -236,11 +234,7 @@ export class SmDataMenu extends LitElement {
         </button>
         ${
           this.menuOpen
-            ? html`<ul
-                id="export-menu"
-                class=${this.menuEnd ? 'menu end' : 'menu'}
-                aria-label="Export formats"
-              >
+            ? html`<ul id="export-menu" class="menu" aria-label="Export formats">
                 <li>
                   <button aria-describedby="hint-md" @click=${() => this.handleExport('markdown')}>
                     Markdown
@@ -458,15 +452,32 @@ export class SmDataMenu extends LitElement {
     if (open) {
       void this.checkSubtree();
       document.addEventListener('pointerdown', this.handleOutside, true);
-      this.menuEnd = false;
       void this.updateComplete.then(() => {
-        const menu = this.renderRoot.querySelector('ul.menu');
-        if (menu && menu.getBoundingClientRect().right > window.innerWidth - 8) this.menuEnd = true;
         if (focusFirst) this.menuItems()[0]?.focus();
       });
     } else {
       document.removeEventListener('pointerdown', this.handleOutside, true);
     }
+  }
+
+  protected override updated(): void {
+    if (this.menuOpen) this.placeMenu();
+  }
+
+  /**
+   * Keeps the open menu in the window: moved left as far as it would pass the right edge (a
+   * button near it, a phone's narrow screen), never past the left edge. Measured again at every
+   * update, as an item it adds (the selected subtree) can widen it.
+   */
+  private placeMenu(): void {
+    const menu = this.renderRoot.querySelector<HTMLElement>('ul.menu');
+    if (!menu) return;
+    menu.style.removeProperty('transform');
+    const r = menu.getBoundingClientRect();
+    // The page's width, not innerWidth: a phone widens its layout to whatever overflows.
+    const width = document.documentElement.clientWidth;
+    const shift = Math.max(0, Math.min(r.right - (width - 8), r.left - 8));
+    if (shift > 0) menu.style.transform = `translateX(${-shift}px)`;
   }
 
   private menuItems(): HTMLButtonElement[] {

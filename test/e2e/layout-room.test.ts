@@ -170,6 +170,27 @@ describe('room for what a person looks at (Chromium)', () => {
     });
   }
 
+  for (const size of [DESKTOP, PHONE, { width: 360, height: 740 }]) {
+    it(`${size.width} wide: the Export menu opens whole inside the window`, async () => {
+      const page = await open(size);
+      if (size.width < 800) await page.getByRole('tab', { name: 'Memory' }).click();
+      await seed(page);
+      await openInTree(page, 'User/Preferences/Coffee');
+      await page.getByRole('button', { name: /^Export/ }).click();
+      const items = page.locator('sm-data-menu ul.menu li');
+      // The selected subtree's item (the widest) comes once the menu has looked for it.
+      await expect
+        .poll(() => items.allTextContents())
+        .toContainEqual(expect.stringContaining('User/Preferences/Coffee'));
+      for (const b of await items.all()) {
+        const r = await box(b);
+        expect(r.x, await b.textContent()).toBeGreaterThanOrEqual(0);
+        expect(r.x + r.width, await b.textContent()).toBeLessThanOrEqual(size.width);
+      }
+      await shot(page, `${size.width}-export-menu`);
+    });
+  }
+
   for (const size of [DESKTOP, PHONE]) {
     it(`${sizeName(size)}: a search with an entry open shows at least three whole results`, async () => {
       const page = await open(size);
