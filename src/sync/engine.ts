@@ -1509,8 +1509,9 @@ export function createSync(options: SyncOptions) {
     try {
       c = await connect();
     } catch {
-      // Unreachable at start: live replication below retries; connect again on the next try.
+      // Unreachable at start: connect again on the next try (the status says it tries again).
       retryLater();
+      if (status.state === 'error') setStatus({ state: 'retrying' });
       return { ...status };
     }
     const backOff = (delay: number) => Math.min(MAX_BACKOFF_MS, delay ? delay * 2 : 1000);

@@ -541,6 +541,25 @@ describe('sync through a CouchDB-protocol server', () => {
     expect(await content(b.mem, 'notes/n')).toBe('edited later');
   });
 
+  it('Keep in sync with the server away says it tries again, not that sync stopped', async () => {
+    // A port where nothing answers.
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const { port } = probe.address() as { port: number };
+    await new Promise((r) => probe.close(r));
+    const away = await openDevice({
+      url: `http://127.0.0.1:${port}`,
+      database: freshDb(),
+      label: 'Desktop',
+      engines,
+    });
+    const s = await away.sync.configure({ ...(await away.sync.getConfig())!, live: true });
+    expect(s.state).toBe('retrying');
+    expect(s.error?.code).toBe('UNREACHABLE');
+    expect(away.sync.status().state).toBe('retrying');
+  });
+
   it('Keep in sync: saves, messages and deletes on one device reach the other by themselves', async () => {
     const db = freshDb();
     const a = await device('Desktop', db, new Clock(), { live: true });
