@@ -12,7 +12,7 @@ import {
 import { emit } from './events';
 import { base, tokens } from './styles';
 import './sm-sync-settings';
-import type { SyncClient } from './sm-sync-settings';
+import type { SmSyncSettings, SyncClient } from './sm-sync-settings';
 import { embeddingThreads } from '../embeddings/threads';
 import { settingsStyles } from './sm-settings.styles';
 import type { Backups } from '../app/backups';
@@ -228,6 +228,7 @@ export class SmSettings extends LitElement {
     this.draft = toDraft(this.settings ?? DEFAULT_SETTINGS);
     this.errors = {};
     this.stopTest();
+    void this.renderRoot.querySelector<SmSyncSettings>('sm-sync-settings')?.reload();
     // What the browser says now: usage grows with memory, and it may keep memory by now.
     void this.backups?.refreshStorage();
     await this.updateComplete;

@@ -259,9 +259,20 @@ export class SmSyncSettings extends LitElement {
   private async load(): Promise<void> {
     const client = this.client;
     if (!client) return;
-    const saved = await client.syncConfig();
-    if (saved) this.draft = { ...EMPTY, ...saved };
+    await this.reload();
     await client.onSyncStatus(proxy((s: SyncStatus) => (this.status = s)));
+  }
+
+  /**
+   * The form as the sync settings in use have it, with no check or problem of an earlier visit:
+   * the Settings dialog calls it as it opens, so what was typed and never applied (Sync now and
+   * Keep in sync apply it; the dialog's Save and Cancel do not) is not shown as if saved.
+   */
+  async reload(): Promise<void> {
+    const saved = await this.client?.syncConfig();
+    this.draft = { ...EMPTY, ...saved };
+    this.check = undefined;
+    this.problem = '';
   }
 
   override render() {

@@ -184,8 +184,9 @@ describe('room for what a person looks at (Chromium)', () => {
         .toContainEqual(expect.stringContaining('User/Preferences/Coffee'));
       for (const b of await items.all()) {
         const r = await box(b);
-        expect(r.x, await b.textContent()).toBeGreaterThanOrEqual(0);
-        expect(r.x + r.width, await b.textContent()).toBeLessThanOrEqual(size.width);
+        const name = (await b.textContent()) ?? '';
+        expect(r.x, name).toBeGreaterThanOrEqual(0);
+        expect(r.x + r.width, name).toBeLessThanOrEqual(size.width);
       }
       await shot(page, `${size.width}-export-menu`);
     });

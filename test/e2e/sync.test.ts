@@ -350,6 +350,15 @@ describe('sync between two browsers', () => {
     await shot(a, 'desktop-sync-settings');
     await shot(b, 'phone-sync-settings');
     for (const p of [a, b]) await closeSettings(p);
+    // Typed, then the dialog's Save (which saves the app's settings, not sync's): opened again,
+    // the form shows the sync settings in use, not the typing.
+    await openSync(a);
+    await dialog(a).getByLabel('Database').fill('typed-then-saved');
+    await dialog(a).getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => dialog(a).isVisible()).toBe(false);
+    await openSync(a);
+    expect(await dialog(a).getByLabel('Database').inputValue()).toBe('shared');
+    await closeSettings(a);
 
     await call(a, 'saveMemory', 'Synced/from-A', { note: 'made on A' });
     const treeB = b.getByRole('tree', { name: 'Memory' });
