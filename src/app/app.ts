@@ -143,7 +143,16 @@ export interface AppOptions {
    * keeper-handover.ts; null: nowhere).
    */
   keeperHandover?: KeeperHandover | null;
+  /**
+   * While nothing answers at the server, the first wait before the status asks it again (ms;
+   * doubling each time up to 30 s). Default RECHECK_FIRST_MS.
+   */
+  recheckMs?: number;
 }
+
+/** While nothing answers at the model server, how soon the status asks again (then doubling). */
+const RECHECK_FIRST_MS = 3000;
+const RECHECK_MAX_MS = 30_000;
 
 export class App {
   readonly memory: MemoryClient;
@@ -160,6 +169,13 @@ export class App {
   private readonly keeper: MemoryKeeper;
   /** The server the memory keeper asks: the current settings' (set by `connect`). */
   private keeperTarget: KeeperTarget | undefined;
+  /**
+   * Nothing answered at the server: the status asks it again by itself (a person who starts
+   * KoboldCPP after opening the page sees it connect, without sending a message to find out).
+   */
+  private recheckTimer: ReturnType<typeof setTimeout> | undefined;
+  private recheckDelay = 0;
+  private readonly recheckFirst: number;
 
   constructor(options: AppOptions) {
     this.memory = options.memory;
@@ -167,6 +183,7 @@ export class App {
     this.createChatSession = options.createChatSession ?? createSession;
     this.wrap = options.wrapCallback ?? proxy;
     this.noticeStorage = options.noticeStorage;
+    this.recheckFirst = options.recheckMs ?? RECHECK_FIRST_MS;
     this.keeper = new MemoryKeeper({
       memory: this.memory,
       target: () => this.keeperTarget,
@@ -219,7 +236,35 @@ export class App {
     this.set({ conversationId: convs[0]?.id ?? (await this.createConversation()) });
     this.followHandover();
     void this.applyModel();
+    // Back online: the server is asked again at once.
+    globalThis.addEventListener?.('online', () => {
+      const { session, status } = this.current;
+      if (session && status.state === 'error') {
+        this.stopRecheck();
+        void this.refreshStatus(session);
+      }
+    });
     this.connect();
+  }
+
+  /** Asks the server again after a while, while nothing answers there (`recheckTimer`). */
+  private recheckLater(session: ChatSession): void {
+    clearTimeout(this.recheckTimer);
+    this.recheckDelay = Math.min(
+      RECHECK_MAX_MS,
+      this.recheckDelay ? this.recheckDelay * 2 : this.recheckFirst,
+    );
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      if (session === this.current.session && this.current.status.state === 'error')
+        void this.refreshStatus(session);
+    }, this.recheckDelay);
+  }
+
+  private stopRecheck(): void {
+    clearTimeout(this.recheckTimer);
+    this.recheckTimer = undefined;
+    this.recheckDelay = 0;
   }
 
   /**
@@ -454,6 +499,7 @@ export class App {
       server: (signal) => session.server(signal),
       contextTokens: s.contextTokens,
     };
+    this.stopRecheck();
     this.set({ session, status: { state: 'connecting' } });
     void this.refreshStatus(session);
   }
@@ -477,6 +523,7 @@ export class App {
       const info = await session.server();
       const toolMode = await session.toolMode();
       if (session !== this.current.session) return;
+      this.stopRecheck();
       this.set({
         status: {
           state: 'connected',
@@ -489,6 +536,8 @@ export class App {
     } catch (e) {
       if (session !== this.current.session) return;
       this.set({ status: { state: 'error', message: e instanceof Error ? e.message : String(e) } });
+      // Only a server that does not answer comes by itself; a refusal waits for new settings.
+      if (e instanceof LlmError && e.code === 'SERVER_DOWN') this.recheckLater(session);
     }
   }
 

@@ -7,7 +7,8 @@ import type { SessionEvent } from '../../src/chat/types';
 import { SETTINGS_KEY, type AppSettings, type NoticeStorage } from '../../src/app/settings';
 import type { EmbedderProgress } from '../../src/embeddings/types';
 import type { Connector, ConnectorOptions } from '../../src/llm/connector';
-import type { ServerInfo } from '../../src/llm/types';
+import { LlmError, type ServerInfo } from '../../src/llm/types';
+import { serverDownError } from '../../src/llm/errors';
 import type { MemoryClient } from '../../src/worker-client';
 import { startFakeServer } from '../fixtures/fake-llm';
 
@@ -119,7 +120,7 @@ function until(app: App, test: (state: Readonly<AppState>) => boolean): Promise<
   });
 }
 
-function compose(stored: Record<string, unknown> = {}) {
+function compose(stored: Record<string, unknown> = {}, recheckMs?: number) {
   const mem = fakeMemory(stored);
   const conns = connectors();
   const storage = memoryStorage();
@@ -128,6 +129,7 @@ function compose(stored: Record<string, unknown> = {}) {
     createConnector: conns.create,
     wrapCallback: (fn) => fn,
     noticeStorage: storage,
+    ...(recheckMs ? { recheckMs } : {}),
   });
   return { app, mem, conns, storage };
 }
@@ -171,6 +173,30 @@ describe('App (the composition of memory, settings, connector and chat session)'
     conns.pending[0].reject(new Error('Nothing answers at http://localhost:5001.'));
     await until(app, (s) => s.status.state === 'error');
     expect(app.state.status.message).toBe('Nothing answers at http://localhost:5001.');
+  });
+
+  it('a server started after the page opened: the status asks again by itself and says connected', async () => {
+    const { app, conns } = compose({}, 5);
+    await app.start();
+    conns.pending[0].reject(serverDownError('http://localhost:5001', 'koboldcpp'));
+    await until(app, (s) => s.status.state === 'error');
+    expect(app.state.status.message).toMatch(/^Nothing answers at http:\/\/localhost:5001/);
+    // Asked again (still nothing), then again: the server is up now.
+    await expect.poll(() => conns.pending.length).toBe(2);
+    conns.pending[1].reject(serverDownError('http://localhost:5001', 'koboldcpp'));
+    await expect.poll(() => conns.pending.length).toBe(3);
+    expect(app.state.status.state).toBe('error');
+    conns.pending[2].resolve(KOBOLD);
+    await until(app, (s) => s.status.state === 'connected');
+  });
+
+  it('a server that refuses (a wrong key) is not asked again until the settings change', async () => {
+    const { app, conns } = compose({}, 5);
+    await app.start();
+    conns.pending[0].reject(new LlmError('UNAUTHORIZED', 'The server refused the API key.'));
+    await until(app, (s) => s.status.state === 'error');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(conns.pending).toHaveLength(1);
   });
 
   it('a server that goes away mid-session: the status says so, and says connected again once a reply comes', async () => {
