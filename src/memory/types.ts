@@ -49,6 +49,11 @@ export interface Conversation {
   /** Renamed by the user: the first message no longer names it (docs/chat.md). */
   named?: boolean;
   /**
+   * When the person last renamed it: another device's change of the chat (a message, which moves
+   * `modified` on) does not take a later rename back (docs/sync.md, "Conflicts lose nothing").
+   */
+  titled?: Date;
+  /**
    * Imported from another tool's chat file: the file's SHA-256 (hex), so that importing it again
    * adds nothing (docs/import-export.md).
    */

@@ -76,7 +76,14 @@ export type SyncBody = Stamp &
         /** A version that lost a conflict: the device it came from. */
         conflictFrom?: string;
       }
-    | { t: 'conv'; title: string; created: number; modified: number }
+    | {
+        t: 'conv';
+        title: string;
+        created: number;
+        modified: number;
+        /** When the person last renamed it (absent: never, on a device that records it). */
+        titled?: number;
+      }
     | {
         t: 'msg';
         /** The conversation's logical id. */
@@ -193,6 +200,7 @@ export function convBody(c: Conversation): Unstamped {
     title: c.title,
     created: c.created.getTime(),
     modified: c.modified.getTime(),
+    ...(c.titled instanceof Date ? { titled: c.titled.getTime() } : {}),
   };
 }
 
@@ -473,6 +481,7 @@ export function bodyProblems(id: string, b: unknown): string[] {
         typeof b.title === 'string' ? null : 'title must be text',
         timeProblem(b.created, 'created'),
         timeProblem(b.modified, 'modified'),
+        b.titled === undefined ? null : timeProblem(b.titled, 'titled'),
       );
       break;
     case 'msg': {

@@ -1068,6 +1068,23 @@ export function createSync(options: SyncOptions) {
     if (decoded.length < 2) return false;
     decoded.sort((a, b) => b.u - a.u || (a.rev < b.rev ? 1 : a.rev > b.rev ? -1 : 0));
     const [winner, ...losers] = decoded;
+    // A chat: the later change wins, but the title is the one the person gave last (a message
+    // on one device moves the chat's time on past a rename made on another).
+    const w = winner.body;
+    if (w?.t === 'conv' && !winner.deleted) {
+      let title: { title: string; titled: number } | undefined;
+      for (const l of losers)
+        if (l.body?.t === 'conv' && (l.body.titled ?? 0) > (title?.titled ?? w.titled ?? 0))
+          title = { title: l.body.title, titled: l.body.titled! };
+      if (title && title.title !== w.title) {
+        const merged: SyncBody = { ...w, ...title };
+        await c.mirror.bulkDocs([
+          { _id: mid, _rev: winner.rev, ...(await encode(c, winner.id, merged)) },
+          ...losers.map((l) => ({ _id: mid, _rev: l.rev, _deleted: true, r: 1 })),
+        ]);
+        return true;
+      }
+    }
     const tombstones: PouchDoc[] = losers.map((l) => ({
       _id: mid,
       _rev: l.rev,
@@ -1308,7 +1325,8 @@ export function createSync(options: SyncOptions) {
                 title: body.title,
                 created: new Date(body.created),
                 modified: new Date(body.modified),
-                ...(row?.named ? { named: true } : {}),
+                ...(body.titled !== undefined ? { titled: new Date(body.titled) } : {}),
+                ...(row?.named || body.titled !== undefined ? { named: true } : {}),
                 ...(row?.source !== undefined ? { source: row.source } : {}),
               };
               const key = await mdb.conversations.put(next);

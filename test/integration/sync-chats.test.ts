@@ -51,6 +51,40 @@ describe('chats across devices', () => {
     expect((await chatTexts(c.mem)).Order).toEqual(want);
   });
 
+  it('a chat renamed on one device while the other went on with it keeps its new name on both', async () => {
+    for (const encrypt of [false, true]) {
+      const db = freshDb();
+      const clock = new Clock();
+      const sealed = encrypt ? { encrypt: true, passphrase: 'a long enough passphrase' } : {};
+      const a = await device('Desktop', db, clock, sealed);
+      const b = await device('Laptop', db, clock, sealed);
+      const chat = await a.mem.createConversation('New chat');
+      if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+      ok(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text: 'Gate code 1234' }));
+      await synced(a);
+      await synced(b);
+      const [onB] = await b.mem.listConversations();
+      // Both offline: renamed on B, then A goes on with the chat (its time moves past the rename).
+      clock.advance(1000);
+      ok(await b.mem.renameConversation(onB.id, 'Household codes'));
+      clock.advance(1000);
+      ok(await a.mem.addMessage({ conversationId: chat.id, role: 'user', text: 'Alarm 9876' }));
+      await synced(a);
+      await synced(b);
+      await synced(a);
+      const want = { 'Household codes': ['Gate code 1234', 'Alarm 9876'] };
+      expect(await chatTexts(a.mem), `encrypt ${encrypt}`).toEqual(want);
+      expect(await chatTexts(b.mem), `encrypt ${encrypt}`).toEqual(want);
+      // A later rename on A is not taken back by B's older one.
+      clock.advance(1000);
+      const [onA] = await a.mem.listConversations();
+      ok(await a.mem.renameConversation(onA.id, 'Codes at home'));
+      await synced(a);
+      await synced(b);
+      expect(Object.keys(await chatTexts(b.mem))).toEqual(['Codes at home']);
+    }
+  });
+
   it('an entry’s chunks name the message on the other device when the message reaches it a cycle later', async () => {
     const db = freshDb();
     const a = await device('Desktop', db);

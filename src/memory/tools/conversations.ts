@@ -173,6 +173,7 @@ export function conversationTools(ctx: StoreContext) {
       const n = await db.conversations.update(id, {
         title: title.trim().slice(0, 200),
         named: true,
+        titled: new Date(now()),
       });
       return n ? { status: 'SUCCESS' as const } : toolError('NOT_FOUND', `No conversation ${id}`);
     });
