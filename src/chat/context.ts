@@ -55,7 +55,8 @@ export type EntryRecallItem = Pick<EntryRecallHit, 'path' | 'content' | 'relevan
 export type TurnRecallItem = Pick<
   TurnRecallHit,
   'kind' | 'conversationId' | 'turnId' | 'role' | 'text' | 'best' | 'time' | 'chat' | 'relevance'
->;
+> &
+  Partial<Pick<TurnRecallHit, 'speaker'>>;
 
 /** An auto-recall hit as the prompt takes it: a saved entry or a past turn. */
 export type RecallItem = EntryRecallItem | TurnRecallItem;
@@ -694,8 +695,14 @@ export function formatDay(time: Date): string {
  */
 function recalledTurnLine(item: TurnRecallItem, count: Counter): string {
   const sim = Number.isFinite(item.relevance) ? ` (${item.relevance.toFixed(2)})` : '';
-  const who =
-    item.role === 'assistant'
+  // A chat that names its speakers (a group chat, a persona: an imported chat's `meta.speaker`)
+  // says who, quoted as data: "you" would make every character of a group chat the model.
+  const name = typeof item.speaker === 'string' ? oneLine(item.speaker).slice(0, 60) : '';
+  const who = name
+    ? item.role === 'user'
+      ? `the user (${JSON.stringify(name)}) said`
+      : `${JSON.stringify(name)} said`
+    : item.role === 'assistant'
       ? 'you said'
       : item.role === 'user'
         ? 'the user said'

@@ -613,6 +613,20 @@ describe('assemblePrompt — recalled past turns', () => {
     expect(r.recalled).toEqual([]);
     const mine = system(assemblePrompt(input({ recall: [turnItem({ role: 'assistant' })] })));
     expect(mine).toContain(', you said "My sister');
+    // A chat that names its speakers (an imported group chat): who said it, by name.
+    const group = system(
+      assemblePrompt(
+        input({
+          recall: [
+            turnItem({ role: 'assistant', speaker: 'Kael' }),
+            turnItem({ turnId: 71, role: 'user', speaker: 'Mira' }),
+          ],
+        }),
+      ),
+    );
+    expect(group).toContain(', "Kael" said "My sister');
+    expect(group).toContain(', the user ("Mira") said "My sister');
+    expect(group).not.toContain('you said');
   });
 
   it('ranks turns with entries by relevance, sharing one budget', () => {
