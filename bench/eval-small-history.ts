@@ -1,10 +1,12 @@
-// `npm run eval:small-history [path]`: what auto-recall brings while a person's history is still
-// small, measured on LoCoMo conversations (Maharana et al., ACL 2024; CC BY-NC 4.0, read in place
-// from ../shared/data/locomo-dev.json, never copied into the project).
+// `npm run eval:small-history [path] [--sessions=N] [--bare]`: what recall brings while a
+// person's history is still small, measured on LoCoMo conversations (Maharana et al., ACL 2024;
+// CC BY-NC 4.0, read in place from ../shared/data/locomo-dev.json, never copied into the project).
 //
 // The episodic setup of eval:recall (each session its own chat, turns recorded, nothing saved),
 // but only a conversation's first `--sessions=N` sessions (default 2: about 40 turns; 0 = all).
-// Asked a day later through recallMemory, auto-recall's call (limit 10, its own floors):
+// Asked a day later as a chat turn asks (the question stored and indexed in a new chat, then
+// `prepareTurn`'s recall with it left out, limit 10), or with `--bare` through `recallMemory`
+// alone (the question never indexed):
 // - the questions whose evidence lies in those sessions: evidence recall@10 and turns returned;
 // - questions about the other conversations (their first 30 each: people and events this
 //   history never mentions): turns returned, and the share of questions that got any. Every
@@ -33,6 +35,7 @@ async function main() {
     console.error('eval:small-history: --sessions= takes a whole number (0 = all sessions)');
     process.exit(2);
   }
+  const bare = process.argv.includes('--bare');
   const samples = readSamples(file);
   const embedder = createEmbedder({ model: BUNDLED_MODEL });
   await embedder.ready();
@@ -63,10 +66,26 @@ async function main() {
     }
     t += DAY;
     const known = new Set(dia.values());
+    // As a chat turn asks (prepareTurn): the question stored in a new chat and indexed first,
+    // then recalled with it left out; the chat is deleted after, so questions do not pile up.
+    // `--bare`: recallMemory alone, the question never indexed (the model's own call).
     const recalled = async (question: string) => {
-      const r = await mem.recallMemory(question, 10);
-      if (!Array.isArray(r)) throw new Error(`recallMemory: ${r.message}`);
-      return r.flatMap((h) => (h.kind === 'turn' ? [dia.get(h.turnId) ?? ''] : []));
+      if (bare) {
+        const r = await mem.recallMemory(question, 10);
+        if (!Array.isArray(r)) throw new Error(`recallMemory: ${r.message}`);
+        return r.flatMap((h) => (h.kind === 'turn' ? [dia.get(h.turnId) ?? ''] : []));
+      }
+      const chat = await mem.createConversation('New chat');
+      if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+      const asked = await mem.addMessage({ conversationId: chat.id, role: 'user', text: question });
+      if (asked.status !== 'SUCCESS') throw new Error(asked.message);
+      const ctx = await mem.prepareTurn({
+        conversationId: chat.id,
+        index: { turnId: asked.id, text: question },
+        recall: { query: question, limit: 10 },
+      });
+      await mem.deleteConversation(chat.id);
+      return ctx.recall.flatMap((h) => (h.kind === 'turn' ? [dia.get(h.turnId) ?? ''] : []));
     };
     for (const qa of sample.qa) {
       const evidence = normaliseEvidence(
@@ -92,7 +111,8 @@ async function main() {
   }
   const f = (n: number, d = 3) => n.toFixed(d);
   console.log(
-    `sessions kept: ${keep || 'all'} (${turns} turns in ${samples.length} conversations)\n` +
+    `sessions kept: ${keep || 'all'} (${turns} turns in ${samples.length} conversations), ` +
+      `${bare ? 'recallMemory alone' : 'as a chat turn asks (prepareTurn)'}\n` +
       '| questions about what was told: R@10 | turns returned | unrelated questions: turns returned | share with any |\n' +
       '|---|---|---|---|\n' +
       `| ${f(told.r10 / told.questions)} (${told.questions}) | ${f(told.returned / told.questions, 2)} | ` +
