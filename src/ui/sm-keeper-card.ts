@@ -101,7 +101,12 @@ export class SmKeeperCard extends LitElement {
         ${card.ops.map(
           (op) =>
             html`<li>
-              <span class="op">${op.op === 'add' ? 'Saved' : 'Updated'}</span>
+              <span class="op"
+                >${op.op === 'add' ? 'Saved' : 'Updated'}${
+                  // Partly undone, the note says what was left; each line says what was done.
+                  undone?.status === 'undone' ? ', then undone' : ''
+                }</span
+              >
               <button
                 type="button"
                 class="path"

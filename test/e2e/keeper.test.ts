@@ -174,6 +174,9 @@ describe('the memory keeper in Chromium', () => {
     await cards().getByText('Undone', { exact: true }).waitFor({ timeout: 30_000 });
     await expect.poll(() => tree().getByRole('treeitem', { name: 'Family' }).count(), POLL).toBe(0);
     expect(await cards().getByRole('button', { name: 'Undo' }).count()).toBe(0);
+    // Each line says what became of what the keeper did.
+    for (const line of await cards().locator('.ops li .op').allInnerTexts())
+      expect(line).toMatch(/^(Saved|Updated), then undone$/);
     await shot('keeper-card-undone-desktop');
     // The card's message never reaches the model: the next request has the exchange only.
     await say('Thanks!', 'You said: Thanks!');
