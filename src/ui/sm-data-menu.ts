@@ -10,7 +10,7 @@ import type { Backups } from '../app/backups';
 import { daysAgo } from '../app/backup-plan';
 import { downloadFile } from '../app/backup-files';
 import type { FileImportResult, ImportResult, ToolError } from '../memory/types';
-import { fileSizeRefusal, unrestorableBackup } from '../memory/imports/limits';
+import { fileSizeRefusal, MAX_OWN_FILE_BYTES, unrestorableBackup } from '../memory/imports/limits';
 import type { MemoryClient } from '../worker-client';
 import { BackupsController } from './backups-controller';
 import { emit } from './events';
@@ -101,6 +101,14 @@ export function isBackupText(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether a file that starts so may be this app's backup with its keys in another order (a JSON
+ * object whose start does not name the format): it is read whole to find out.
+ */
+function mayBeBackup(head: string): boolean {
+  return /^\uFEFF?\s*\{/.test(head) && !isBackupText(head);
 }
 
 /** A Markdown export: by name or type, else text that is not JSON or JSON lines. */
@@ -612,7 +620,10 @@ export class SmDataMenu extends LitElement {
       const file = files[0];
       const head = await this.readText(file.slice(0, 256), file.name);
       if (head === undefined) return;
-      if (isMarkdownFile(file.name, file.type, head) || isBackupText(head)) {
+      const own = isMarkdownFile(file.name, file.type, head) || isBackupText(head);
+      // A JSON object may be a backup whose keys a tool reordered: read whole (within the
+      // backup's limit) to tell; else another tool's file, imported below.
+      if (own || (mayBeBackup(head) && !fileSizeRefusal(file.name, file.size, true))) {
         // Refused before it is read: a file of gigabytes would hold the page, then fail.
         const refusal = fileSizeRefusal(file.name, file.size, true);
         if (refusal) {
@@ -706,7 +717,12 @@ export class SmDataMenu extends LitElement {
           ? { file: file.name, ok: true, text: importSummary(r), details: [] }
           : failed(r.message);
       }
-      if (isBackupText(head)) {
+      if (
+        isBackupText(head) ||
+        (mayBeBackup(head) &&
+          bytes.length <= MAX_OWN_FILE_BYTES &&
+          isBackupText(new TextDecoder().decode(bytes)))
+      ) {
         return failed(
           'It is a backup of this app: import it on its own to choose Merge or Replace all.',
         );

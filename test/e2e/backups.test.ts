@@ -336,6 +336,30 @@ describe('storage the browser keeps, and backups', () => {
     await restore(path, 'Merge');
   });
 
+  it('a backup whose keys a tool sorted (jq -S) is still this app’s backup, and restores', async () => {
+    const from = await open();
+    await seed(from);
+    const sortKeys = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sortKeys)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+            )
+          : v;
+    const text = JSON.stringify(
+      sortKeys(JSON.parse(await callWorker<string>(from, 'exportJson'))),
+      null,
+      2,
+    );
+    expect(text.indexOf('"format"')).toBeGreaterThan(256);
+    const path = join(files, 'sorted-keys.json');
+    await writeFile(path, text);
+    await restore(path, 'Replace all');
+  });
+
   it('a backup merged twice adds its chat once, and the second time says it was here', async () => {
     const from = await open();
     await seed(from);
