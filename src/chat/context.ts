@@ -67,6 +67,23 @@ export interface RecalledTurn {
   turnId: number;
   chat: string;
   time: Date;
+  /** Its words as the note shows them: the best sentence, cut short (`saidExcerpt`). */
+  said: string;
+}
+
+/** Characters of a recalled message the "Recalled:" note shows. */
+const SAID_CHARS = 60;
+
+/**
+ * The words of a recalled message the note shows, so each link says what was recalled, not only
+ * where: its sentence that matched, on one line, cut at a word past SAID_CHARS with "…".
+ */
+export function saidExcerpt(text: string, max = SAID_CHARS): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line.length <= max) return line;
+  const cut = line.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,.;:!?]+$/, '')}…`;
 }
 
 /**
@@ -485,6 +502,7 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
             turnId: item.turnId,
             chat: item.chat,
             time: item.time,
+            said: saidExcerpt(item.best || item.text),
           },
         ]
       : [],

@@ -3,7 +3,13 @@
 // leaving out the message itself and what follows it), and what it keeps of what went into the
 // prompt, so the reply's "Recalled:" note can link to each entry and turn.
 import type { Message, TurnRequest } from '../memory/types';
-import { formatDay, MAX_RECALL, type AssembledPrompt, type RecalledTurn } from './context';
+import {
+  formatDay,
+  MAX_RECALL,
+  saidExcerpt,
+  type AssembledPrompt,
+  type RecalledTurn,
+} from './context';
 import type { ChatSettings } from './types';
 
 /** What auto-recall found for a turn and the prompt took, stored on the turn's replies. */
@@ -62,6 +68,7 @@ export function recalledMeta(recalled: Recalled): Record<string, unknown> {
             turnId: t.turnId,
             chat: t.chat,
             time: t.time instanceof Date ? t.time.toISOString() : String(t.time),
+            ...(t.said ? { said: t.said } : {}),
           })),
         }
       : {}),
@@ -74,6 +81,8 @@ export interface StoredRecalledTurn {
   turnId: number;
   chat: string;
   time: string;
+  /** The words recalled, cut short (replies stored before it was kept have none). */
+  said?: string;
   /** Shown only: the chat is no longer here (deleted since), so there is nothing to open. */
   gone?: boolean;
 }
@@ -84,7 +93,7 @@ export function recalledTurnsOf(meta: Message['meta']): StoredRecalledTurn[] {
   if (!Array.isArray(list)) return [];
   return list.flatMap((t: unknown) => {
     if (!t || typeof t !== 'object') return [];
-    const { conversationId, turnId, chat, time } = t as Record<string, unknown>;
+    const { conversationId, turnId, chat, time, said } = t as Record<string, unknown>;
     if (!Number.isInteger(conversationId) || !Number.isInteger(turnId)) return [];
     return [
       {
@@ -92,6 +101,7 @@ export function recalledTurnsOf(meta: Message['meta']): StoredRecalledTurn[] {
         turnId: turnId as number,
         chat: typeof chat === 'string' ? chat : '',
         time: typeof time === 'string' ? time : '',
+        ...(typeof said === 'string' && said.trim() ? { said: saidExcerpt(said) } : {}),
       },
     ];
   });
@@ -126,13 +136,18 @@ export function withRecalled(
   };
 }
 
+/** Characters of a chat's title the note shows beside a recalled message's words. */
+const CHAT_CHARS = 40;
+
 /** Made once: the time of day of a recalled turn, where its day alone does not tell it apart. */
 const TIME_OF_DAY = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit' });
 
 /**
- * The recalled turns as the note names them: "the chat “Plans” (3 May 2026)", "a deleted chat
- * (…)" for one gone since; two that would read alike get their time of day, then a number, so
- * each link says which message it opens.
+ * The recalled turns as the note names them: the words recalled, then where and when: "“We fly
+ * on the 9th” (the chat “Plans”, 3 May 2026)"; a reply stored before the words were kept, "the
+ * chat “Plans” (3 May 2026)"; "a deleted chat (…)" for one gone since, without its words or title.
+ * Two that would read alike get their time of day, then a number, so each link says which
+ * message it opens.
  */
 export function turnLabels(turns: readonly StoredRecalledTurn[]): string[] {
   const day = (t: StoredRecalledTurn, withTime: boolean) => {
@@ -144,6 +159,10 @@ export function turnLabels(turns: readonly StoredRecalledTurn[]): string[] {
   const label = (t: StoredRecalledTurn, withTime: boolean) => {
     const chat = t.chat.trim();
     const when = day(t, withTime);
+    if (t.said && !t.gone) {
+      const name = chat ? `the chat “${saidExcerpt(chat, CHAT_CHARS)}”` : 'a past chat';
+      return `“${t.said}” (${name}${when ? `, ${when}` : ''})`;
+    }
     const name = t.gone ? 'a deleted chat' : chat ? `the chat “${chat}”` : 'a past chat';
     return `${name}${when ? ` (${when})` : ''}`;
   };

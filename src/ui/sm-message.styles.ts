@@ -219,16 +219,13 @@ export const messageStyles = css`
     color: var(--sm-muted);
     overflow-wrap: anywhere;
   }
-  .recalled button {
-    padding: 0;
-    border: 0;
-    background: none;
+  .recalled a {
     color: var(--sm-accent);
-    font: inherit;
     text-decoration: underline;
     text-underline-offset: 2px;
+    cursor: pointer;
   }
-  .recalled button.path {
+  .recalled a.path {
     font-family: var(--sm-mono);
   }
   .recalled .turn.gone {

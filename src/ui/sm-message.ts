@@ -312,32 +312,36 @@ export class SmMessage extends LitElement {
   private renderRecalled() {
     if (this.kind !== 'assistant' || (!this.recalled.length && !this.recalledTurns.length))
       return nothing;
+    // Links (inline, so a long one wraps with the note's text, on a phone too).
     const entries = this.recalled.map(
       (path) =>
-        html`<button
-          type="button"
+        html`<a
+          href="#"
           class="path"
           tabindex="-1"
           title="Show in the memory tree"
-          @click=${() => this.handleRecalled(path)}
-        >
-          ${path}
-        </button>`,
+          @click=${(e: Event) => {
+            e.preventDefault();
+            this.handleRecalled(path);
+          }}
+          >${path}</a
+        >`,
     );
     const labels = turnLabels(this.recalledTurns);
     const turns = this.recalledTurns.map((t, i) => {
       const label = labels[i];
       if (t.gone) return html`<span class="turn gone">${label}</span>`;
-      return html`<button
-        type="button"
+      return html`<a
+        href="#"
         class="turn"
         tabindex="-1"
         title="Open this message in its chat"
-        @click=${() =>
-          emit(this, 'sm-open-message', { conversationId: t.conversationId, messageId: t.turnId })}
-      >
-        ${label}
-      </button>`;
+        @click=${(e: Event) => {
+          e.preventDefault();
+          emit(this, 'sm-open-message', { conversationId: t.conversationId, messageId: t.turnId });
+        }}
+        >${label}</a
+      >`;
     });
     return html`<div class="recalled">
       Recalled: ${[...entries, ...turns].map((b, i) => html`${i ? ', ' : ''}${b}`)}

@@ -106,7 +106,7 @@ describe('chat controls in Chromium', () => {
     await expect.poll(() => textOf(lastReply()), POLL).toBe('Coffee answer 1: a flat white.');
     const note = lastReply().locator('.recalled');
     await expect.poll(() => note.innerText(), POLL).toMatch(/^Recalled:/);
-    await note.getByRole('button', { name: 'User/Preferences/Coffee' }).click();
+    await note.getByRole('link', { name: 'User/Preferences/Coffee' }).click();
     await expect
       .poll(() =>
         page.locator('sm-entry-detail').evaluate((el) => (el as unknown as { path?: string }).path),

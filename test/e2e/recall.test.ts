@@ -83,12 +83,12 @@ describe('recall of past chats in Chromium', () => {
     const reply = chat().locator('sm-message[kind="assistant"]').last();
     const note = reply.locator('.recalled');
     await note.waitFor(POLL);
-    // The chat is named from its first message; the note says which chat and when.
-    const link = note.getByRole('button', {
-      name: /^the chat “My sister Ana is moving to Lisbon in May\.”/,
+    // The note says what was recalled, in which chat (named from its first message) and when.
+    const link = note.getByRole('link', {
+      name: /^“My sister Ana is moving to Lisbon in May\.” \(the chat “My sister Ana is moving to/,
     });
     expect(await link.count()).toBe(1);
-    expect(await link.innerText()).toMatch(/ \(\d{1,2} \w+ \d{4}\)$/);
+    expect(await link.innerText()).toMatch(/, \d{1,2} \w+ \d{4}\)$/);
     expect(await note.innerText()).not.toContain('helmet');
     await page.screenshot({ path: join(SHOTS, 'recalled-note.png') });
 
@@ -111,9 +111,9 @@ describe('recall of past chats in Chromium', () => {
     await title.press('Enter');
     const note = chat().locator('sm-message[kind="assistant"]').last().locator('.recalled');
     await expect
-      .poll(() => note.getByRole('button', { name: /^the chat “Ana’s move”/ }).count(), POLL)
+      .poll(() => note.getByRole('link', { name: /\(the chat “Ana’s move”/ }).count(), POLL)
       .toBe(1);
-    expect(await note.innerText()).not.toContain('My sister Ana');
+    expect(await note.innerText()).not.toContain('the chat “My sister Ana');
     await page.screenshot({ path: join(SHOTS, 'renamed-chat-note.png') });
   });
 
@@ -131,7 +131,7 @@ describe('recall of past chats in Chromium', () => {
     await expect
       .poll(() => note.innerText(), POLL)
       .toMatch(/^Recalled: a deleted chat \(\d{1,2} \w+ \d{4}\)$/);
-    expect(await note.getByRole('button').count()).toBe(0);
+    expect(await note.getByRole('link').count()).toBe(0);
     // The chat that was open stays open.
     expect(await chat().locator('sm-message[kind="user"]', { hasText: QUESTION }).count()).toBe(1);
     await page.screenshot({ path: join(SHOTS, 'deleted-chat-note.png') });

@@ -85,7 +85,7 @@ describe('the Recalled note in Chromium', () => {
     await expect.poll(() => notes().innerText(), POLL).toContain('Drinks/Coffee');
     expect(await notes().innerText()).not.toContain('User/Preferences/Coffee');
     await page.screenshot({ path: join(SHOTS, 'after-move-desktop.png') });
-    await notes().getByRole('button', { name: 'Drinks/Coffee' }).click();
+    await notes().getByRole('link', { name: 'Drinks/Coffee' }).click();
     await expect.poll(detailPath, POLL).toBe('Drinks/Coffee');
 
     // Stored as it was said; shown where it is, after a reload too.

@@ -608,7 +608,13 @@ describe('assemblePrompt — recalled past turns', () => {
       '- chat "Family news", 3 May 2026 (0.80), the user said "My sister Ana is moving to Lisbon in May."',
     );
     expect(r.recalledTurns).toEqual([
-      { conversationId: 7, turnId: 70, chat: 'Family news', time: told },
+      {
+        conversationId: 7,
+        turnId: 70,
+        chat: 'Family news',
+        time: told,
+        said: 'My sister Ana is moving to Lisbon in May.',
+      },
     ]);
     expect(r.recalled).toEqual([]);
     const mine = system(assemblePrompt(input({ recall: [turnItem({ role: 'assistant' })] })));

@@ -309,15 +309,23 @@ describe('the chat turn’s recall', () => {
     const time = new Date(Date.UTC(2026, 4, 3));
     noteRecalled(r, {
       recalled: ['Family/Ana'],
-      recalledTurns: [{ conversationId: 2, turnId: 9, chat: 'News', time }],
+      recalledTurns: [{ conversationId: 2, turnId: 9, chat: 'News', time, said: 'Ana moves' }],
     });
     noteRecalled(r, { recalled: ['Family/Ana'], recalledTurns: [] });
     const meta = recalledMeta(r);
     expect(meta).toEqual({
       recalled: ['Family/Ana'],
-      recalledTurns: [{ conversationId: 2, turnId: 9, chat: 'News', time: time.toISOString() }],
+      recalledTurns: [
+        { conversationId: 2, turnId: 9, chat: 'News', time: time.toISOString(), said: 'Ana moves' },
+      ],
     });
     expect(recalledTurnsOf(meta)).toEqual(meta.recalledTurns);
+    // Words stored by hand or another device: one line, cut short.
+    const long = recalledTurnsOf({
+      recalledTurns: [{ conversationId: 2, turnId: 9, said: `One\n${'two '.repeat(40)}` }],
+    });
+    expect(long[0].said).toMatch(/^One two two .*two…$/);
+    expect(long[0].said!.length).toBeLessThanOrEqual(61);
     expect(recalledTurnsOf({ recalledTurns: [{ turnId: 'x' }, null, 3] })).toEqual([]);
     expect(recalledTurnsOf(undefined)).toEqual([]);
   });

@@ -35,6 +35,32 @@ describe('the names of recalled messages', () => {
     expect(turnLabels([turn({})])).toEqual(['the chat “Plans” (3 May 2026)']);
   });
 
+  it('says the words recalled, then the chat (its title cut short) and the day', () => {
+    expect(
+      turnLabels([
+        turn({
+          said: 'Shall we go to the cinema on Friday?',
+          chat: 'My sister Ana is moving to Lisbon in May and more',
+        }),
+        turn({ turnId: 2, said: 'Rain all week.', chat: '' }),
+      ]),
+    ).toEqual([
+      '“Shall we go to the cinema on Friday?” (the chat “My sister Ana is moving to Lisbon in…”, 3 May 2026)',
+      '“Rain all week.” (a past chat, 3 May 2026)',
+    ]);
+    // The same words twice: told apart by time, then number, as without words.
+    const twice = turnLabels([
+      turn({ said: 'Hi' }),
+      turn({ turnId: 2, said: 'Hi', time: '2026-05-03T11:15:20Z' }),
+    ]);
+    expect(twice[0]).toMatch(/^“Hi” \(the chat “Plans”, 3 May 2026, \d\d:\d\d\) #1$/);
+    expect(twice[1]).toMatch(/#2$/);
+    // Deleted since: neither its words nor its title.
+    expect(turnLabels([turn({ said: 'Gate code 1234', gone: true })])).toEqual([
+      'a deleted chat (3 May 2026)',
+    ]);
+  });
+
   it('a chat deleted since is named so, without its title (its first words, often)', () => {
     expect(turnLabels([turn({ chat: 'My sister Ana is moving', gone: true })])).toEqual([
       'a deleted chat (3 May 2026)',
