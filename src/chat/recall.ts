@@ -160,7 +160,15 @@ export function turnLabels(turns: readonly StoredRecalledTurn[]): string[] {
     const chat = t.chat.trim();
     const when = day(t, withTime);
     if (t.said && !t.gone) {
-      const name = chat ? `the chat “${saidExcerpt(chat, CHAT_CHARS)}”` : 'a past chat';
+      // A chat named from its first message, and that message recalled: its title says nothing new.
+      const bare = (s: string) => s.replace(/…$/, '').toLowerCase();
+      const first =
+        chat && (bare(t.said).startsWith(bare(chat)) || bare(chat).startsWith(bare(t.said)));
+      const name = first
+        ? 'first in its chat'
+        : chat
+          ? `the chat “${saidExcerpt(chat, CHAT_CHARS)}”`
+          : 'a past chat';
       return `“${t.said}” (${name}${when ? `, ${when}` : ''})`;
     }
     const name = t.gone ? 'a deleted chat' : chat ? `the chat “${chat}”` : 'a past chat';

@@ -85,7 +85,7 @@ describe('recall of past chats in Chromium', () => {
     await note.waitFor(POLL);
     // The note says what was recalled, in which chat (named from its first message) and when.
     const link = note.getByRole('link', {
-      name: /^“My sister Ana is moving to Lisbon in May\.” \(the chat “My sister Ana is moving to/,
+      name: /^“My sister Ana is moving to Lisbon in May\.” \(first in its chat, /,
     });
     expect(await link.count()).toBe(1);
     expect(await link.innerText()).toMatch(/, \d{1,2} \w+ \d{4}\)$/);

@@ -48,6 +48,15 @@ describe('the names of recalled messages', () => {
       '“Shall we go to the cinema on Friday?” (the chat “My sister Ana is moving to Lisbon in…”, 3 May 2026)',
       '“Rain all week.” (a past chat, 3 May 2026)',
     ]);
+    // The chat named from the very message recalled: not said twice.
+    expect(
+      turnLabels([
+        turn({
+          said: 'My sister Ana is moving to Lisbon in May.',
+          chat: 'My sister Ana is moving to Lisbon',
+        }),
+      ]),
+    ).toEqual(['“My sister Ana is moving to Lisbon in May.” (first in its chat, 3 May 2026)']);
     // The same words twice: told apart by time, then number, as without words.
     const twice = turnLabels([
       turn({ said: 'Hi' }),
