@@ -1078,10 +1078,16 @@ export function createSync(options: SyncOptions) {
           title = { title: l.body.title, titled: l.body.titled! };
       if (title && title.title !== w.title) {
         const merged: SyncBody = { ...w, ...title };
-        await c.mirror.bulkDocs([
+        // The merged winner first: a change that came meanwhile (live sync) makes it fail, and
+        // the leaves are then left as they are for the next cycle's decision, the later title
+        // in them (nothing resolved now: no loop on a write that keeps failing).
+        const [put] = await c.mirror.bulkDocs([
           { _id: mid, _rev: winner.rev, ...(await encode(c, winner.id, merged)) },
-          ...losers.map((l) => ({ _id: mid, _rev: l.rev, _deleted: true, r: 1 })),
         ]);
+        if (!put || ('error' in put && put.error)) return false;
+        await c.mirror.bulkDocs(
+          losers.map((l) => ({ _id: mid, _rev: l.rev, _deleted: true, r: 1 })),
+        );
         return true;
       }
     }
