@@ -9,7 +9,8 @@ import {
   chatDeletesOf,
   dropConversationChunks,
 } from '../memory/tools/conversations';
-import type { HistoryRow, MemoryEntry } from '../memory/types';
+import { REPLACED_KEY } from '../memory/tools/backup';
+import type { Conversation, HistoryRow, MemoryEntry, Message } from '../memory/types';
 import {
   APP_SETTINGS_KEY,
   KIND_ORDER,
@@ -191,7 +192,18 @@ interface KeyValue {
 interface KnownName {
   key: string;
   id: string;
+  /**
+   * The row it named (a chat's creation time; a message's time and role): the id is taken again
+   * only by that row, not by another that came under the same local id since (a restore).
+   */
+  stamp: string;
 }
+
+/** What tells a chat or message row apart from another under the same local id (`KnownName`). */
+const stampOf = (row: Conversation | Message): string =>
+  'role' in row
+    ? `${row.time instanceof Date ? row.time.getTime() : String(row.time)}|${row.role}`
+    : String(row.created instanceof Date ? row.created.getTime() : row.created);
 
 class SyncStateDB extends Dexie {
   config!: Table<KeyValue, string>;
@@ -486,11 +498,24 @@ export function createSync(options: SyncOptions) {
           .Pouch(previous)
           .destroy()
           .catch(() => undefined);
+      // The chats' and messages' ids, with what tells their rows apart (read first: another
+      // database's transaction).
+      const named = await sdb.docs
+        .filter((d) => (d.kind === 'conv' || d.kind === 'msg') && d.hash !== '')
+        .toArray();
+      const convs = named.filter((d) => d.kind === 'conv');
+      const msgs = named.filter((d) => d.kind === 'msg');
+      const [convRows, msgRows] = await Promise.all([
+        mdb.conversations.bulkGet(convs.map((d) => d.local as number)),
+        mdb.messages.bulkGet(msgs.map((d) => d.local as number)),
+      ]);
+      const names: KnownName[] = [];
+      const name = (d: DocState, row: Conversation | Message | undefined) =>
+        row && names.push({ key: localKey(d.kind, d.local), id: d.id, stamp: stampOf(row) });
+      convs.forEach((d, i) => name(d, convRows[i]));
+      msgs.forEach((d, i) => name(d, msgRows[i]));
       await sdb.transaction('rw', sdb.config, sdb.docs, sdb.names, async () => {
-        const named = await sdb.docs
-          .filter((d) => (d.kind === 'conv' || d.kind === 'msg') && d.hash !== '')
-          .toArray();
-        await sdb.names.bulkPut(named.map((d) => ({ key: localKey(d.kind, d.local), id: d.id })));
+        await sdb.names.bulkPut(names);
         await sdb.docs.clear();
         await sdb.config.put({ key: 'mirror', value: mirrorName });
         await sdb.config.put({ key: 'seq', value: 0 });
@@ -626,16 +651,21 @@ export function createSync(options: SyncOptions) {
         .filter((m) => !byLocal.has(localKey('msg', m.id!)))
         .map((m) => localKey('msg', m.id!)),
     ];
-    const known = new Map<string, string>();
+    const known = new Map<string, KnownName>();
     if (unknown.length && (await sdb.names.count()))
-      (await sdb.names.bulkGet(unknown)).forEach((n) => n && known.set(n.key, n.id));
-    const idOf = (kind: 'conv' | 'msg', local: number) =>
-      byLocal.get(localKey(kind, local))?.id ??
-      known.get(localKey(kind, local)) ??
-      `${kind}:${randomRev()}`;
-    for (const c of convs) convIds.set(c.id!, idOf('conv', c.id!));
+      (await sdb.names.bulkGet(unknown)).forEach((n) => n && known.set(n.key, n));
+    const idOf = (kind: 'conv' | 'msg', row: Conversation | Message) => {
+      const key = localKey(kind, row.id!);
+      const named = known.get(key);
+      return (
+        byLocal.get(key)?.id ??
+        (named?.stamp === stampOf(row) ? named.id : undefined) ??
+        `${kind}:${randomRev()}`
+      );
+    };
+    for (const c of convs) convIds.set(c.id!, idOf('conv', c));
     const msgIds = new Map<number, string>();
-    for (const m of msgs) if (convIds.has(m.conversationId)) msgIds.set(m.id!, idOf('msg', m.id!));
+    for (const m of msgs) if (convIds.has(m.conversationId)) msgIds.set(m.id!, idOf('msg', m));
     const msgIdOf = (local: number) => msgIds.get(local) ?? byLocal.get(localKey('msg', local))?.id;
     // Refs go with every snapshot, if only empty: the receiver names no message of its own by
     // this device's ids.
@@ -676,10 +706,33 @@ export function createSync(options: SyncOptions) {
 
   // ---- reconcile -------------------------------------------------------------------------------
 
+  /**
+   * Memory was replaced by a backup (Replace all) since the last cycle: the rows' ids now name
+   * the backup's rows, not those synced under them, so the record of which row is which document
+   * starts afresh. Every row here is then new to the sync (new ids for chats and messages), and
+   * every document of the mirror comes in as new: what the server holds is merged back, nothing
+   * on it is overwritten or deleted (docs/sync.md, "Another database").
+   */
+  async function afterReplace(): Promise<void> {
+    const replaced = (await mdb.settings.get(REPLACED_KEY))?.value;
+    if (replaced === undefined || replaced === (await sdb.config.get('replaced'))?.value) return;
+    await sdb.transaction('rw', sdb.config, sdb.docs, sdb.names, async () => {
+      await sdb.docs.clear();
+      await sdb.names.clear();
+      await sdb.config.bulkPut([
+        { key: 'seq', value: 0 },
+        { key: WAITING_KEY, value: [] },
+        { key: UNNAMED_KEY, value: [] },
+        { key: 'replaced', value: replaced },
+      ]);
+    });
+  }
+
   async function reconcile(
     c: Connection,
     only?: ReadonlySet<string>,
   ): Promise<{ written: number; again: boolean }> {
+    await afterReplace();
     const states = await sdb.docs.toArray();
     const byId = new Map(states.map((s) => [s.id, s]));
     const byMid = new Map(states.map((s) => [s.mid, s]));

@@ -279,6 +279,35 @@ describe('sync through a CouchDB-protocol server', () => {
     expect(await chatTexts(c.mem)).toEqual(trip);
   });
 
+  for (const move of [false, true])
+    it(`a Replace all on one device (its chats under the ids the synced ones had)${move ? ', then another database' : ''}: each chat keeps its own messages, on both`, async () => {
+      const { clock, a, b } = await tripOnBoth();
+      // A restores a backup of another memory (Replace all): its chat takes the local id Trip had.
+      const other = openTestMemory({ clock }).mem;
+      const chat = ok(await other.createConversation('Garden'));
+      ok(
+        await other.addMessage({ conversationId: chat.id, role: 'user', text: 'Plant the roses.' }),
+      );
+      const backup = await other.exportJson();
+      if (typeof backup !== 'string') throw new Error(backup.message);
+      ok(await a.mem.importJson(backup, 'replace'));
+      const [onA] = await a.mem.listConversations();
+      expect(onA).toMatchObject({ id: chat.id, title: 'Garden' });
+      const moved = freshDb();
+      for (const d of [a, b]) {
+        if (move) await d.sync.configure({ ...(await d.sync.getConfig())!, database: moved });
+        await synced(d);
+      }
+      await synced(a);
+      // Nothing on the server is overwritten or deleted: the server's chat comes back to A.
+      const both = {
+        Garden: ['Plant the roses.'],
+        Trip: ['We fly to Oslo on the 9th.', 'Back on the 14th.'],
+      };
+      expect(await chatTexts(a.mem)).toEqual(both);
+      expect(await chatTexts(b.mem)).toEqual(both);
+    });
+
   it('a chat that changed after its messages arrives whole on a new device, in its order', async () => {
     const db = freshDb();
     const clock = new Clock();

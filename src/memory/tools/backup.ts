@@ -36,6 +36,12 @@ import { MAX_OWN_FILE_BYTES, tooLargeOwnFile } from '../imports/limits';
 import { versionAbove } from './lineage';
 import { importCounts, materialise, takeOver, toPortable } from './portable';
 
+/**
+ * The settings row that says when memory was last replaced by a backup (Replace all): the sync
+ * then starts its record of which row is which document afresh.
+ */
+export const REPLACED_KEY = 'memoryReplaced';
+
 export const BACKUP_FORMAT = 'structured-memory-backup';
 export const BACKUP_VERSION = 1;
 
@@ -392,6 +398,7 @@ export function backupTools(ctx: StoreContext) {
           db.conversations,
           db.messages,
           db.chunks,
+          db.settings,
           ...shardTables(db),
         ],
         async () => {
@@ -428,6 +435,9 @@ export function backupTools(ctx: StoreContext) {
             ]);
             noteWrite(entryIds);
             noteChunkWrite(chunkIds);
+            // The rows' ids now name the backup's rows: sync must not take them for the rows it
+            // synced under those ids (docs/sync.md, "Another database").
+            await db.settings.put({ key: REPLACED_KEY, value: when.getTime() });
           }
           // Conversations and messages get fresh ids on merge; context chunks follow their turn.
           // A chat already here keeps its rows: the backup's ids lead to them.
