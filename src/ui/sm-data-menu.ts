@@ -55,9 +55,11 @@ export function exportFileName(
   subtree?: string,
   lorebook = false,
 ): string {
+  // Composed (NFKC: an accent stays on its letter, a full-width letter becomes plain), so a
+  // name keeps its letters whole: "Zürich", not "Zu-rich".
   const slug = subtree
-    ?.normalize('NFKD')
-    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    ?.normalize('NFKC')
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 60);
   const what = lorebook ? 'lorebook-' : '';

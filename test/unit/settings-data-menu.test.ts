@@ -69,6 +69,13 @@ describe('data menu helpers', () => {
       'structured-memory-Projects-Apollo-Goals-2026-11-22.md',
     );
     expect(exportFileName('md', day, '../../etc')).toBe('structured-memory-etc-2026-11-22.md');
+    // Letters whole, accents and all scripts kept (decomposed, "Zürich" came out "Zu-rich").
+    expect(exportFileName('md', day, 'Trips/Zu\u0308rich')).toBe(
+      'structured-memory-Trips-Zürich-2026-11-22.md',
+    );
+    expect(exportFileName('md', day, 'データ/Ｎｏｔｅｓ')).toBe(
+      'structured-memory-データ-Notes-2026-11-22.md',
+    );
   });
 
   it('tells a JSON backup from Markdown by name, type, then content', () => {
