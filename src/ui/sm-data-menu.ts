@@ -120,6 +120,13 @@ export function isMarkdownFile(name: string, type: string, text: string): boolea
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
+/** The report's heading: whether anything came in, and of how many files when not all did. */
+export function reportHeading(reports: readonly Pick<FileReport, 'ok'>[]): string {
+  const ok = reports.filter((r) => r.ok).length;
+  if (!ok) return 'Nothing was imported';
+  return ok < reports.length ? `Imported ${ok} of ${reports.length} files` : 'Import finished';
+}
+
 /** The report of a file that another tool wrote (`importFile`'s answer). */
 export function fileReport(file: string, r: FileImportResult | ToolError): FileReport {
   if (r.status !== 'SUCCESS') return { file, ok: false, text: r.message, details: [] };
@@ -375,7 +382,7 @@ export class SmDataMenu extends LitElement {
               : html`<progress aria-label=${s.title}></progress>`
           }`;
       case 'report':
-        return html`<h2 id="data-title">Import finished</h2>
+        return html`<h2 id="data-title">${reportHeading(s.reports)}</h2>
           <div role="status">
             <ul class="report">
               ${s.reports.map(

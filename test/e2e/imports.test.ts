@@ -242,6 +242,7 @@ describe('importing from other tools in Chromium', () => {
       'Brin.json: Not imported: the import was cancelled.',
       'Cato.json: Not imported: the import was cancelled.',
     ]);
+    expect(await dialog().getByRole('heading').innerText()).toBe('Imported 1 of 3 files');
     await dialog().getByRole('button', { name: 'Close' }).click();
     const paths = (await callWorker<{ path: string }[]>(page, 'memoryIndex')).map((e) => e.path);
     expect(paths).toContain('Characters/Ada/Description');
@@ -260,6 +261,8 @@ describe('importing from other tools in Chromium', () => {
       .toContain(
         'notes.jsonl: Nothing was imported; nothing changed. notes.jsonl is not a SillyTavern chat',
       );
+    // The heading says so too (it said "Import finished").
+    expect(await dialog().getByRole('heading').innerText()).toBe('Nothing was imported');
     await dialog().getByRole('button', { name: 'Close' }).click();
     expect(await callWorker<unknown>(page, 'stats')).toEqual(before);
   });
