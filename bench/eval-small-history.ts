@@ -21,6 +21,32 @@ import { DEFAULT_DATA, normaliseEvidence, readSamples, sessionsOf, turnText } fr
 
 const DAY = 86_400_000;
 const UNRELATED_PER_CONVERSATION = 30;
+/**
+ * Everyday messages that ask nothing of memory (written for this eval): a greeting, thanks, a
+ * task about something new. Every past turn recalled for one is noise in the prompt.
+ */
+const SMALL_TALK = [
+  'Good morning! How are you?',
+  'Hi there!',
+  'Thanks, that is all for this week.',
+  'Good night, talk to you tomorrow.',
+  'Can you help me write an email to my landlord?',
+  'Tell me a joke.',
+  'Write a short poem about the sea.',
+  'What is the capital of Australia?',
+  'Translate "good luck" into Spanish.',
+  'How many days are there in a leap year?',
+  'Can you explain how a rainbow forms?',
+  'Give me a recipe for pancakes.',
+  'I am bored, suggest something to do.',
+  'What is a good name for a goldfish?',
+  'Summarise the plot of Hamlet in two sentences.',
+  'Okay, sounds good.',
+  'Let us talk about something else.',
+  'What does the word "ephemeral" mean?',
+  'How do I convert Celsius to Fahrenheit?',
+  'Please list three tips for better sleep.',
+];
 
 async function main() {
   const arg = process.argv.slice(2).find((a) => !a.startsWith('--'));
@@ -41,12 +67,18 @@ async function main() {
   await embedder.ready();
   const told = { questions: 0, r10: 0, returned: 0 };
   const unrelated = { questions: 0, returned: 0, any: 0 };
+  const chatter = { questions: 0, returned: 0, any: 0 };
   let turns = 0;
-  for (const [si, sample] of samples.entries()) {
+  /**
+   * A fresh memory holding `sample`'s kept sessions, each its own chat, and how to ask it. Each
+   * kind of question gets its own (asked chats are deleted, but what a deleted chat leaves, such
+   * as the sentence centroid, would make one kind's figures depend on the other's).
+   */
+  async function history(sample: (typeof samples)[number]) {
     const sessions = sessionsOf(sample).slice(0, keep || undefined);
     let t = 0;
     const mem = openMemory({
-      name: `small-${sample.sample_id}-${Date.now()}`,
+      name: `small-${sample.sample_id}-${Date.now()}-${Math.random()}`,
       embedder,
       now: () => t,
     });
@@ -61,15 +93,13 @@ async function main() {
         const r = await mem.recordTurn({ conversationId: chat.id, role, text: turnText(turn) });
         if (r.status !== 'SUCCESS') throw new Error(`recordTurn: ${r.message}`);
         dia.set(r.turnId, turn.dia_id);
-        turns++;
       }
     }
     t += DAY;
-    const known = new Set(dia.values());
     // As a chat turn asks (prepareTurn): the question stored in a new chat and indexed first,
     // then recalled with it left out; the chat is deleted after, so questions do not pile up.
     // `--bare`: recallMemory alone, the question never indexed (the model's own call).
-    const recalled = async (question: string) => {
+    const ask = async (question: string) => {
       if (bare) {
         const r = await mem.recallMemory(question, 10);
         if (!Array.isArray(r)) throw new Error(`recallMemory: ${r.message}`);
@@ -87,36 +117,52 @@ async function main() {
       await mem.deleteConversation(chat.id);
       return ctx.recall.flatMap((h) => (h.kind === 'turn' ? [dia.get(h.turnId) ?? ''] : []));
     };
+    return { ask, known: new Set(dia.values()), turns: dia.size, close: () => mem.close() };
+  }
+
+  const noise = async (
+    sample: (typeof samples)[number],
+    messages: readonly string[],
+    into: typeof unrelated,
+  ) => {
+    const h = await history(sample);
+    for (const message of messages) {
+      const got = await h.ask(message);
+      into.questions++;
+      into.returned += got.length;
+      if (got.length) into.any++;
+    }
+    await h.close();
+  };
+
+  for (const [si, sample] of samples.entries()) {
+    const h = await history(sample);
+    turns += h.turns;
+    const all = new Set(sessionsOf(sample).flatMap((s) => s.turns.map((x) => x.dia_id)));
     for (const qa of sample.qa) {
-      const evidence = normaliseEvidence(
-        qa.evidence ?? [],
-        new Set(sessionsOf(sample).flatMap((s) => s.turns.map((x) => x.dia_id))),
-      );
-      if (!evidence.length || !evidence.every((e) => known.has(e))) continue;
-      const got = await recalled(qa.question);
+      const evidence = normaliseEvidence(qa.evidence ?? [], all);
+      if (!evidence.length || !evidence.every((e) => h.known.has(e))) continue;
+      const got = await h.ask(qa.question);
       told.questions++;
       told.returned += got.length;
       told.r10 += evidence.filter((e) => got.includes(e)).length / evidence.length;
     }
-    for (const [oi, other] of samples.entries()) {
-      if (oi === si) continue;
-      for (const qa of other.qa.slice(0, UNRELATED_PER_CONVERSATION)) {
-        const got = await recalled(qa.question);
-        unrelated.questions++;
-        unrelated.returned += got.length;
-        if (got.length) unrelated.any++;
-      }
-    }
-    await mem.close();
+    await h.close();
+    const others = samples.flatMap((o, oi) =>
+      oi === si ? [] : o.qa.slice(0, UNRELATED_PER_CONVERSATION).map((qa) => qa.question),
+    );
+    await noise(sample, others, unrelated);
+    await noise(sample, SMALL_TALK, chatter);
   }
   const f = (n: number, d = 3) => n.toFixed(d);
   console.log(
     `sessions kept: ${keep || 'all'} (${turns} turns in ${samples.length} conversations), ` +
       `${bare ? 'recallMemory alone' : 'as a chat turn asks (prepareTurn)'}\n` +
-      '| questions about what was told: R@10 | turns returned | unrelated questions: turns returned | share with any |\n' +
-      '|---|---|---|---|\n' +
+      '| told: R@10 (questions) | told: turns returned | unrelated: turns returned (questions) | unrelated: share with any | small talk: turns returned (messages) | small talk: share with any |\n' +
+      '|---|---|---|---|---|---|\n' +
       `| ${f(told.r10 / told.questions)} (${told.questions}) | ${f(told.returned / told.questions, 2)} | ` +
-      `${f(unrelated.returned / unrelated.questions, 2)} (${unrelated.questions}) | ${f(unrelated.any / unrelated.questions)} |`,
+      `${f(unrelated.returned / unrelated.questions, 2)} (${unrelated.questions}) | ${f(unrelated.any / unrelated.questions)} | ` +
+      `${f(chatter.returned / chatter.questions, 2)} (${chatter.questions}) | ${f(chatter.any / chatter.questions)} |`,
   );
 }
 
