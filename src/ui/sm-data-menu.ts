@@ -30,7 +30,7 @@ declare module './events' {
 type Step =
   | { kind: 'closed' }
   | { kind: 'choose'; file: string; text: string }
-  | { kind: 'confirm-replace'; file: string; text: string }
+  | { kind: 'confirm-replace'; file: string; text: string; syncs: boolean }
   | {
       kind: 'working';
       title: string;
@@ -342,10 +342,7 @@ export class SmDataMenu extends LitElement {
                 updated; its old version stays in history.</span
               >
             </button>
-            <button
-              class="choice"
-              @click=${() => this.showStep({ kind: 'confirm-replace', file: s.file, text: s.text })}
-            >
+            <button class="choice" @click=${() => this.confirmReplace(s.file, s.text)}>
               <span>Replace all<span class="sr">:</span></span>
               <span class="hint">Delete everything here first, then load the backup.</span>
             </button>
@@ -358,6 +355,14 @@ export class SmDataMenu extends LitElement {
             replaced by <span class="file">${s.file}</span>. This cannot be undone; export a backup
             first if you may want it back.
           </p>
+          ${
+            s.syncs
+              ? html`<p>
+                  This browser syncs: at the next sync, what the sync server holds comes back and is
+                  merged with the backup. Nothing on your other devices is deleted.
+                </p>`
+              : nothing
+          }
           <div class="actions">
             <button @click=${this.handleClose}>Cancel</button>
             <button class="danger" @click=${() => this.runImport(s.file, s.text, 'replace')}>
@@ -495,6 +500,17 @@ export class SmDataMenu extends LitElement {
     const width = document.documentElement.clientWidth;
     const shift = Math.max(0, Math.min(r.right - (width - 8), r.left - 8));
     if (shift > 0) menu.style.transform = `translateX(${-shift}px)`;
+  }
+
+  /** Replace all's confirmation, which says what sync will do when this browser syncs. */
+  private async confirmReplace(file: string, text: string): Promise<void> {
+    const config = await this.memory?.syncConfig().catch(() => undefined);
+    await this.showStep({
+      kind: 'confirm-replace',
+      file,
+      text,
+      syncs: !!(config?.url && config.database),
+    });
   }
 
   private menuItems(): HTMLButtonElement[] {

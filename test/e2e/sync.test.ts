@@ -359,6 +359,19 @@ describe('sync between two browsers', () => {
     await openSync(a);
     expect(await dialog(a).getByLabel('Database').inputValue()).toBe('shared');
     await closeSettings(a);
+    // Replace all on a browser that syncs says what the next sync does (then Cancel).
+    await a.locator('sm-data-menu input[type=file]').setInputFiles({
+      name: 'backup.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(backupOf(1)),
+    });
+    await a.getByRole('button', { name: /^Replace all/ }).click();
+    const confirm = a.getByRole('dialog', { name: 'Replace all memory?' });
+    await expect
+      .poll(() => confirm.innerText())
+      .toContain('This browser syncs: at the next sync, what the sync server holds comes back');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => confirm.count()).toBe(0);
 
     await call(a, 'saveMemory', 'Synced/from-A', { note: 'made on A' });
     const treeB = b.getByRole('tree', { name: 'Memory' });
