@@ -10,7 +10,7 @@ import {
   dropConversationChunks,
 } from '../memory/tools/conversations';
 import { REPLACED_KEY } from '../memory/tools/backup';
-import type { Conversation, HistoryRow, MemoryEntry, Message } from '../memory/types';
+import type { HistoryRow, MemoryEntry } from '../memory/types';
 import {
   APP_SETTINGS_KEY,
   KIND_ORDER,
@@ -192,18 +192,7 @@ interface KeyValue {
 interface KnownName {
   key: string;
   id: string;
-  /**
-   * The row it named (a chat's creation time; a message's time and role): the id is taken again
-   * only by that row, not by another that came under the same local id since (a restore).
-   */
-  stamp: string;
 }
-
-/** What tells a chat or message row apart from another under the same local id (`KnownName`). */
-const stampOf = (row: Conversation | Message): string =>
-  'role' in row
-    ? `${row.time instanceof Date ? row.time.getTime() : String(row.time)}|${row.role}`
-    : String(row.created instanceof Date ? row.created.getTime() : row.created);
 
 class SyncStateDB extends Dexie {
   config!: Table<KeyValue, string>;
@@ -498,24 +487,12 @@ export function createSync(options: SyncOptions) {
           .Pouch(previous)
           .destroy()
           .catch(() => undefined);
-      // The chats' and messages' ids, with what tells their rows apart (read first: another
-      // database's transaction).
-      const named = await sdb.docs
-        .filter((d) => (d.kind === 'conv' || d.kind === 'msg') && d.hash !== '')
-        .toArray();
-      const convs = named.filter((d) => d.kind === 'conv');
-      const msgs = named.filter((d) => d.kind === 'msg');
-      const [convRows, msgRows] = await Promise.all([
-        mdb.conversations.bulkGet(convs.map((d) => d.local as number)),
-        mdb.messages.bulkGet(msgs.map((d) => d.local as number)),
-      ]);
-      const names: KnownName[] = [];
-      const name = (d: DocState, row: Conversation | Message | undefined) =>
-        row && names.push({ key: localKey(d.kind, d.local), id: d.id, stamp: stampOf(row) });
-      convs.forEach((d, i) => name(d, convRows[i]));
-      msgs.forEach((d, i) => name(d, msgRows[i]));
       await sdb.transaction('rw', sdb.config, sdb.docs, sdb.names, async () => {
-        await sdb.names.bulkPut(names);
+        // The chats' and messages' ids go on (a Replace all since clears them: `afterReplace`).
+        const named = await sdb.docs
+          .filter((d) => (d.kind === 'conv' || d.kind === 'msg') && d.hash !== '')
+          .toArray();
+        await sdb.names.bulkPut(named.map((d) => ({ key: localKey(d.kind, d.local), id: d.id })));
         await sdb.docs.clear();
         await sdb.config.put({ key: 'mirror', value: mirrorName });
         await sdb.config.put({ key: 'seq', value: 0 });
@@ -651,21 +628,16 @@ export function createSync(options: SyncOptions) {
         .filter((m) => !byLocal.has(localKey('msg', m.id!)))
         .map((m) => localKey('msg', m.id!)),
     ];
-    const known = new Map<string, KnownName>();
+    const known = new Map<string, string>();
     if (unknown.length && (await sdb.names.count()))
-      (await sdb.names.bulkGet(unknown)).forEach((n) => n && known.set(n.key, n));
-    const idOf = (kind: 'conv' | 'msg', row: Conversation | Message) => {
-      const key = localKey(kind, row.id!);
-      const named = known.get(key);
-      return (
-        byLocal.get(key)?.id ??
-        (named?.stamp === stampOf(row) ? named.id : undefined) ??
-        `${kind}:${randomRev()}`
-      );
-    };
-    for (const c of convs) convIds.set(c.id!, idOf('conv', c));
+      (await sdb.names.bulkGet(unknown)).forEach((n) => n && known.set(n.key, n.id));
+    const idOf = (kind: 'conv' | 'msg', local: number) =>
+      byLocal.get(localKey(kind, local))?.id ??
+      known.get(localKey(kind, local)) ??
+      `${kind}:${randomRev()}`;
+    for (const c of convs) convIds.set(c.id!, idOf('conv', c.id!));
     const msgIds = new Map<number, string>();
-    for (const m of msgs) if (convIds.has(m.conversationId)) msgIds.set(m.id!, idOf('msg', m));
+    for (const m of msgs) if (convIds.has(m.conversationId)) msgIds.set(m.id!, idOf('msg', m.id!));
     const msgIdOf = (local: number) => msgIds.get(local) ?? byLocal.get(localKey('msg', local))?.id;
     // Refs go with every snapshot, if only empty: the receiver names no message of its own by
     // this device's ids.
