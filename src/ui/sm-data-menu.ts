@@ -646,11 +646,11 @@ export class SmDataMenu extends LitElement {
       const head = await this.readText(file.slice(0, 256), file.name);
       if (head === undefined) return;
       const own = isMarkdownFile(file.name, file.type, head) || isBackupText(head);
+      // Refused before it is read: a file of gigabytes would hold the page, then fail.
+      const refusal = fileSizeRefusal(file.name, file.size, true);
       // A JSON object may be a backup whose keys a tool reordered: read whole (within the
       // backup's limit) to tell; else another tool's file, imported below.
-      if (own || (mayBeBackup(head) && !fileSizeRefusal(file.name, file.size, true))) {
-        // Refused before it is read: a file of gigabytes would hold the page, then fail.
-        const refusal = fileSizeRefusal(file.name, file.size, true);
+      if (own || (mayBeBackup(head) && !refusal)) {
         if (refusal) {
           return this.showStep({
             kind: 'failed',
