@@ -4,31 +4,22 @@
 // into view with its Restore, at phone size too.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './chromium';
-import { buildAndServe, callWorker, openInTree, seed } from './explorer-fixture';
+import { callWorker, openInTree, openSeeded } from './explorer-fixture';
 
 const SHOTS = process.env.ENTRY_SHOTS ?? '/tmp/shots-entry-reading';
 const HEBREW = 'אני גר ב-Lisbon ליד הנהר.\nמספר טלפון: 555-1234!';
 const LONG_NAME = `x${'y'.repeat(127)}`;
 
 describe('reading and editing an entry', () => {
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
-  let app: Awaited<ReturnType<typeof buildAndServe>>;
-  const errors: string[] = [];
+  let errors: string[];
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     await mkdir(SHOTS, { recursive: true });
-    app = await buildAndServe();
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(app.server.url);
-    await seed(page);
+    ({ page, errors, close } = await openSeeded());
     for (const [path, content] of [
       ['Notes/Hebrew', HEBREW],
       [`Notes/${LONG_NAME}`, 'A long name.'],
@@ -40,9 +31,7 @@ describe('reading and editing an entry', () => {
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await app?.dispose();
+    await close?.();
   });
 
   const detail = () => page.locator('sm-entry-detail');

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Locator, Page } from 'playwright-core';
 import { build } from 'vite';
 import { expect } from 'vitest';
+import { launchChromium } from './chromium';
 import { serveStatic, type StaticServer } from './static-server';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -122,6 +123,34 @@ export async function buildAndServe(): Promise<{ server: StaticServer; dispose()
     async dispose() {
       await server.close();
       await rm(outDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The built app in Chromium on one desktop page (1280×800) holding SEED, its page errors
+ * collected; `close` ends the page, the browser and the server.
+ */
+export async function openSeeded(): Promise<{
+  page: Page;
+  errors: string[];
+  close(): Promise<void>;
+}> {
+  const app = await buildAndServe();
+  const browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(app.server.url);
+  await seed(page);
+  return {
+    page,
+    errors,
+    async close() {
+      await context.close();
+      await browser.close();
+      await app.dispose();
     },
   };
 }

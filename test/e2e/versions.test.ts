@@ -5,35 +5,24 @@
 // docs/design.md (the `version` field).
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './chromium';
-import { buildAndServe, callWorker, seed } from './explorer-fixture';
+import { callWorker, openSeeded } from './explorer-fixture';
 
 const SHOTS = process.env.VERSION_SHOTS ?? '/tmp/shots-versions';
 
 describe('version numbers across save, restore, move and delete', () => {
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
-  let app: Awaited<ReturnType<typeof buildAndServe>>;
-  const errors: string[] = [];
+  let errors: string[];
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     await mkdir(SHOTS, { recursive: true });
-    app = await buildAndServe();
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(app.server.url);
-    await seed(page);
+    ({ page, errors, close } = await openSeeded());
   });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await app?.dispose();
+    await close?.();
   });
 
   const detail = () => page.locator('sm-entry-detail');
