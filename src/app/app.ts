@@ -535,7 +535,12 @@ export class App {
       });
     } catch (e) {
       if (session !== this.current.session) return;
-      this.set({ status: { state: 'error', message: e instanceof Error ? e.message : String(e) } });
+      const message = e instanceof Error ? e.message : String(e);
+      // Asked again and still nothing: the same status is not set again (the page would redraw
+      // its notices every few seconds, under a person's pointer).
+      const { status } = this.current;
+      if (status.state !== 'error' || status.message !== message)
+        this.set({ status: { state: 'error', message } });
       // Only a server that does not answer comes by itself; a refusal waits for new settings.
       if (e instanceof LlmError && e.code === 'SERVER_DOWN') this.recheckLater(session);
     }

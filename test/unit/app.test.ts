@@ -186,7 +186,12 @@ describe('App (the composition of memory, settings, connector and chat session)'
     conns.pending[1].reject(serverDownError('http://localhost:5001', 'koboldcpp'));
     await expect.poll(() => conns.pending.length).toBe(3);
     expect(app.state.status.state).toBe('error');
-    conns.pending[2].resolve(KOBOLD);
+    // Still nothing, and said the same: the state is not replaced (nothing redraws).
+    const said = app.state;
+    conns.pending[2].reject(serverDownError('http://localhost:5001', 'koboldcpp'));
+    await expect.poll(() => conns.pending.length).toBe(4);
+    expect(app.state).toBe(said);
+    conns.pending[3].resolve(KOBOLD);
     await until(app, (s) => s.status.state === 'connected');
   });
 
