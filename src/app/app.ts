@@ -483,9 +483,11 @@ export class App {
         onEvent: (e) => {
           if (e.type === 'notice' && /prompt/.test(e.message)) void this.refreshStatus(session);
           // A server that went away (or locked) mid-session: the status line says so, not
-          // "connected", until a reply comes again.
+          // "connected", until a reply comes again or the server answers when asked again (the
+          // session detects it afresh: it may be back as another model).
           if (e.type === 'unreachable' && session === this.current.session) {
             this.set({ status: { state: 'error', message: e.message } });
+            this.recheckLater(session);
           }
           if (e.type === 'token' && this.current.status.state === 'error' && !this.recovering) {
             this.recovering = true;

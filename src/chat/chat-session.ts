@@ -101,7 +101,12 @@ export function createChatSession(options: ChatSessionOptions): ChatSession {
     specs,
     validators: new Map(),
     nativeToolTokens: countTokens(JSON.stringify(specs)),
-    emit: options.onEvent ?? (() => undefined),
+    emit: (e) => {
+      // A server that went away may come back as another model (restarted with other weights,
+      // another context size): the next turn, or the status, detects it afresh.
+      if (e.type === 'unreachable') info = undefined;
+      options.onEvent?.(e);
+    },
     server,
     toolMode,
     learnPrompted,

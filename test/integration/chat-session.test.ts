@@ -604,6 +604,35 @@ describe('server failures become typed errors with a sentence', () => {
     expect(r.error?.message).toMatch(/OLLAMA_ORIGINS/);
   });
 
+  it('a server restarted as another model mid-session: the next turn detects it afresh', async () => {
+    const first = await startFakeServer('koboldcpp', { model: 'small', contextSize: 8192 });
+    const port = Number(new URL(first.url).port);
+    const memory = openMemory({ name: `chat-${crypto.randomUUID()}`, embedder });
+    open.push(first, memory);
+    const session = createChatSession({
+      memory,
+      connector: createConnector({ endpoint: first.url, retry: { attempts: 1, baseDelayMs: 5 } }),
+    });
+    const conv = await memory.createConversation('test');
+    if (conv.status !== 'SUCCESS') throw new Error('no conversation');
+    expect((await session.send(conv.id, 'hello')).status).toBe('answered');
+    expect(await session.server()).toMatchObject({ model: 'small', contextSize: 8192 });
+    await first.close();
+    const gone = await session.send(conv.id, 'still there?');
+    expect(gone.error?.code).toBe('SERVER_DOWN');
+    // The person starts KoboldCPP again with another model, on the same port.
+    const second = await startFakeServer('koboldcpp', {
+      port,
+      model: 'big',
+      contextSize: 2048,
+      firstEventDelayMs: 5,
+    });
+    open.push(second);
+    expect((await session.send(conv.id, 'and now?')).status).toBe('answered');
+    expect(await session.server()).toMatchObject({ model: 'big', contextSize: 2048 });
+    expect(second.generations().map((r) => (r.body as { model?: string }).model)).toEqual(['big']);
+  });
+
   it('401: wrong password, and the right one works', async () => {
     const s = await setup('koboldcpp', { password: 'sesame', replies: [{ text: 'in' }] });
     const r = await s.session.send(s.conversationId, 'hello');

@@ -232,6 +232,32 @@ describe('App (the composition of memory, settings, connector and chat session)'
     expect(app.state.status).toMatchObject({ state: 'connected', kind: 'koboldcpp' });
   });
 
+  it('a server that went away mid-session is asked again by itself: connected once it answers, without a reply', async () => {
+    const mem = fakeMemory();
+    const conns = connectors();
+    let events: ((e: SessionEvent) => void) | undefined;
+    const app = new App({
+      memory: mem.memory,
+      createConnector: conns.create,
+      wrapCallback: (fn) => fn,
+      noticeStorage: memoryStorage(),
+      recheckMs: 5,
+      createChatSession: (options) => {
+        events = options.onEvent;
+        return createChatSession(options);
+      },
+    });
+    await app.start();
+    conns.pending[0].resolve(KOBOLD);
+    await until(app, (s) => s.status.state === 'connected');
+    const down = 'Nothing answers at http://localhost:5001: start KoboldCPP.';
+    events!({ type: 'unreachable', message: down });
+    expect(app.state.status).toEqual({ state: 'error', message: down });
+    // No message sent, no token: the status line asks the server again and says connected.
+    await until(app, (s) => s.status.state === 'connected');
+    expect(app.state.status).toMatchObject({ state: 'connected', model: 'koboldcpp/tiny' });
+  });
+
   it('saving settings rebuilds the connector and session at once and stores the settings', async () => {
     const { app, mem, conns } = compose();
     await app.start();
