@@ -242,6 +242,27 @@ export class ChunkVectors {
     });
   }
 
+  /**
+   * Adds `factor ×` the vector of `id` to `into` (dims long): the f32 one, else the int8 one
+   * (`scale × codes`). False, and nothing added, for an id not held.
+   */
+  addVectorTo(id: number, into: Float64Array, factor: number): boolean {
+    const { dims, lay } = this;
+    const slot = this.slotOf.get(id);
+    if (slot === undefined || into.length < dims) return false;
+    const base = slot * dims;
+    if (lay.f32) {
+      const f32 = new Float32Array(this.kernel.buffer, lay.f32Base, this.used * dims);
+      for (let i = 0; i < dims; i++) into[i] += factor * f32[base + i];
+      return true;
+    }
+    if (!lay.codes) return false;
+    const codes = new Int8Array(this.kernel.buffer, lay.codeBase, this.used * dims);
+    const scale = factor * new Float32Array(this.kernel.buffer, lay.scales, this.used)[slot];
+    for (let i = 0; i < dims; i++) into[i] += scale * codes[base + i];
+    return true;
+  }
+
   /** Every live chunk id (for reconciling with the store). */
   liveIds(): number[] {
     return [...this.slotOf.keys()];

@@ -36,7 +36,7 @@ export class SemanticIndex {
   /** The chunks' words, grouped by conversation, kept beside the vectors. */
   readonly words = new Bm25Index({ episodeGap: EPISODE_GAP_MS });
   private wordsMissing = false;
-  /** Sum of the vectors added since the last load (deletions are not subtracted: rare). */
+  /** Sum of the vectors held (the centroid's, ranking.ts baseline), and how many. */
   private readonly vectorSum: Float64Array;
   private vectorCount = 0;
   /** A cold start's sign codes, searched until the vectors are in; null once they are. */
@@ -82,6 +82,12 @@ export class SemanticIndex {
   /** The sitting (episode) of an indexed chunk: its chat's run without a long pause. */
   episodeOf(id: number): number | undefined {
     return this.words.episodeOf(id);
+  }
+
+  /** A chunk's vector taken out of the sum as it leaves the index. */
+  private removeVector(id: number): void {
+    if (this.vectors.addVectorTo(id, this.vectorSum, -1)) this.vectorCount--;
+    this.vectors.remove(id);
   }
 
   private addToSum(v: Float32Array, offset = 0): void {
@@ -312,7 +318,7 @@ export class SemanticIndex {
       return; // closed meanwhile: searches stay inexact; the next open loads again
     }
     if (!current()) return;
-    for (const id of this.goneWhileLoading) this.vectors.remove(id);
+    for (const id of this.goneWhileLoading) this.removeVector(id);
     this.goneWhileLoading.clear();
     this.compact = null;
   }
@@ -371,7 +377,7 @@ export class SemanticIndex {
     rows.forEach((row, i) => {
       if (row && row.model === this.model) this.put(row);
       else {
-        this.vectors.remove(sorted[i]);
+        this.removeVector(sorted[i]);
         this.words.remove(sorted[i]);
         if (this.compact) this.goneWhileLoading.add(sorted[i]);
       }
@@ -432,9 +438,10 @@ export class SemanticIndex {
   private put(c: Chunk): void {
     // Chunk rows never change once written (a re-embed writes them under another model).
     if (c.id === undefined) return;
-    this.vectors.add(c.id, c.conversationId, c.embedding);
+    // One already held (another tab's write told again) is not counted twice.
+    const added = this.vectors.add(c.id, c.conversationId, c.embedding);
     this.words.add(c.id, c.text, c.conversationId, c.turnId, timeOf(c.time));
-    if (c.embedding.length === this.dims) this.addToSum(c.embedding);
+    if (added && c.embedding.length === this.dims) this.addToSum(c.embedding);
   }
 
   /** A compact part's codes and vector sum (its words go in with all the others at once). */

@@ -219,3 +219,47 @@ describe('in-memory indexes', () => {
     await mem.close();
   });
 });
+
+describe('a deleted chat', () => {
+  it('leaves the search as if it had never been: the same relevance as in a memory that never held it', async () => {
+    const kept = [
+      'My sister Ana is moving to Lisbon in May.',
+      'She found a flat near the river.',
+      'I will visit her in the summer.',
+    ];
+    const gone = Array.from(
+      { length: 40 },
+      (_, i) => `My brother and his wife are relocating to Porto, flat number ${i}.`,
+    );
+    const record = async (mem: ReturnType<typeof openMemory>, title: string, lines: string[]) => {
+      const chat = await mem.createConversation(title);
+      if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+      for (const text of lines)
+        await mem.recordTurn({ conversationId: chat.id, role: 'user', text });
+      return chat.id;
+    };
+    const both = openMemory({ name: dbName(), embedder });
+    const only = openMemory({ name: dbName(), embedder });
+    await record(both, 'Family', kept);
+    const work = await record(both, 'Work', gone);
+    await record(only, 'Family', kept);
+    // The index is in use (warm) when the chat is deleted, as in a running app.
+    await both.searchChunks(null, 'warm up the index');
+    await both.deleteConversation(work);
+    // Both signals, and the meaning alone: its relevance is measured against the centroid of
+    // what the index holds.
+    const ask = async (mem: ReturnType<typeof openMemory>) =>
+      Promise.all(
+        (['both', 'semantic'] as const).map(async (signals) =>
+          (
+            await mem.searchChunks(null, 'Which city will my sibling relocate to?', 3, { signals })
+          ).map((h) => [h.chunk.text, Math.round(h.match * 1000)]),
+        ),
+      );
+    const after = await ask(both);
+    expect(after[1].map(([text]) => text)).toContain(kept[0]);
+    expect(after).toEqual(await ask(only));
+    await both.close();
+    await only.close();
+  });
+});

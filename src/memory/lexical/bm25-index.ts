@@ -477,8 +477,10 @@ export class Bm25Index {
     if (--this.episodeDocs[e] === 0) this.liveEpisodes--;
     this.deadPostings += this.lengths[slot] ? 1 : 0; // a hint; compaction recounts
     if (this.slotOf.size === 0) this.clear();
-    // Removed documents still count in document frequencies until compacted: keep them few.
-    else if (this.slotCount - this.live > Math.max(64, this.live / 4)) this.compact();
+    // Removed documents still count in document frequencies until compacted: keep them few (a
+    // quarter of the live ones at most; in a small index, where a chat deleted is a large share
+    // of the words, its words would otherwise still weigh as held).
+    else if (this.slotCount - this.live > this.live / 4) this.compact();
   }
 
   clear(): void {
