@@ -173,6 +173,8 @@ export class App {
    * Nothing answered at the server: the status asks it again by itself (a person who starts
    * KoboldCPP after opening the page sees it connect, without sending a message to find out).
    */
+  /** Chats this page deleted (the list's report of it is not news to it). */
+  private readonly deletedHere = new Set<number>();
   private recheckTimer: ReturnType<typeof setTimeout> | undefined;
   private recheckDelay = 0;
   private readonly recheckFirst: number;
@@ -384,11 +386,26 @@ export class App {
 
   /** Deletes a conversation; the open one gives way to the newest left, or to a new one. */
   async deleteConversation(id: number): Promise<void> {
+    this.deletedHere.add(id);
     await this.memory.deleteConversation(id);
     if (this.current.conversationId === id) {
       const rest = await this.memory.listConversations();
       this.set({ conversationId: rest[0]?.id ?? (await this.createConversation()) });
     }
+  }
+
+  /**
+   * The chat list no longer holds the open chat: when it was deleted elsewhere (another tab,
+   * another device through sync), the newest chat left opens, or a new one, and the person is
+   * told, instead of writing on into a chat that is gone (its messages would be refused).
+   */
+  async openChatMaybeGone(): Promise<void> {
+    const id = this.current.conversationId;
+    if (id === undefined || this.deletedHere.has(id)) return;
+    const chats = await this.memory.listConversations();
+    if (this.current.conversationId !== id || chats.some((c) => c.id === id)) return;
+    this.set({ conversationId: chats[0]?.id ?? (await this.createConversation()) });
+    this.showNotice('The chat you had open was deleted (in another tab, or on another device).');
   }
 
   /**

@@ -134,6 +134,9 @@ export class SmApp extends LitElement {
     return this.app?.state ?? IDLE_STATE;
   }
 
+  /** The chat list last looked at for the open chat (`updated`). */
+  private chatsSeen: Conversation[] | undefined;
+
   private readonly conversations = new MemoryWatch<Conversation[]>(this, {
     tables: ['conversations'],
     load: async () => (this.memory ? this.memory.listConversations() : []),
@@ -247,6 +250,14 @@ export class SmApp extends LitElement {
   }
 
   protected override updated(): void {
+    // The chat list changed and lacks the open chat: deleted here, or elsewhere (the app tells).
+    const chats = this.conversations.value;
+    if (chats !== this.chatsSeen) {
+      this.chatsSeen = chats;
+      const open = this.state.conversationId;
+      if (chats && open !== undefined && !chats.some((c) => c.id === open))
+        void this.app?.openChatMaybeGone();
+    }
     const asked = this.settingsAsked;
     if (asked && this.settingsDialog) {
       this.settingsAsked = undefined;

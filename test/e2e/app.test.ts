@@ -425,4 +425,79 @@ describe('the app in Chromium', () => {
     await shot('narrow-memory', p);
     await p.close();
   });
+
+  it('a chat deleted in another tab: this tab opens another chat and says why, and the deleted one stays deleted', async () => {
+    const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const openChat = (p: Page) =>
+        p.evaluate(
+          () =>
+            (
+              document.querySelector('sm-app') as unknown as {
+                app?: { state: { conversationId?: number } };
+              }
+            ).app?.state.conversationId,
+        );
+      const first = await own.newPage();
+      await first.goto(server.url);
+      await expect.poll(() => openChat(first), { timeout: 30_000 }).toBeDefined();
+      const gone = (await openChat(first))!;
+      // Another chat, made in this tab: the newest, so the second tab opens it.
+      await first.evaluate(async () => {
+        const app = document.querySelector('sm-app') as unknown as {
+          memory: { createConversation(t: string): Promise<unknown> };
+        };
+        await app.memory.createConversation('Kept');
+      });
+      const second = await own.newPage();
+      await second.goto(server.url);
+      await expect.poll(() => openChat(second), { timeout: 30_000 }).not.toBe(gone);
+      await second.evaluate(async (id) => {
+        const app = document.querySelector('sm-app') as unknown as {
+          memory: { deleteConversation(id: number): Promise<unknown> };
+        };
+        await app.memory.deleteConversation(id);
+      }, gone);
+      // No model server in this profile: its banner comes first, the others behind "1 more".
+      const more = first.getByRole('button', { name: /^\d+ more$/ });
+      await expect.poll(() => more.count(), { timeout: 30_000 }).toBe(1);
+      await more.click();
+      await expect
+        .poll(
+          () =>
+            first
+              .getByText(
+                'The chat you had open was deleted (in another tab, or on another device).',
+              )
+              .count(),
+          { timeout: 30_000 },
+        )
+        .toBe(1);
+      const list = first.getByRole('navigation', { name: 'Chats' });
+      await expect
+        .poll(() => list.locator('button[aria-current="true"]').textContent(), { timeout: 10_000 })
+        .toContain('Kept');
+      await shot('desktop-chat-deleted-elsewhere', first);
+      // A message written into the deleted chat (as a reply still streaming there would be) is
+      // refused, and does not bring the chat back.
+      const late = await first.evaluate(async (id) => {
+        const app = document.querySelector('sm-app') as unknown as {
+          memory: {
+            addMessage(m: object): Promise<{ status: string; code?: string }>;
+            listConversations(): Promise<{ id: number }[]>;
+          };
+        };
+        const r = await app.memory.addMessage({
+          conversationId: id,
+          role: 'assistant',
+          text: 'late',
+        });
+        return { code: r.code, ids: (await app.memory.listConversations()).map((c) => c.id) };
+      }, gone);
+      expect(late.code).toBe('NOT_FOUND');
+      expect(late.ids).not.toContain(gone);
+    } finally {
+      await own.close();
+    }
+  });
 });

@@ -571,6 +571,53 @@ describe('a user message that cannot be stored', () => {
   });
 });
 
+describe('a chat deleted while its reply streams (in another tab)', () => {
+  it('stays deleted: the reply is not kept, nothing of the turn is indexed, and the turn says why', async () => {
+    const s = await setup('koboldcpp', {
+      replies: [{ text: 'Lisbon is lovely in May, and the trams are worth a ride.' }],
+      tokenDelayMs: 20,
+    });
+    let deleted: Promise<unknown> | undefined;
+    await s.session.send(s.conversationId, 'My sister Ana moves to Lisbon', undefined, (e) => {
+      if (e.type === 'token' && !deleted) deleted = s.memory.deleteConversation(s.conversationId);
+    });
+    await deleted;
+    expect(deleted).toBeDefined();
+    expect((await s.memory.listConversations()).map((c) => c.id)).not.toContain(s.conversationId);
+    expect(await s.memory.getMessages(s.conversationId)).toEqual([]);
+    expect(await s.memory.searchChunks(null, 'Lisbon trams sister Ana', 5)).toEqual([]);
+    expect(s.events).toContainEqual({
+      type: 'notice',
+      message: expect.stringMatching(
+        /Could not store a message: Chat \d+ is not here: it was deleted/,
+      ),
+    });
+  });
+
+  it('a message stored just before its chat was deleted is not indexed afterwards, and the chat stays deleted', async () => {
+    const memory = openMemory({ name: `chat-${crypto.randomUUID()}`, embedder });
+    open.push(memory);
+    const chat = await memory.createConversation('Trip');
+    if (chat.status !== 'SUCCESS') throw new Error(chat.message);
+    const stored = await memory.addMessage({
+      conversationId: chat.id,
+      role: 'user',
+      text: 'The ferry to the island leaves at nine.',
+    });
+    if (stored.status !== 'SUCCESS') throw new Error(stored.message);
+    await memory.deleteConversation(chat.id);
+    const indexed = await memory.recordTurn({
+      conversationId: chat.id,
+      turnId: stored.id,
+      role: 'user',
+      text: 'The ferry to the island leaves at nine.',
+    });
+    expect(indexed).toMatchObject({ status: 'ERROR', code: 'NOT_FOUND' });
+    expect(await memory.searchChunks(null, 'ferry island', 5)).toEqual([]);
+    expect((await memory.listConversations()).map((c) => c.id)).not.toContain(chat.id);
+  });
+});
+
 describe('server failures become typed errors with a sentence', () => {
   it('server down', async () => {
     const fake = await startFakeServer('koboldcpp');

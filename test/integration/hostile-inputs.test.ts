@@ -378,6 +378,7 @@ describe('messages that cannot be stored are refused clearly', () => {
 
   it('updateMessage refuses meta or toolCalls that cannot be stored', async () => {
     const { mem, name } = openTestMemory();
+    ok(await mem.createConversation('c'));
     const id = ok(await mem.addMessage({ conversationId: 1, role: 'user', text: 'hi' })).id;
     for (const patch of [
       { meta: { f: () => 1 } },
@@ -392,6 +393,7 @@ describe('messages that cannot be stored are refused clearly', () => {
 
   it('stores JSON meta and tool calls, and a backup restores them', async () => {
     const { mem } = openTestMemory();
+    ok(await mem.createConversation('c'));
     ok(
       await mem.addMessage({
         conversationId: 1,

@@ -60,6 +60,11 @@ export async function dropTurnChunks(
  * Inside a transaction (chunks and shards): deletes the sentences of a whole conversation and
  * their place in the shards. The ids of the chunk rows deleted.
  */
+/** Why a message for chat `id`, which is not (or no longer) stored, was not kept. */
+export function chatGone(id: number): string {
+  return `Chat ${id} is not here: it was deleted (perhaps in another tab or on another device), so nothing more is kept in it.`;
+}
+
 export async function dropConversationChunks(
   db: Pick<MemoryDB, 'chunks' | 'shards' | 'shardHeads' | 'shardCodes'>,
   conversationId: number,
@@ -74,20 +79,23 @@ export function conversationTools(ctx: StoreContext) {
   const { db, now, guard, noteChunkWrite } = ctx;
 
   /**
-   * Inside a transaction: stores messages of one conversation (creating it if needed), names
-   * the chat from its first user message while it has the default title, and shows the
-   * alternative a reply message belongs to (docs/chat.md).
+   * Inside a transaction: stores messages of one existing conversation (NOT_FOUND when there
+   * is none), names the chat from its first user message while it has the default title, and
+   * shows the alternative a reply message belongs to (docs/chat.md).
    */
   async function insert(
     conversationId: number,
     rows: { msg: NewMessage; parts: MessageParts }[],
     at: Date,
-  ): Promise<number[]> {
+  ): Promise<number[] | ToolError> {
     const conv = await db.conversations.get(conversationId);
+    // A chat deleted meanwhile (in another tab, say, while this one answered in it) stays
+    // deleted: what comes for it is refused, not stored in a chat made again around it.
+    if (!conv) return toolError('NOT_FOUND', chatGone(conversationId));
     // The keeper's card is written in the background: it does not make the chat the newest.
-    const aside = conv !== undefined && rows.every((r) => isKeeperCard({ meta: r.parts.meta }));
+    const aside = rows.every((r) => isKeeperCard({ meta: r.parts.meta }));
     const changes: Partial<Conversation> = aside ? {} : { modified: at };
-    if (!conv?.named && (conv?.title ?? DEFAULT_TITLE) === DEFAULT_TITLE) {
+    if (!conv.named && conv.title === DEFAULT_TITLE) {
       const firstUser =
         (await db.messages
           .where('conversationId')
@@ -97,16 +105,7 @@ export function conversationTools(ctx: StoreContext) {
       const title = firstUser ? titleFromMessage(firstUser.text) : '';
       if (title) changes.title = title;
     }
-    if (conv) {
-      if (Object.keys(changes).length) await db.conversations.update(conversationId, changes);
-    } else
-      await db.conversations.put({
-        id: conversationId,
-        title: DEFAULT_TITLE,
-        created: at,
-        ...changes,
-        modified: at,
-      });
+    if (Object.keys(changes).length) await db.conversations.update(conversationId, changes);
     const ids: number[] = [];
     for (const { msg, parts } of rows) {
       ids.push(
@@ -208,10 +207,11 @@ export function conversationTools(ctx: StoreContext) {
       const checked = checkMessage(msg);
       if (isToolError(checked)) return checked;
       const at = new Date(now());
-      const [id] = await db.transaction('rw', db.conversations, db.messages, async () =>
+      const ids = await db.transaction('rw', db.conversations, db.messages, async () =>
         insert(checked.conversationId, [{ msg, parts: checked.parts }], at),
       );
-      return { status: 'SUCCESS' as const, id };
+      if (isToolError(ids)) return ids;
+      return { status: 'SUCCESS' as const, id: ids[0] };
     });
   }
 
@@ -239,6 +239,7 @@ export function conversationTools(ctx: StoreContext) {
       const ids = await db.transaction('rw', db.conversations, db.messages, async () =>
         insert(conversationId!, rows, at),
       );
+      if (isToolError(ids)) return ids;
       return { status: 'SUCCESS' as const, ids };
     });
   }

@@ -3,6 +3,7 @@ import { shardTables } from '../db';
 import type { StoreContext } from '../store';
 import { intArg, isToolError, short, toolError } from '../validate';
 import { addToShards } from '../shards';
+import { chatGone } from './conversations';
 import { indexedPart, splitSentences } from '../text';
 import type { Signals } from '../ranking';
 import { searchChunkIndex } from '../search';
@@ -51,11 +52,23 @@ export function turnsTools(ctx: StoreContext) {
       const said = turnTime(turn.time);
       if (isToolError(said)) return said;
       const at = new Date(now());
-      const { turnId, rows } = await db.transaction(
+      const written = await db.transaction(
         'rw',
         [db.messages, db.chunks, ...shardTables(db), db.conversations],
         async () => {
           const conv = await db.conversations.get(conversationId);
+          // A stored message deleted meanwhile, with its chat or alone (another tab): nothing of
+          // it is indexed, or its sentences would be found with no message to show.
+          if (
+            givenTurn > 0 &&
+            (await db.messages.get(givenTurn))?.conversationId !== conversationId
+          )
+            return toolError(
+              'NOT_FOUND',
+              conv
+                ? `Message ${givenTurn} is not in chat ${conversationId}`
+                : chatGone(conversationId),
+            );
           // A stored message being indexed (`turnId` given) changed the chat when it was stored;
           // indexing it (a message that arrived by sync, say) is no change of the chat.
           if (conv) {
@@ -92,6 +105,8 @@ export function turnsTools(ctx: StoreContext) {
           return { turnId, rows };
         },
       );
+      if (isToolError(written)) return written;
+      const { turnId, rows } = written;
       state.lastConversationId = conversationId;
       noteChunkWrite(
         rows.map((r) => r.id),
