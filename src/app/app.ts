@@ -28,7 +28,7 @@ import { formatBytes } from './storage-status';
 import { LlmError } from '../llm/types';
 import type { ServerInfo, ServerKind, ToolMode } from '../llm/types';
 import type { MemoryClient } from '../worker-client';
-import type { IndexProgress } from '../memory/types';
+import type { IndexProgress, MemoryChange } from '../memory/types';
 import { MemoryKeeper, type KeeperHandover, type KeeperTarget } from './memory-keeper';
 import { KEEPER_HANDOVER_KEY, localHandover } from './keeper-handover';
 import {
@@ -234,6 +234,12 @@ export class App {
       settingsSaved: stored !== undefined,
       settingsLoaded: true,
     });
+    // Settings saved in another tab are this tab's too (its keeper, its server, its next Save).
+    void memory.onMemoryChange?.(
+      this.wrap((change: MemoryChange) => {
+        if (change.tables.includes('settings')) void this.followStoredSettings();
+      }),
+    );
     const convs = await memory.listConversations();
     this.set({ conversationId: convs[0]?.id ?? (await this.createConversation()) });
     this.followHandover();
@@ -286,6 +292,23 @@ export class App {
   }
 
   /** Saves the settings; a new server or key takes effect at once, a new model in the background. */
+  /**
+   * The settings as stored now, when another tab saved them: taken as Save here takes them
+   * (server, keeper, embedding model), without writing them again. A write that only repeats
+   * what this tab holds (its own Save) changes nothing.
+   */
+  private async followStoredSettings(): Promise<void> {
+    const stored = await this.memory.getSetting(SETTINGS_KEY);
+    if (stored === undefined) return;
+    const next = normaliseSettings(stored);
+    const before = this.current.settings;
+    if (JSON.stringify(next) === JSON.stringify(before)) return;
+    this.set({ settings: next, settingsSaved: true });
+    this.connect();
+    this.keeper.settingsChanged();
+    if (before.embeddingModel !== next.embeddingModel) void this.applyModel();
+  }
+
   async saveSettings(next: AppSettings): Promise<void> {
     const before = this.current.settings;
     this.set({ settings: normaliseSettings(next), settingsSaved: true });

@@ -6,6 +6,7 @@ import { createChatSession } from '../../src/chat/chat-session';
 import type { SessionEvent } from '../../src/chat/types';
 import { SETTINGS_KEY, type AppSettings, type NoticeStorage } from '../../src/app/settings';
 import type { EmbedderProgress } from '../../src/embeddings/types';
+import type { MemoryChange } from '../../src/memory/types';
 import type { Connector, ConnectorOptions } from '../../src/llm/connector';
 import { LlmError, type ServerInfo } from '../../src/llm/types';
 import { serverDownError } from '../../src/llm/errors';
@@ -55,8 +56,12 @@ function fakeMemory(stored: Record<string, unknown> = {}) {
   let nextId = 1;
   let progress: ((p: EmbedderProgress) => void) | undefined;
   let indexing: ((p: { done: number; total: number }) => void) | undefined;
+  let changes: ((c: MemoryChange) => void) | undefined;
   const models: string[] = [];
   const memory = {
+    onMemoryChange: async (fn: (c: MemoryChange) => void) => {
+      changes = fn;
+    },
     onModelProgress: async (fn: (p: EmbedderProgress) => void) => {
       progress = fn;
     },
@@ -96,6 +101,8 @@ function fakeMemory(stored: Record<string, unknown> = {}) {
     models,
     progress: (p: EmbedderProgress) => progress?.(p),
     indexing: (p: { done: number; total: number }) => indexing?.(p),
+    /** What the worker reports after a committed write (this tab's or another's). */
+    changed: (c: MemoryChange) => changes?.(c),
   };
 }
 
@@ -256,6 +263,38 @@ describe('App (the composition of memory, settings, connector and chat session)'
     // No message sent, no token: the status line asks the server again and says connected.
     await until(app, (s) => s.status.state === 'connected');
     expect(app.state.status).toMatchObject({ state: 'connected', model: 'koboldcpp/tiny' });
+  });
+
+  it("settings saved in another tab are this tab's too: its server, its keeper, and its next Save", async () => {
+    const { app, mem, conns } = compose({
+      [SETTINGS_KEY]: { endpoint: 'http://127.0.0.1:8080', memoryKeeper: true },
+    });
+    await app.start();
+    conns.pending[0].resolve(KOBOLD);
+    await until(app, (s) => s.status.state === 'connected');
+    // Its own Save is reported back too: nothing changes, nothing is rebuilt.
+    await app.saveSettings({ ...app.state.settings });
+    const built = conns.built.length;
+    mem.changed({ tables: ['settings'] });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(conns.built).toHaveLength(built);
+    // Another tab saves: another server, the keeper off.
+    mem.settings.set(SETTINGS_KEY, {
+      ...(mem.settings.get(SETTINGS_KEY) as AppSettings),
+      endpoint: 'http://127.0.0.1:5001',
+      memoryKeeper: false,
+    });
+    mem.changed({ tables: ['settings'] });
+    await until(app, (s) => s.settings.endpoint === 'http://127.0.0.1:5001');
+    expect(app.state.settings.memoryKeeper).toBe(false);
+    expect(conns.built.at(-1)?.endpoint).toBe('http://127.0.0.1:5001');
+    // A Save here now keeps what the other tab set, changing only what this one changed.
+    await app.saveSettings({ ...app.state.settings, temperature: 0.3 });
+    expect(mem.settings.get(SETTINGS_KEY)).toMatchObject({
+      endpoint: 'http://127.0.0.1:5001',
+      memoryKeeper: false,
+      temperature: 0.3,
+    });
   });
 
   it('saving settings rebuilds the connector and session at once and stores the settings', async () => {
