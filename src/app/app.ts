@@ -304,7 +304,7 @@ export class App {
     const before = this.current.settings;
     if (JSON.stringify(next) === JSON.stringify(before)) return;
     this.set({ settings: next, settingsSaved: true });
-    this.connect();
+    this.connect(sameModel(before, next));
     this.keeper.settingsChanged();
     if (before.embeddingModel !== next.embeddingModel) void this.applyModel();
   }
@@ -313,7 +313,7 @@ export class App {
     const before = this.current.settings;
     this.set({ settings: normaliseSettings(next), settingsSaved: true });
     // Connect first: a message sent right after Save must go to the new endpoint.
-    this.connect();
+    this.connect(sameModel(before, this.current.settings));
     this.keeper.settingsChanged();
     await this.memory.setSetting(SETTINGS_KEY, this.current.settings);
     if (before.embeddingModel !== this.current.settings.embeddingModel) void this.applyModel();
@@ -487,12 +487,17 @@ export class App {
   }
 
   /** A connector and chat session for the current settings; detects the server right away. */
-  private connect(): void {
+  /**
+   * A new chat session for the settings now; `keepModel`: the in-page model loaded for the same
+   * file and context size is kept (a new temperature does not load gigabytes again).
+   */
+  private connect(keepModel = false): void {
     const s = this.current.settings;
-    this.inPage?.close();
-    this.inPage = undefined;
     let connector: Connector;
-    if (s.modelSource === 'inpage') {
+    if (keepModel && this.inPage && s.modelSource === 'inpage') {
+      connector = this.inPage;
+    } else if (s.modelSource === 'inpage') {
+      this.inPage?.close();
       const inPage = createInPageConnector({
         name: s.inPageModel,
         files: () => inPageFiles(s.inPageModel),
@@ -506,6 +511,8 @@ export class App {
       this.inPage = inPage;
       connector = this.inPage;
     } else {
+      this.inPage?.close();
+      this.inPage = undefined;
       connector = this.createConnector({
         endpoint: s.endpoint,
         apiKey: s.apiKey || undefined,
@@ -649,4 +656,14 @@ async function inPageFiles(name: string): Promise<Blob[]> {
     );
   }
   return files;
+}
+
+/** Whether two settings run the same in-page model (the same file, at the same context size). */
+function sameModel(a: AppSettings, b: AppSettings): boolean {
+  return (
+    a.modelSource === 'inpage' &&
+    b.modelSource === 'inpage' &&
+    a.inPageModel === b.inPageModel &&
+    a.contextSize === b.contextSize
+  );
 }

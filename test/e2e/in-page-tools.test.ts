@@ -5,7 +5,7 @@
 // not choose a call, nor close a free string, by itself): the grammar finishes the call so that
 // it parses and fits the tool's schema, the connector reads it back as a native tool call, and
 // the chat runs it as it runs any server's: the entry shows in memory.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Worker } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium';
 import { buildAndServe, callWorker, openInTree } from './explorer-fixture';
@@ -111,6 +111,38 @@ describe('memory tools with the model in this browser', () => {
       await page.locator('sm-entry-detail').evaluate((el) => el.shadowRoot?.textContent ?? ''),
     ).toContain('likes green tea');
     expect(outside).toEqual([]);
+  });
+
+  it('a setting saved in another tab is taken here without loading the model again', async () => {
+    await chat().locator('.status.connected').waitFor(POLL);
+    const engines: string[] = [];
+    const onWorker = (w: Worker) => {
+      if (w.url().includes('in-page-model')) engines.push(w.url());
+    };
+    page.on('worker', onWorker);
+    try {
+      // What another tab's Save writes: the same model, another temperature.
+      const stored = await callWorker<Record<string, unknown>>(page, 'getSetting', 'app');
+      await callWorker(page, 'setSetting', 'app', { ...stored, temperature: 0.2 });
+      await expect
+        .poll(
+          () =>
+            page.evaluate(
+              () =>
+                (
+                  document.querySelector('sm-app') as unknown as {
+                    app: { state: { settings: { temperature: number } } };
+                  }
+                ).app.state.settings.temperature,
+            ),
+          POLL,
+        )
+        .toBe(0.2);
+      await chat().locator('.status.connected').waitFor(POLL);
+      expect(engines).toEqual([]);
+    } finally {
+      page.off('worker', onWorker);
+    }
   });
 
   /** The status line's words in `p`'s chat. */
