@@ -17,7 +17,7 @@ export const PROMPTED_STOP: string[] = Object.freeze(['</tool_call>']) as string
 /** What `parseToolCalls` found in a reply. */
 export interface PromptedToolCalls {
   calls: ToolCall[];
-  /** The reply with the call blocks removed: what the user should see. */
+  /** The reply's words before its first call (all of it when it has none): what the user sees. */
   text: string;
   /** Call blocks that were clearly meant as calls but could not be read (tell the model). */
   invalid: string[];
@@ -345,17 +345,6 @@ interface Span {
   end: number;
 }
 
-function withoutSpans(text: string, spans: Span[]): string {
-  let out = '';
-  let at = 0;
-  for (const span of [...spans].sort((a, b) => a.start - b.start)) {
-    if (span.start < at) continue;
-    out += text.slice(at, span.start);
-    at = span.end;
-  }
-  return out + text.slice(at);
-}
-
 /** `line` without the spaces and tabs at its end. */
 function trimSpacesEnd(line: string): string {
   let end = line.length;
@@ -364,16 +353,26 @@ function trimSpacesEnd(line: string): string {
 }
 
 /**
- * The visible text once calls are taken out: markers removed, fences emptied by removing a
- * call dropped, trailing spaces cut and blank runs shortened. Line by line rather than with
+ * What the user sees of a reply with calls: its words before the first call (docs/chat.md,
+ * "Tool calls written as text"). What follows a call was written before its result came, so it is
+ * not said: "Ana moves to Lisbon" after a search that finds nothing would be stored and recalled
+ * as fact. A lead-in of the call goes with it (Llama's `<|python_tag|>`, a fence opened around
+ * it); trailing spaces are cut and blank runs shortened, line by line rather than with
  * `/[ \t]+\n/`, which retries a long run of spaces from each of its characters.
  */
-function tidy(text: string): string {
-  const lines = text
-    .replace(/<\/?tool_call>/gi, '')
-    .replace(/<\|python_tag\|>/g, '')
-    .replace(/```[\w-]*\s*```/g, '') // the tag, spaces and the closing fence cannot overlap
-    .split('\n');
+function textBefore(text: string, spans: readonly Span[]): string {
+  let at = text.length;
+  for (const span of spans) at = Math.min(at, span.start);
+  let before = text.slice(0, at);
+  const tag = before.lastIndexOf('<|python_tag|>');
+  if (tag !== -1 && before.slice(tag + '<|python_tag|>'.length).trim() === '') {
+    before = before.slice(0, tag);
+  }
+  const fence = before.lastIndexOf('```');
+  if (fence !== -1 && before.split('```').length % 2 === 0) {
+    if (before.slice(tagEnd(before, fence + 3)).trim() === '') before = before.slice(0, fence);
+  }
+  const lines = before.split('\n');
   for (let i = 0; i < lines.length - 1; i++) lines[i] = trimSpacesEnd(lines[i]!);
   return lines
     .join('\n')
@@ -400,7 +399,7 @@ function parseTagged(text: string): PromptedToolCalls | undefined {
     else invalid.push(body);
   }
   if (spans.length === 0) return undefined;
-  return { calls, text: tidy(withoutSpans(text, spans)), invalid };
+  return { calls, text: textBefore(text, spans), invalid };
 }
 
 /** `name[CALL_ID]id[ARGS]` after a Mistral marker, read where it stands (sticky). */
@@ -450,7 +449,7 @@ function parseMistral(text: string): PromptedToolCalls | undefined {
     else invalid.push(text.slice(at, end).trim());
     from = Math.max(end, at + marker.length);
   }
-  return { calls, text: tidy(withoutSpans(text, spans)), invalid };
+  return { calls, text: textBefore(text, spans), invalid };
 }
 
 const NAME_KEY = /"name"\s*:/;
@@ -489,7 +488,7 @@ function parseJsonCalls(text: string): PromptedToolCalls | undefined {
   }
   bare(at, text.length);
   if (calls.length === 0) return undefined;
-  return { calls, text: tidy(withoutSpans(text, spans)), invalid: [] };
+  return { calls, text: textBefore(text, spans), invalid: [] };
 }
 
 /**

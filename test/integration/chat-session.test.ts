@@ -539,6 +539,49 @@ describe('prompted calls that share an id', () => {
   });
 });
 
+describe('words written after a tool call, before its result', () => {
+  const cases = [
+    {
+      kind: 'plain',
+      toolMode: 'prompted',
+      call: '{"name": "queryMemory", "parameters": {"path": "Family/Ana"}}',
+    },
+    {
+      kind: 'llamacpp',
+      toolMode: 'native',
+      call: '<tool_call>\n{"name": "queryMemory", "arguments": {"path": "Family/Ana"}}\n</tool_call>',
+    },
+  ] as const;
+  for (const { kind, toolMode, call } of cases) {
+    it(`${toolMode}: are neither stored nor found by search; the call runs`, async () => {
+      const s = await setup(
+        kind,
+        {
+          replies: [
+            { text: `${call}\n\nYour sister Ana is moving to Lisbon in June.` },
+            { text: 'I have nothing saved about Ana yet.' },
+          ],
+        },
+        { toolMode },
+      );
+      const r = await s.session.send(s.conversationId, 'Where is my sister Ana moving?');
+      expect(r).toMatchObject({ status: 'answered', rounds: 1 });
+      const messages = await s.memory.getMessages(s.conversationId);
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      expect(messages[1].text).toBe('');
+      expect(messages[1].toolCalls?.[0]).toMatchObject({
+        name: 'queryMemory',
+        result: { status: 'NOT_FOUND' },
+      });
+      expect(messages.map((m) => m.text).join(' ')).not.toContain('Lisbon');
+      const found = await s.memory.searchConversations('Ana is moving to Lisbon in June', 10);
+      expect(found.status).toBe('SUCCESS');
+      if (found.status !== 'SUCCESS') return;
+      expect(found.results.map((f) => f.text).join(' ')).not.toContain('Lisbon');
+    });
+  }
+});
+
 describe('a user message that cannot be stored', () => {
   it('is not sent to the model; the person is told why in one sentence', async () => {
     const s = await setup('llamacpp', {});

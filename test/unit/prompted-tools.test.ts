@@ -86,6 +86,31 @@ describe('parseToolCalls', () => {
     expect(r.calls[0]?.id).toMatch(/^call_[0-9a-f]{16}$/);
   });
 
+  it('shows only the words before the first call: what follows was written before any result', () => {
+    for (const [text, shown] of [
+      [
+        '{"name": "queryMemory", "parameters": {"query": "Ana"}}\n\nYour sister Ana is moving to Lisbon in June.',
+        '',
+      ],
+      [
+        'Let me check.\n<tool_call>{"name": "queryMemory", "arguments": {"query": "Ana"}}</tool_call>\nAna is moving to Lisbon.',
+        'Let me check.',
+      ],
+      ['Checking. [TOOL_CALLS]queryMemory[ARGS]{"query": "Ana"} Ana lives in Lisbon.', 'Checking.'],
+      ['```json\n{"name": "listMemory", "arguments": {}}\n```\nYou have three entries.', ''],
+      ['<|python_tag|>{"name": "listMemory", "parameters": {}}\nYou have three entries.', ''],
+      ['```xml\n<tool_call>{"name": "listMemory", "arguments": {}}</tool_call>\n```\nDone!', ''],
+      [
+        'Saving.<tool_call>{"name": "saveMemory", "arguments": {oops}}</tool_call> Saved!',
+        'Saving.',
+      ],
+    ]) {
+      const r = parseToolCalls(text);
+      expect(r.calls.length + r.invalid.length).toBe(1);
+      expect(r.text).toBe(shown);
+    }
+  });
+
   it('reads every block, with the closing tag trimmed by the stop sequence', () => {
     expect(
       summary(
@@ -180,7 +205,7 @@ describe('parseToolCalls', () => {
       'Let me look.\n```json\n{"name": "queryMemory", "arguments": {"query": "tea",}}\n```\nDone.',
     );
     expect(r.calls.map((c) => c.function.name)).toEqual(['queryMemory']);
-    expect(r.text).toBe('Let me look.\n\nDone.');
+    expect(r.text).toBe('Let me look.');
     expect(summary('[{"name":"a","arguments":{"x":1}},{"name":"b","parameters":{"y":2}}]')).toEqual(
       [
         ['a', { x: 1 }],
