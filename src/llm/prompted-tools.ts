@@ -21,6 +21,8 @@ export interface PromptedToolCalls {
   text: string;
   /** Call blocks that were clearly meant as calls but could not be read (tell the model). */
   invalid: string[];
+  /** The calls came in blocks marked as calls (`<tool_call>`, `[TOOL_CALLS]`), not bare JSON. */
+  marked: boolean;
   /** Set when the reply was not searched at all (larger than MAX_TOOL_PARSE_CHARS). */
   error?: LlmError;
 }
@@ -399,7 +401,7 @@ function parseTagged(text: string): PromptedToolCalls | undefined {
     else invalid.push(body);
   }
   if (spans.length === 0) return undefined;
-  return { calls, text: textBefore(text, spans), invalid };
+  return { calls, text: textBefore(text, spans), invalid, marked: true };
 }
 
 /** `name[CALL_ID]id[ARGS]` after a Mistral marker, read where it stands (sticky). */
@@ -449,7 +451,7 @@ function parseMistral(text: string): PromptedToolCalls | undefined {
     else invalid.push(text.slice(at, end).trim());
     from = Math.max(end, at + marker.length);
   }
-  return { calls, text: textBefore(text, spans), invalid };
+  return { calls, text: textBefore(text, spans), invalid, marked: true };
 }
 
 const NAME_KEY = /"name"\s*:/;
@@ -488,7 +490,7 @@ function parseJsonCalls(text: string): PromptedToolCalls | undefined {
   }
   bare(at, text.length);
   if (calls.length === 0) return undefined;
-  return { calls, text: textBefore(text, spans), invalid: [] };
+  return { calls, text: textBefore(text, spans), invalid: [], marked: false };
 }
 
 /**
@@ -515,11 +517,17 @@ function withOwnIds(calls: ToolCall[]): ToolCall[] {
 export function parseToolCalls(text: string): PromptedToolCalls {
   const source = typeof text === 'string' ? text : '';
   if (source.length > MAX_TOOL_PARSE_CHARS) {
-    return { calls: [], text: source.trim(), invalid: [], error: toolTextTooLargeError() };
+    return {
+      calls: [],
+      text: source.trim(),
+      invalid: [],
+      marked: false,
+      error: toolTextTooLargeError(),
+    };
   }
   try {
     const found = parseTagged(source) ?? parseMistral(source) ?? parseJsonCalls(source);
-    if (!found) return { calls: [], text: source.trim(), invalid: [] };
+    if (!found) return { calls: [], text: source.trim(), invalid: [], marked: false };
     return { ...found, calls: withOwnIds(found.calls) };
   } catch (e) {
     // A last guard for the "never throws" promise; the property tests expect it unused.
@@ -528,6 +536,7 @@ export function parseToolCalls(text: string): PromptedToolCalls {
       calls: [],
       text: source.trim(),
       invalid: [],
+      marked: false,
       error: malformedStreamError(`its tool calls: ${what}`),
     };
   }

@@ -582,6 +582,45 @@ describe('words written after a tool call, before its result', () => {
   }
 });
 
+describe('native tools, a call written as text', () => {
+  const block = (name: string) =>
+    `<tool_call>\n{"name": "${name}", "arguments": {"path": "Family/Ana", "content": "Ana moves to Lisbon"}}\n</tool_call>`;
+
+  it('whose name differs in case or "_" runs the tool it means, stored under its name', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ text: block('save_memory') }, { text: 'Saved it.' }],
+    });
+    const r = await s.session.send(s.conversationId, 'Remember: Ana moves to Lisbon.');
+    expect(r).toMatchObject({ status: 'answered', text: 'Saved it.', rounds: 1 });
+    expect(await s.memory.queryMemory('Family/Ana')).toMatchObject({
+      status: 'SUCCESS',
+      content: 'Ana moves to Lisbon',
+    });
+    const [, round] = await s.memory.getMessages(s.conversationId);
+    expect(round.text).toBe('');
+    expect(round.toolCalls?.[0]).toMatchObject({
+      name: 'saveMemory',
+      result: { status: 'SUCCESS' },
+    });
+  });
+
+  it('with a name no tool has gets an error result, and its markup is never the answer', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ text: block('rememberThis') }, { text: 'Sorry, I could not save that.' }],
+    });
+    const r = await s.session.send(s.conversationId, 'Remember: Ana moves to Lisbon.');
+    expect(r).toMatchObject({ status: 'answered', rounds: 1 });
+    const messages = await s.memory.getMessages(s.conversationId);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(messages[1].toolCalls?.[0]).toMatchObject({
+      name: 'rememberThis',
+      result: { status: 'ERROR', message: expect.stringMatching(/no tool named "rememberThis"/) },
+    });
+    expect(messages.map((m) => m.text).join(' ')).not.toContain('<tool_call>');
+    expect(sentText(s.fake.generations()[1])).toContain('no tool named');
+  });
+});
+
 describe('a user message that cannot be stored', () => {
   it('is not sent to the model; the person is told why in one sentence', async () => {
     const s = await setup('llamacpp', {});
