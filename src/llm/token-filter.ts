@@ -1,8 +1,11 @@
 // The prompted-mode token filter: once a tool call starts in the streamed text, the rest is not
 // shown. It holds back at most a marker's length, so a reply of any size costs time in
-// proportion to its length.
+// proportion to its length. And what a stopped or broken reply keeps: its text before a call.
+import { jsonEnd } from './json-scan';
+import { parseToolCalls } from './prompted-tools';
 
-const CALL_MARKERS = ['<tool_call>', '[TOOL_CALLS]'];
+/** Where a call starts, unmistakably: Hermes/Qwen, Mistral, Llama 3.1's special token. */
+const CALL_MARKERS = ['<tool_call>', '[TOOL_CALLS]', '<|python_tag|>'];
 const MARKER_CHARS = new Set(CALL_MARKERS.join(''));
 
 /** The longest end of `text` that is the start of a marker (a "<tool" split across tokens). */
@@ -55,7 +58,11 @@ export function tokenFilter(
 
 /**
  * `text` up to where a tool call starts: what a stopped or broken reply keeps of itself (a call
- * half written is neither said nor run).
+ * half written is neither said nor run). A call starts at a marker, or at a bare JSON call that
+ * begins a line (`{"name"`, `[{"name"`): a whole one counts when it is a call as parseToolCalls
+ * reads bare JSON, a half-written one at the end when it has begun like one (a tool-like name,
+ * then nothing or `arguments`/`parameters`), so JSON in an answer is not cut (docs/chat.md,
+ * "Tool calls written as text").
  */
 export function beforeToolCall(text: string): string {
   let at = text.length;
@@ -63,5 +70,63 @@ export function beforeToolCall(text: string): string {
     const i = text.indexOf(marker);
     if (i !== -1 && i < at) at = i;
   }
-  return text.slice(0, at);
+  at = Math.min(at, jsonCallStart(text, at));
+  if (at === text.length) return text;
+  return withoutOpenFence(text.slice(0, at));
+}
+
+/** `{"name"` (or `[{"name"`) at the start of a line, with the spaces before it. */
+const JSON_CALL_HEAD = /^[ \t]*\[?\s*\{\s*"name"/;
+
+/** Where the first bare JSON call that begins a line starts, before `limit`; else `text.length`. */
+function jsonCallStart(text: string, limit: number): number {
+  for (let line = 0; line < limit;) {
+    const next = text.indexOf('\n', line);
+    const lineEnd = next === -1 ? text.length : next;
+    const head = JSON_CALL_HEAD.exec(text.slice(line, Math.min(lineEnd, line + 200)));
+    if (head) {
+      const start = line + head[0].length - head[0].trimStart().length;
+      const end = jsonEnd(text, start);
+      if (end === -1) {
+        // It does not close (it runs to the end, or is not JSON): no later line is tried, so
+        // the scan stays one pass.
+        return beganLikeCall(text.slice(start)) ? start : text.length;
+      }
+      if (parseToolCalls(text.slice(start, end)).calls.length > 0) return start;
+      line = text.indexOf('\n', end);
+      if (line === -1) break;
+      line++;
+      continue;
+    }
+    if (next === -1) break;
+    line = next + 1;
+  }
+  return text.length;
+}
+
+/** The start of a call cut off: `{"name": "saveMem`, `{"name": "saveMemory", "argu`, … */
+function beganLikeCall(tail: string): boolean {
+  const head = /^\[?\s*\{\s*"name"\s*(?::\s*(?:"([A-Za-z_][\w.-]*)?(")?)?)?/.exec(tail);
+  if (!head) return false;
+  let rest = tail.slice(head[0].length);
+  if (rest === '') return true;
+  if (head[2] === undefined) return false; // more than an identifier: "Anna Smith"
+  rest = rest.trimStart();
+  if (rest === '') return true;
+  if (rest[0] !== ',') return false;
+  rest = rest.slice(1).trimStart();
+  if (rest === '') return true;
+  if (rest[0] !== '"') return false;
+  const close = rest.indexOf('"', 1);
+  const key = rest.slice(1, close === -1 ? rest.length : close);
+  return close === -1
+    ? 'arguments'.startsWith(key) || 'parameters'.startsWith(key)
+    : key === 'arguments' || key === 'parameters';
+}
+
+/** Text without a code fence opened at its end (the call it held is cut). */
+function withoutOpenFence(text: string): string {
+  const fence = text.lastIndexOf('```');
+  if (fence === -1 || text.split('```').length % 2 === 1) return text;
+  return /^```[\w-]*\s*$/.test(text.slice(fence)) ? text.slice(0, fence) : text;
 }

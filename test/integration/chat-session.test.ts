@@ -269,6 +269,39 @@ describe('a reply cut off in the middle of a tool call', () => {
     expect(kept.text).toBe('Let me save that.');
     expect(kept.meta?.aborted).toBe(true);
   });
+
+  const BARE =
+    'Let me save that.\n{"name": "saveMemory", "parameters": {"path": "Family/Ana", "content": "moves to Porto"}}';
+
+  it('a call written as bare JSON: Stop keeps what was said before it', async () => {
+    const s = await setup(
+      'plain',
+      { replies: [{ hang: true, text: BARE }] },
+      { toolMode: 'prompted' },
+    );
+    const stop = new AbortController();
+    let seen = '';
+    await s.session.send(s.conversationId, 'Ana moves to Porto.', stop.signal, (e) => {
+      if (e.type !== 'token') return;
+      seen += e.text;
+      if (seen.includes('"path"')) stop.abort();
+    });
+    const kept = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(kept).toMatchObject({ role: 'assistant', text: 'Let me save that.' });
+    expect(kept.meta?.aborted).toBe(true);
+  });
+
+  it('a call written as bare JSON: a dropped connection keeps what was said before it', async () => {
+    const s = await setup(
+      'plain',
+      { tokenDelayMs: 2, replies: [{ disconnectAfter: 14, text: BARE }] },
+      { toolMode: 'prompted' },
+    );
+    const r = await s.session.send(s.conversationId, 'Ana moves to Porto.');
+    expect(r.status).toBe('error');
+    const kept = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(kept).toMatchObject({ role: 'assistant', text: 'Let me save that.' });
+  });
 });
 
 describe('chat session with prompted tool calls', () => {

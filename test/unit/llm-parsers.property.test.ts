@@ -299,9 +299,9 @@ describe('the prompted-mode token filter', () => {
         tokens.forEach(filter);
         const reply = tokens.join('');
         expect(reply.startsWith(shown)).toBe(true);
-        const marker = reply.search(/<tool_call>|\[TOOL_CALLS\]/);
+        const marker = reply.search(/<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>/);
         if (marker !== -1) expect(shown).toBe(reply.slice(0, marker));
-        else expect(reply.length - shown.length).toBeLessThan('[TOOL_CALLS]'.length);
+        else expect(reply.length - shown.length).toBeLessThan('<|python_tag|>'.length);
       }),
       RUNS,
     );
