@@ -5,6 +5,7 @@
 import { malformedStreamError, toolTextTooLargeError } from './errors';
 import { isJson, jsonDepth, jsonEnd, jsonSpans, type JsonSpan } from './json-scan';
 import { MAX_JSON_DEPTH, MAX_TOOL_PARSE_CHARS } from './limits';
+import { blankThinking } from './thinking';
 import { makeCallId } from './tool-calls';
 import type { ChatMessage, LlmError, ToolCall, ToolSpec } from './types';
 
@@ -382,8 +383,16 @@ function textBefore(text: string, spans: readonly Span[]): string {
     .trim();
 }
 
+/** What one form of call found: its calls, unreadable blocks and where they stand. */
+interface Found {
+  calls: ToolCall[];
+  invalid: string[];
+  spans: Span[];
+  marked: boolean;
+}
+
 /** Hermes/Qwen: every `<tool_call>` block; the closing tag is optional (a stop sequence trims it). */
-function parseTagged(text: string): PromptedToolCalls | undefined {
+function parseTagged(text: string): Found | undefined {
   // The lazy body stops at the first closing tag, next opening tag or the end: one pass.
   const re = /<tool_call>([\s\S]*?)(?:<\/tool_call>|(?=<tool_call>)|$)/gi;
   const spans: Span[] = [];
@@ -401,14 +410,14 @@ function parseTagged(text: string): PromptedToolCalls | undefined {
     else invalid.push(body);
   }
   if (spans.length === 0) return undefined;
-  return { calls, text: textBefore(text, spans), invalid, marked: true };
+  return { calls, invalid, spans, marked: true };
 }
 
 /** `name[CALL_ID]id[ARGS]` after a Mistral marker, read where it stands (sticky). */
 const MISTRAL_NAMED = /([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*([\w-]+)\s*)?\[ARGS\]\s*/y;
 
 /** Mistral: `[TOOL_CALLS] [{…}]`, or the newer `[TOOL_CALLS]name[ARGS]{…}`. */
-function parseMistral(text: string): PromptedToolCalls | undefined {
+function parseMistral(text: string): Found | undefined {
   const marker = '[TOOL_CALLS]';
   if (!text.includes(marker)) return undefined;
   const spans: Span[] = [];
@@ -451,13 +460,13 @@ function parseMistral(text: string): PromptedToolCalls | undefined {
     else invalid.push(text.slice(at, end).trim());
     from = Math.max(end, at + marker.length);
   }
-  return { calls, text: textBefore(text, spans), invalid, marked: true };
+  return { calls, invalid, spans, marked: true };
 }
 
 const NAME_KEY = /"name"\s*:/;
 
 /** Llama 3 and others: a fenced or bare JSON object/array that is a call (or calls). */
-function parseJsonCalls(text: string): PromptedToolCalls | undefined {
+function parseJsonCalls(text: string): Found | undefined {
   if (!NAME_KEY.test(text)) return undefined;
   const spans: Span[] = [];
   const calls: ToolCall[] = [];
@@ -490,7 +499,7 @@ function parseJsonCalls(text: string): PromptedToolCalls | undefined {
   }
   bare(at, text.length);
   if (calls.length === 0) return undefined;
-  return { calls, text: textBefore(text, spans), invalid: [], marked: false };
+  return { calls, invalid: [], spans, marked: false };
 }
 
 /**
@@ -508,8 +517,9 @@ function withOwnIds(calls: ToolCall[]): ToolCall[] {
 }
 
 /**
- * Finds the tool calls in a model's reply, trying in order (PROTOCOLS.md): `<tool_call>`
- * blocks, a `[TOOL_CALLS]` list, then fenced or bare JSON calls. The first form present wins.
+ * Finds the tool calls in a model's reply, outside its `<think>…</think>` thinking, trying in
+ * order (PROTOCOLS.md): `<tool_call>` blocks, a `[TOOL_CALLS]` list, then fenced or bare JSON
+ * calls. The first form present wins.
  * Never throws: a reply over MAX_TOOL_PARSE_CHARS is not searched and comes back whole with
  * `error` set. Ids are made up unless the model wrote one, and for a repeat of an earlier one.
  * Time grows in proportion to the reply's length.
@@ -526,9 +536,12 @@ export function parseToolCalls(text: string): PromptedToolCalls {
     };
   }
   try {
-    const found = parseTagged(source) ?? parseMistral(source) ?? parseJsonCalls(source);
+    // Thinking is searched for nothing: its place is kept, so spans stand in `source` too.
+    const outside = blankThinking(source);
+    const found = parseTagged(outside) ?? parseMistral(outside) ?? parseJsonCalls(outside);
     if (!found) return { calls: [], text: source.trim(), invalid: [], marked: false };
-    return { ...found, calls: withOwnIds(found.calls) };
+    const { calls, invalid, spans, marked } = found;
+    return { calls: withOwnIds(calls), text: textBefore(source, spans), invalid, marked };
   } catch (e) {
     // A last guard for the "never throws" promise; the property tests expect it unused.
     const what = e instanceof Error ? e.message : String(e);

@@ -654,6 +654,54 @@ describe('native tools, a call written as text', () => {
   });
 });
 
+describe('a reasoning model’s <think>…</think> in the text', () => {
+  it('a call it only considers there is not run; the answer after it is stored whole', async () => {
+    const s = await setup(
+      'koboldcpp',
+      {
+        replies: [
+          {
+            text: '<think>\nI could run {"name": "deleteMemory", "parameters": {"path": "Family/Ana"}} but they only asked.\n</think>\nAna moves to Lisbon in June.',
+          },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    await s.memory.saveMemory('Family/Ana', 'Ana moves to Lisbon in June.');
+    const r = await s.session.send(s.conversationId, 'Where is Ana moving?');
+    expect(r).toMatchObject({ status: 'answered', rounds: 0 });
+    expect(s.events.map((e) => e.type)).not.toContain('tool-call');
+    expect(await s.memory.queryMemory('Family/Ana')).toMatchObject({ status: 'SUCCESS' });
+    const last = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(last.text).toMatch(/^<think>[\s\S]*<\/think>\nAna moves to Lisbon in June\.$/);
+  });
+
+  it('<tool_call> mentioned there neither hides the reply nor becomes a broken call', async () => {
+    const s = await setup(
+      'koboldcpp',
+      {
+        replies: [
+          {
+            text: '<think>\nThey want this remembered, so I should emit a <tool_call> for saveMemory.\n</think>\n\n<tool_call>\n{"name": "saveMemory", "arguments": {"path": "Family/Ana", "content": "Ana moves to Lisbon"}}\n</tool_call>',
+          },
+          { text: 'Saved it.' },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    const r = await s.session.send(s.conversationId, 'Remember: Ana moves to Lisbon.');
+    expect(r).toMatchObject({ status: 'answered', text: 'Saved it.', rounds: 1 });
+    const results = s.events.filter(
+      (e): e is Extract<SessionEvent, { type: 'tool-result' }> => e.type === 'tool-result',
+    );
+    expect(results.map((e) => [e.name, e.refused])).toEqual([['saveMemory', false]]);
+    expect(await s.memory.queryMemory('Family/Ana')).toMatchObject({ status: 'SUCCESS' });
+    // The thinking was shown as it came, mention and all.
+    const shown = s.events.flatMap((e) => (e.type === 'token' ? [e.text] : [])).join('');
+    expect(shown).toContain('I should emit a <tool_call> for saveMemory.\n</think>');
+  });
+});
+
 describe('a user message that cannot be stored', () => {
   it('is not sent to the model; the person is told why in one sentence', async () => {
     const s = await setup('llamacpp', {});

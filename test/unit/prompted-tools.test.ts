@@ -111,6 +111,25 @@ describe('parseToolCalls', () => {
     }
   });
 
+  it('looks for calls outside <think>…</think> only, and shows the thinking as it came', () => {
+    const call = '<tool_call>{"name": "saveMemory", "arguments": {"path": "A", "content": "b"}}';
+    const mentions = parseToolCalls(`<think>\nI should use <tool_call> here.\n</think>\n\n${call}`);
+    expect(mentions.calls.map((c) => c.function.name)).toEqual(['saveMemory']);
+    expect(mentions.invalid).toEqual([]);
+    expect(mentions.text).toBe('<think>\nI should use <tool_call> here.\n</think>');
+    for (const text of [
+      `<think>\nMaybe ${call}</tool_call>, or not.\n</think>\nHello.`,
+      `<think>\nStill thinking: {"name": "listMemory", "parameters": {}}`,
+      // The template opened the thinking in the prompt: the reply has only its end.
+      `Maybe {"name": "listMemory", "parameters": {}}\n</think>\nHello.`,
+    ]) {
+      const r = parseToolCalls(text);
+      expect(r.calls).toEqual([]);
+      expect(r.invalid).toEqual([]);
+      expect(r.text).toBe(text.trim());
+    }
+  });
+
   it('reads every block, with the closing tag trimmed by the stop sequence', () => {
     expect(
       summary(
