@@ -229,6 +229,70 @@ function repairJson(text: string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
+/** A letter, digit or `_`: what a Python name is made of. */
+function isNameChar(c: number): boolean {
+  return isTagChar(c) && c !== 0x2d;
+}
+
+const PYTHON_WORDS: Readonly<Record<string, string>> = {
+  True: 'true',
+  False: 'false',
+  None: 'null',
+};
+
+/**
+ * A Python dict written for JSON (`{'name': 'saveMemory', 'arguments': {'flag': True}}`), as
+ * small models trained on Python write calls: single-quoted strings become double-quoted ones,
+ * and `True`, `False`, `None` outside strings become JSON's words. Double-quoted strings are
+ * copied as they are, apostrophes and all. A `'` inside a single-quoted string ends it only
+ * before `,` `:` `}` `]` or the end, so "Ana's" stays one string. One pass.
+ */
+function pythonToJson(text: string): string {
+  let out = '';
+  let i = 0;
+  const endsString = (at: number): boolean => {
+    let j = at + 1;
+    while (j < text.length && /\s/.test(text[j]!)) j++;
+    return j === text.length || ',:}]'.includes(text[j]!);
+  };
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (c === "'") {
+      let body = '';
+      let j = i + 1;
+      for (; j < text.length; j++) {
+        const d = text[j]!;
+        if (d === '\\' && text[j + 1] === "'") {
+          body += "'";
+          j++;
+        } else if (d === '\\') {
+          body += d + (text[j + 1] ?? '');
+          j++;
+        } else if (d === '"') body += '\\"';
+        else if (d === "'" && endsString(j)) break;
+        else body += d;
+      }
+      out += `"${body}"`;
+      i = j + 1;
+    } else if (isNameChar(text.charCodeAt(i)) && (i === 0 || !isNameChar(text.charCodeAt(i - 1)))) {
+      let j = i;
+      while (j < text.length && isNameChar(text.charCodeAt(j))) j++;
+      const word = text.slice(i, j);
+      out += PYTHON_WORDS[word] ?? word;
+      i = j;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
 /** `JSON.parse` of text already known to be JSON (the catch is a guard, never the path taken). */
 function parseJson(text: string): unknown {
   try {
@@ -239,15 +303,19 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * Parses JSON as written, else after repair; undefined when neither works or it nests deeper
- * than MAX_JSON_DEPTH. Text is checked before `JSON.parse` sees it, so no attempt throws.
+ * Parses JSON as written, else after repair, else (`python`: inside a block marked as a call)
+ * read as a Python dict; undefined when none works or it nests deeper than MAX_JSON_DEPTH. Text
+ * is checked before `JSON.parse` sees it, so no attempt throws.
  */
-function parseLenient(text: string): unknown {
+function parseLenient(text: string, python = false): unknown {
   const t = stripFences(text);
   if (t === '') return undefined;
   if (isJson(t, MAX_JSON_DEPTH)) return parseJson(t);
   const repaired = repairJson(t);
-  return isJson(repaired, MAX_JSON_DEPTH) ? parseJson(repaired) : undefined;
+  if (isJson(repaired, MAX_JSON_DEPTH)) return parseJson(repaired);
+  if (!python) return undefined;
+  const fromPython = repairJson(pythonToJson(t));
+  return isJson(fromPython, MAX_JSON_DEPTH) ? parseJson(fromPython) : undefined;
 }
 
 /**
@@ -285,7 +353,7 @@ function valuesInSpans(
  * Arguments as a JSON string: objects stringified, JSON strings kept (repaired if needed).
  * Undefined for arguments nested deeper than MAX_JSON_DEPTH: no tool could take them.
  */
-function argumentsText(value: unknown): string | undefined {
+function argumentsText(value: unknown, python = false): string | undefined {
   if (value === undefined || value === null) return '{}';
   if (typeof value !== 'string') {
     try {
@@ -297,7 +365,7 @@ function argumentsText(value: unknown): string | undefined {
   if (value.trim() === '') return '{}';
   if (isJson(value, MAX_JSON_DEPTH)) return value;
   if (jsonDepth(value) > MAX_JSON_DEPTH) return undefined;
-  const repaired = parseLenient(value);
+  const repaired = parseLenient(value, python);
   // Unreadable arguments are passed on as written: validation tells the model what is wrong.
   return repaired === undefined ? value : JSON.stringify(repaired);
 }
@@ -322,7 +390,7 @@ function callsIn(value: unknown, strict: boolean, depth = 0): ToolCall[] {
   if (name === '') return [];
   const hasArgs = 'arguments' in source || 'parameters' in source;
   if (strict && (!hasArgs || !TOOL_NAME.test(name))) return [];
-  const args = argumentsText('arguments' in source ? source.arguments : source.parameters);
+  const args = argumentsText('arguments' in source ? source.arguments : source.parameters, !strict);
   if (args === undefined) return [];
   const id = typeof value.id === 'string' && value.id.trim() !== '' ? value.id : makeCallId();
   return [{ id, type: 'function', function: { name, arguments: args } }];
@@ -401,7 +469,7 @@ function parseTagged(text: string): Found | undefined {
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     spans.push({ start: m.index, end: m.index + m[0].length });
     const body = m[1]!.trim();
-    const whole = parseLenient(body);
+    const whole = parseLenient(body, true);
     const found =
       whole !== undefined
         ? callsIn(whole, false)
@@ -433,7 +501,7 @@ function parseMistral(text: string): Found | undefined {
       // Whether it closes or not, the scan ends where the next search starts: one pass.
       end = jsonEnd(text, i);
       if (end === -1) end = text.length;
-      const value = parseLenient(text.slice(i, end));
+      const value = parseLenient(text.slice(i, end), true);
       if (value !== undefined) found = callsIn(value, false);
     } else {
       MISTRAL_NAMED.lastIndex = i;
@@ -445,8 +513,8 @@ function parseMistral(text: string): Found | undefined {
         const limit = next === -1 ? text.length : next;
         end = text[argsAt] === '{' ? jsonEnd(text, argsAt, limit) : -1;
         if (end === -1) end = limit;
-        const args = parseLenient(text.slice(argsAt, end));
-        const argsText = args === undefined ? undefined : argumentsText(args);
+        const args = parseLenient(text.slice(argsAt, end), true);
+        const argsText = args === undefined ? undefined : argumentsText(args, true);
         if (argsText !== undefined) {
           const id = named[2] ?? makeCallId();
           found = [{ id, type: 'function', function: { name: named[1]!, arguments: argsText } }];

@@ -702,6 +702,29 @@ describe('a reasoning model’s <think>…</think> in the text', () => {
   });
 });
 
+describe('a prompted call written as a Python dict', () => {
+  it('runs, and the entry is saved as written, apostrophe and all', async () => {
+    const s = await setup(
+      'plain',
+      {
+        replies: [
+          {
+            text: "<tool_call>{'name': 'saveMemory', 'arguments': {'path': 'Family/Ana', 'content': 'Ana's moving to Lisbon'}}</tool_call>",
+          },
+          { text: 'Saved it.' },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    const r = await s.session.send(s.conversationId, 'Remember: Ana is moving to Lisbon.');
+    expect(r).toMatchObject({ status: 'answered', text: 'Saved it.', rounds: 1 });
+    expect(await s.memory.queryMemory('Family/Ana')).toMatchObject({
+      status: 'SUCCESS',
+      content: "Ana's moving to Lisbon",
+    });
+  });
+});
+
 describe('a user message that cannot be stored', () => {
   it('is not sent to the model; the person is told why in one sentence', async () => {
     const s = await setup('llamacpp', {});

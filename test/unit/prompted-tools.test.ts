@@ -158,6 +158,36 @@ describe('parseToolCalls', () => {
     expect(summary(text)).toEqual([['saveMemory', { path: 'A', content: 'line 1\nline 2' }]]);
   });
 
+  it('reads a Python dict in a block marked as a call: single quotes, True/False/None, apostrophes kept', () => {
+    expect(
+      summary(
+        "<tool_call>{'name': 'saveMemory', 'arguments': {'path': 'Family/Ana', 'content': 'x'}}</tool_call>",
+      ),
+    ).toEqual([['saveMemory', { path: 'Family/Ana', content: 'x' }]]);
+    expect(
+      summary(
+        `<tool_call>{'name': 'saveMemory', 'arguments': {'path': 'A', 'content': 'Ana's move to "Lisbon"', 'note': "True, it's None of mine", 'pinned': True, 'old': False, 'tags': None}}</tool_call>`,
+      ),
+    ).toEqual([
+      [
+        'saveMemory',
+        {
+          path: 'A',
+          content: 'Ana\'s move to "Lisbon"',
+          note: "True, it's None of mine",
+          pinned: true,
+          old: false,
+          tags: null,
+        },
+      ],
+    ]);
+    expect(summary("[TOOL_CALLS]saveMemory[ARGS]{'path': 'A', 'content': 'b'}")).toEqual([
+      ['saveMemory', { path: 'A', content: 'b' }],
+    ]);
+    // Outside a marked block, a Python dict is no call (nor is JSON the model did not mark).
+    expect(parseToolCalls("{'name': 'saveMemory', 'parameters': {'path': 'A'}}").calls).toEqual([]);
+  });
+
   it('reads several JSON objects in one block', () => {
     expect(
       summary(
