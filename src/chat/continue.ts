@@ -156,7 +156,7 @@ async function streamMore(
   });
 }
 
-/** The new words appended (a tool-call block among them dropped), and how the reply now ends. */
+/** The new words appended (up to a tool call among them), and how the reply now ends. */
 async function saveMore(turn: Turn, draft: Draft, result: GenerationResult): Promise<TurnResult> {
   const { target, joiner } = draft;
   let more = result.text;

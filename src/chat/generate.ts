@@ -7,6 +7,7 @@ import { makeCallId } from '../llm/tool-calls';
 import { tokenFilter } from '../llm/token-filter';
 import type { ChatMessage, GenerationResult, LlmError, ServerInfo, ToolCall } from '../llm/types';
 import { oneUserInARow } from './context';
+import { toolNamed } from './tools';
 import type { Turn } from './turn';
 
 /** A model's reply, read for tool calls. */
@@ -62,11 +63,18 @@ export async function generate(
   // too long to search is reported only when it may have held a call).
   const parsed = CALL_MARKS.test(result.text)
     ? parseToolCalls(result.text)
-    : { calls: [], text: result.text.trim(), invalid: [], error: undefined };
-  const known = parsed.calls.filter((c) => tools.some((t) => t.name === c.function.name));
-  const textCalls = mode === 'prompted' ? parsed.calls : known;
-  if (result.toolCalls.length)
-    return { result, calls: result.toolCalls, visible: result.text.trim(), unreadable };
+    : { calls: [], text: result.text.trim(), invalid: [], marked: false, error: undefined };
+  const named = parsed.calls.map((c) => withToolName(c, tools));
+  // Natively, bare JSON is a call only when it names a tool (else it is an answer's JSON); a
+  // block marked as a call is one whatever it names, and an unknown name gets an error result.
+  const textCalls =
+    mode === 'prompted' || parsed.marked
+      ? named
+      : named.filter((c) => toolNamed(tools, c.function.name));
+  if (result.toolCalls.length) {
+    const calls = result.toolCalls.map((c) => withToolName(c, tools));
+    return { result, calls, visible: result.text.trim(), unreadable };
+  }
   // A block marked as a call (`<tool_call>`, `[TOOL_CALLS]`) that cannot be read goes back to
   // the model as a failed call, so it can write it again.
   const broken = parsed.invalid.map((body) => {
@@ -129,6 +137,16 @@ export function koboldPrompt(messages: readonly ChatMessage[]): string {
  */
 export function koboldText(text: string): string {
   return text.replace(/\{\{\[/g, '{{\u200B[');
+}
+
+/**
+ * The call with the name of the tool it means (`save_memory` is saveMemory), so what is run,
+ * stored and sent back names the tool as it is; an unknown name is kept, for its error result.
+ */
+function withToolName(call: ToolCall, tools: readonly { name: string }[]): ToolCall {
+  const name = toolNamed(tools, call.function.name)?.name;
+  if (name === undefined || name === call.function.name) return call;
+  return { ...call, function: { ...call.function, name } };
 }
 
 /** The tool an unreadable call names, if it names one; else a placeholder a server accepts. */

@@ -226,6 +226,25 @@ export function changedMemory(outcome: ToolOutcome): boolean {
   return !outcome.refused && MEMORY_WRITERS.has(outcome.name) && status === 'SUCCESS';
 }
 
+/** A tool name as calls are matched: case, `_` and `-` left out (`save_memory` is saveMemory). */
+function nameKey(name: string): string {
+  return name.toLowerCase().replace(/[_-]/g, '');
+}
+
+/**
+ * The tool a call names: by its exact name, else ignoring case, `_` and `-`, as small models
+ * write names in the casing they were trained on (docs/chat.md, "Tool calls written as text").
+ */
+export function toolNamed<T extends { name: string }>(
+  tools: readonly T[],
+  name: string,
+): T | undefined {
+  const exact = tools.find((t) => t.name === name);
+  if (exact) return exact;
+  const key = nameKey(name);
+  return tools.find((t) => nameKey(t.name) === key);
+}
+
 /** Validates and runs one call; never throws. */
 export async function runToolCall(
   call: ToolCall,
@@ -234,7 +253,8 @@ export async function runToolCall(
   defaults: ToolDefaults,
   validators: Map<string, Validator> = new Map(),
 ): Promise<ToolOutcome> {
-  const name = call.function.name;
+  const tool = toolNamed(tools, call.function.name);
+  const name = tool?.name ?? call.function.name;
   const refuse = (args: unknown, message: string, code = 'INVALID_ARGUMENT'): ToolOutcome => ({
     name,
     args,
@@ -250,7 +270,6 @@ export async function runToolCall(
       'CONTENT_TOO_LARGE',
     );
   }
-  const tool = tools.find((t) => t.name === name);
   let args: unknown;
   const raw = text.trim();
   try {

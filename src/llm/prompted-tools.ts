@@ -5,6 +5,7 @@
 import { malformedStreamError, toolTextTooLargeError } from './errors';
 import { isJson, jsonDepth, jsonEnd, jsonSpans, type JsonSpan } from './json-scan';
 import { MAX_JSON_DEPTH, MAX_TOOL_PARSE_CHARS } from './limits';
+import { blankThinking } from './thinking';
 import { makeCallId } from './tool-calls';
 import type { ChatMessage, LlmError, ToolCall, ToolSpec } from './types';
 
@@ -17,10 +18,12 @@ export const PROMPTED_STOP: string[] = Object.freeze(['</tool_call>']) as string
 /** What `parseToolCalls` found in a reply. */
 export interface PromptedToolCalls {
   calls: ToolCall[];
-  /** The reply with the call blocks removed: what the user should see. */
+  /** The reply's words before its first call (all of it when it has none): what the user sees. */
   text: string;
   /** Call blocks that were clearly meant as calls but could not be read (tell the model). */
   invalid: string[];
+  /** The calls came in blocks marked as calls (`<tool_call>`, `[TOOL_CALLS]`), not bare JSON. */
+  marked: boolean;
   /** Set when the reply was not searched at all (larger than MAX_TOOL_PARSE_CHARS). */
   error?: LlmError;
 }
@@ -226,6 +229,70 @@ function repairJson(text: string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
+/** A letter, digit or `_`: what a Python name is made of. */
+function isNameChar(c: number): boolean {
+  return isTagChar(c) && c !== 0x2d;
+}
+
+const PYTHON_WORDS: Readonly<Record<string, string>> = {
+  True: 'true',
+  False: 'false',
+  None: 'null',
+};
+
+/**
+ * A Python dict written for JSON (`{'name': 'saveMemory', 'arguments': {'flag': True}}`), as
+ * small models trained on Python write calls: single-quoted strings become double-quoted ones,
+ * and `True`, `False`, `None` outside strings become JSON's words. Double-quoted strings are
+ * copied as they are, apostrophes and all. A `'` inside a single-quoted string ends it only
+ * before `,` `:` `}` `]` or the end, so "Ana's" stays one string. One pass.
+ */
+function pythonToJson(text: string): string {
+  let out = '';
+  let i = 0;
+  const endsString = (at: number): boolean => {
+    let j = at + 1;
+    while (j < text.length && /\s/.test(text[j]!)) j++;
+    return j === text.length || ',:}]'.includes(text[j]!);
+  };
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (c === "'") {
+      let body = '';
+      let j = i + 1;
+      for (; j < text.length; j++) {
+        const d = text[j]!;
+        if (d === '\\' && text[j + 1] === "'") {
+          body += "'";
+          j++;
+        } else if (d === '\\') {
+          body += d + (text[j + 1] ?? '');
+          j++;
+        } else if (d === '"') body += '\\"';
+        else if (d === "'" && endsString(j)) break;
+        else body += d;
+      }
+      out += `"${body}"`;
+      i = j + 1;
+    } else if (isNameChar(text.charCodeAt(i)) && (i === 0 || !isNameChar(text.charCodeAt(i - 1)))) {
+      let j = i;
+      while (j < text.length && isNameChar(text.charCodeAt(j))) j++;
+      const word = text.slice(i, j);
+      out += PYTHON_WORDS[word] ?? word;
+      i = j;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
 /** `JSON.parse` of text already known to be JSON (the catch is a guard, never the path taken). */
 function parseJson(text: string): unknown {
   try {
@@ -236,15 +303,19 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * Parses JSON as written, else after repair; undefined when neither works or it nests deeper
- * than MAX_JSON_DEPTH. Text is checked before `JSON.parse` sees it, so no attempt throws.
+ * Parses JSON as written, else after repair, else (`python`: inside a block marked as a call)
+ * read as a Python dict; undefined when none works or it nests deeper than MAX_JSON_DEPTH. Text
+ * is checked before `JSON.parse` sees it, so no attempt throws.
  */
-function parseLenient(text: string): unknown {
+function parseLenient(text: string, python = false): unknown {
   const t = stripFences(text);
   if (t === '') return undefined;
   if (isJson(t, MAX_JSON_DEPTH)) return parseJson(t);
   const repaired = repairJson(t);
-  return isJson(repaired, MAX_JSON_DEPTH) ? parseJson(repaired) : undefined;
+  if (isJson(repaired, MAX_JSON_DEPTH)) return parseJson(repaired);
+  if (!python) return undefined;
+  const fromPython = repairJson(pythonToJson(t));
+  return isJson(fromPython, MAX_JSON_DEPTH) ? parseJson(fromPython) : undefined;
 }
 
 /**
@@ -282,7 +353,7 @@ function valuesInSpans(
  * Arguments as a JSON string: objects stringified, JSON strings kept (repaired if needed).
  * Undefined for arguments nested deeper than MAX_JSON_DEPTH: no tool could take them.
  */
-function argumentsText(value: unknown): string | undefined {
+function argumentsText(value: unknown, python = false): string | undefined {
   if (value === undefined || value === null) return '{}';
   if (typeof value !== 'string') {
     try {
@@ -294,7 +365,7 @@ function argumentsText(value: unknown): string | undefined {
   if (value.trim() === '') return '{}';
   if (isJson(value, MAX_JSON_DEPTH)) return value;
   if (jsonDepth(value) > MAX_JSON_DEPTH) return undefined;
-  const repaired = parseLenient(value);
+  const repaired = parseLenient(value, python);
   // Unreadable arguments are passed on as written: validation tells the model what is wrong.
   return repaired === undefined ? value : JSON.stringify(repaired);
 }
@@ -319,7 +390,7 @@ function callsIn(value: unknown, strict: boolean, depth = 0): ToolCall[] {
   if (name === '') return [];
   const hasArgs = 'arguments' in source || 'parameters' in source;
   if (strict && (!hasArgs || !TOOL_NAME.test(name))) return [];
-  const args = argumentsText('arguments' in source ? source.arguments : source.parameters);
+  const args = argumentsText('arguments' in source ? source.arguments : source.parameters, !strict);
   if (args === undefined) return [];
   const id = typeof value.id === 'string' && value.id.trim() !== '' ? value.id : makeCallId();
   return [{ id, type: 'function', function: { name, arguments: args } }];
@@ -345,17 +416,6 @@ interface Span {
   end: number;
 }
 
-function withoutSpans(text: string, spans: Span[]): string {
-  let out = '';
-  let at = 0;
-  for (const span of [...spans].sort((a, b) => a.start - b.start)) {
-    if (span.start < at) continue;
-    out += text.slice(at, span.start);
-    at = span.end;
-  }
-  return out + text.slice(at);
-}
-
 /** `line` without the spaces and tabs at its end. */
 function trimSpacesEnd(line: string): string {
   let end = line.length;
@@ -364,16 +424,26 @@ function trimSpacesEnd(line: string): string {
 }
 
 /**
- * The visible text once calls are taken out: markers removed, fences emptied by removing a
- * call dropped, trailing spaces cut and blank runs shortened. Line by line rather than with
+ * What the user sees of a reply with calls: its words before the first call (docs/chat.md,
+ * "Tool calls written as text"). What follows a call was written before its result came, so it is
+ * not said: "Ana moves to Lisbon" after a search that finds nothing would be stored and recalled
+ * as fact. A lead-in of the call goes with it (Llama's `<|python_tag|>`, a fence opened around
+ * it); trailing spaces are cut and blank runs shortened, line by line rather than with
  * `/[ \t]+\n/`, which retries a long run of spaces from each of its characters.
  */
-function tidy(text: string): string {
-  const lines = text
-    .replace(/<\/?tool_call>/gi, '')
-    .replace(/<\|python_tag\|>/g, '')
-    .replace(/```[\w-]*\s*```/g, '') // the tag, spaces and the closing fence cannot overlap
-    .split('\n');
+function textBefore(text: string, spans: readonly Span[]): string {
+  let at = text.length;
+  for (const span of spans) at = Math.min(at, span.start);
+  let before = text.slice(0, at);
+  const tag = before.lastIndexOf('<|python_tag|>');
+  if (tag !== -1 && before.slice(tag + '<|python_tag|>'.length).trim() === '') {
+    before = before.slice(0, tag);
+  }
+  const fence = before.lastIndexOf('```');
+  if (fence !== -1 && before.split('```').length % 2 === 0) {
+    if (before.slice(tagEnd(before, fence + 3)).trim() === '') before = before.slice(0, fence);
+  }
+  const lines = before.split('\n');
   for (let i = 0; i < lines.length - 1; i++) lines[i] = trimSpacesEnd(lines[i]!);
   return lines
     .join('\n')
@@ -381,8 +451,16 @@ function tidy(text: string): string {
     .trim();
 }
 
+/** What one form of call found: its calls, unreadable blocks and where they stand. */
+interface Found {
+  calls: ToolCall[];
+  invalid: string[];
+  spans: Span[];
+  marked: boolean;
+}
+
 /** Hermes/Qwen: every `<tool_call>` block; the closing tag is optional (a stop sequence trims it). */
-function parseTagged(text: string): PromptedToolCalls | undefined {
+function parseTagged(text: string): Found | undefined {
   // The lazy body stops at the first closing tag, next opening tag or the end: one pass.
   const re = /<tool_call>([\s\S]*?)(?:<\/tool_call>|(?=<tool_call>)|$)/gi;
   const spans: Span[] = [];
@@ -391,7 +469,7 @@ function parseTagged(text: string): PromptedToolCalls | undefined {
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     spans.push({ start: m.index, end: m.index + m[0].length });
     const body = m[1]!.trim();
-    const whole = parseLenient(body);
+    const whole = parseLenient(body, true);
     const found =
       whole !== undefined
         ? callsIn(whole, false)
@@ -400,14 +478,14 @@ function parseTagged(text: string): PromptedToolCalls | undefined {
     else invalid.push(body);
   }
   if (spans.length === 0) return undefined;
-  return { calls, text: tidy(withoutSpans(text, spans)), invalid };
+  return { calls, invalid, spans, marked: true };
 }
 
 /** `name[CALL_ID]id[ARGS]` after a Mistral marker, read where it stands (sticky). */
 const MISTRAL_NAMED = /([A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*([\w-]+)\s*)?\[ARGS\]\s*/y;
 
 /** Mistral: `[TOOL_CALLS] [{…}]`, or the newer `[TOOL_CALLS]name[ARGS]{…}`. */
-function parseMistral(text: string): PromptedToolCalls | undefined {
+function parseMistral(text: string): Found | undefined {
   const marker = '[TOOL_CALLS]';
   if (!text.includes(marker)) return undefined;
   const spans: Span[] = [];
@@ -423,7 +501,7 @@ function parseMistral(text: string): PromptedToolCalls | undefined {
       // Whether it closes or not, the scan ends where the next search starts: one pass.
       end = jsonEnd(text, i);
       if (end === -1) end = text.length;
-      const value = parseLenient(text.slice(i, end));
+      const value = parseLenient(text.slice(i, end), true);
       if (value !== undefined) found = callsIn(value, false);
     } else {
       MISTRAL_NAMED.lastIndex = i;
@@ -435,8 +513,8 @@ function parseMistral(text: string): PromptedToolCalls | undefined {
         const limit = next === -1 ? text.length : next;
         end = text[argsAt] === '{' ? jsonEnd(text, argsAt, limit) : -1;
         if (end === -1) end = limit;
-        const args = parseLenient(text.slice(argsAt, end));
-        const argsText = args === undefined ? undefined : argumentsText(args);
+        const args = parseLenient(text.slice(argsAt, end), true);
+        const argsText = args === undefined ? undefined : argumentsText(args, true);
         if (argsText !== undefined) {
           const id = named[2] ?? makeCallId();
           found = [{ id, type: 'function', function: { name: named[1]!, arguments: argsText } }];
@@ -450,13 +528,13 @@ function parseMistral(text: string): PromptedToolCalls | undefined {
     else invalid.push(text.slice(at, end).trim());
     from = Math.max(end, at + marker.length);
   }
-  return { calls, text: tidy(withoutSpans(text, spans)), invalid };
+  return { calls, invalid, spans, marked: true };
 }
 
 const NAME_KEY = /"name"\s*:/;
 
 /** Llama 3 and others: a fenced or bare JSON object/array that is a call (or calls). */
-function parseJsonCalls(text: string): PromptedToolCalls | undefined {
+function parseJsonCalls(text: string): Found | undefined {
   if (!NAME_KEY.test(text)) return undefined;
   const spans: Span[] = [];
   const calls: ToolCall[] = [];
@@ -489,7 +567,7 @@ function parseJsonCalls(text: string): PromptedToolCalls | undefined {
   }
   bare(at, text.length);
   if (calls.length === 0) return undefined;
-  return { calls, text: tidy(withoutSpans(text, spans)), invalid: [] };
+  return { calls, invalid: [], spans, marked: false };
 }
 
 /**
@@ -507,8 +585,9 @@ function withOwnIds(calls: ToolCall[]): ToolCall[] {
 }
 
 /**
- * Finds the tool calls in a model's reply, trying in order (PROTOCOLS.md): `<tool_call>`
- * blocks, a `[TOOL_CALLS]` list, then fenced or bare JSON calls. The first form present wins.
+ * Finds the tool calls in a model's reply, outside its `<think>…</think>` thinking, trying in
+ * order (PROTOCOLS.md): `<tool_call>` blocks, a `[TOOL_CALLS]` list, then fenced or bare JSON
+ * calls. The first form present wins.
  * Never throws: a reply over MAX_TOOL_PARSE_CHARS is not searched and comes back whole with
  * `error` set. Ids are made up unless the model wrote one, and for a repeat of an earlier one.
  * Time grows in proportion to the reply's length.
@@ -516,12 +595,21 @@ function withOwnIds(calls: ToolCall[]): ToolCall[] {
 export function parseToolCalls(text: string): PromptedToolCalls {
   const source = typeof text === 'string' ? text : '';
   if (source.length > MAX_TOOL_PARSE_CHARS) {
-    return { calls: [], text: source.trim(), invalid: [], error: toolTextTooLargeError() };
+    return {
+      calls: [],
+      text: source.trim(),
+      invalid: [],
+      marked: false,
+      error: toolTextTooLargeError(),
+    };
   }
   try {
-    const found = parseTagged(source) ?? parseMistral(source) ?? parseJsonCalls(source);
-    if (!found) return { calls: [], text: source.trim(), invalid: [] };
-    return { ...found, calls: withOwnIds(found.calls) };
+    // Thinking is searched for nothing: its place is kept, so spans stand in `source` too.
+    const outside = blankThinking(source);
+    const found = parseTagged(outside) ?? parseMistral(outside) ?? parseJsonCalls(outside);
+    if (!found) return { calls: [], text: source.trim(), invalid: [], marked: false };
+    const { calls, invalid, spans, marked } = found;
+    return { calls: withOwnIds(calls), text: textBefore(source, spans), invalid, marked };
   } catch (e) {
     // A last guard for the "never throws" promise; the property tests expect it unused.
     const what = e instanceof Error ? e.message : String(e);
@@ -529,6 +617,7 @@ export function parseToolCalls(text: string): PromptedToolCalls {
       calls: [],
       text: source.trim(),
       invalid: [],
+      marked: false,
       error: malformedStreamError(`its tool calls: ${what}`),
     };
   }

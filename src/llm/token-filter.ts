@@ -1,15 +1,21 @@
 // The prompted-mode token filter: once a tool call starts in the streamed text, the rest is not
 // shown. It holds back at most a marker's length, so a reply of any size costs time in
-// proportion to its length.
+// proportion to its length. And what a stopped or broken reply keeps: its text before a call.
+import { jsonEnd } from './json-scan';
+import { parseToolCalls } from './prompted-tools';
+import { blankThinking } from './thinking';
 
-const CALL_MARKERS = ['<tool_call>', '[TOOL_CALLS]'];
-const MARKER_CHARS = new Set(CALL_MARKERS.join(''));
+/** Where a call starts, unmistakably: Hermes/Qwen, Mistral, Llama 3.1's special token. */
+const CALL_MARKERS = ['<tool_call>', '[TOOL_CALLS]', '<|python_tag|>'];
+const THINK_OPEN = '<think>';
+const THINK_CLOSE = '</think>';
+const MARKER_CHARS = new Set([...CALL_MARKERS, THINK_OPEN, THINK_CLOSE].join(''));
 
-/** The longest end of `text` that is the start of a marker (a "<tool" split across tokens). */
-function markerStartAtEnd(text: string): number {
+/** The longest end of `text` that is the start of one of `markers` (a "<tool" split across tokens). */
+function markerStartAtEnd(text: string, markers: readonly string[]): number {
   if (!MARKER_CHARS.has(text.slice(-1))) return 0; // most tokens: no marker ends in them
   let keep = 0;
-  for (const marker of CALL_MARKERS) {
+  for (const marker of markers) {
     for (let n = Math.min(marker.length - 1, text.length); n > keep; n--) {
       if (text.endsWith(marker.slice(0, n))) {
         keep = n;
@@ -20,11 +26,28 @@ function markerStartAtEnd(text: string): number {
   return keep;
 }
 
+/** Where the first of `markers` is in `text` (-1: none), and which. */
+function firstOf(text: string, markers: readonly string[]): { at: number; marker: string } {
+  let at = -1;
+  let which = '';
+  for (const marker of markers) {
+    const i = text.indexOf(marker);
+    if (i !== -1 && (at === -1 || i < at)) {
+      at = i;
+      which = marker;
+    }
+  }
+  return { at, marker: which };
+}
+
+const OUTSIDE_THINKING = [...CALL_MARKERS, THINK_OPEN];
+
 /**
- * In prompted mode, stop showing tokens once a tool call starts. Text that could be the start
- * of a marker (a trailing "<tool" split across tokens) is held back until it is decided. Only
- * the held-back text and the new token are searched: a marker cannot start in text already
- * shown, since that text ended with no marker's start.
+ * In prompted mode, stop showing tokens once a tool call starts. Thinking (`<think>` to
+ * `</think>`) is shown whole: a call it mentions is not made. Text that could be the start of a
+ * marker (a trailing "<tool" split across tokens) is held back until it is decided. Only the
+ * held-back text and the new token are searched: a marker cannot start in text already shown,
+ * since that text ended with no marker's start.
  */
 export function tokenFilter(
   mode: 'native' | 'prompted',
@@ -33,35 +56,105 @@ export function tokenFilter(
   if (mode === 'native') return forward;
   let held = '';
   let hidden = false;
+  let thinking = false;
+  const show = (text: string): void => {
+    if (text !== '') forward(text);
+  };
   return (t) => {
     if (hidden) return;
-    const pending = held + t;
-    let at = -1;
-    for (const marker of CALL_MARKERS) {
-      const i = pending.indexOf(marker);
-      if (i !== -1 && (at === -1 || i < at)) at = i;
-    }
-    if (at !== -1) {
+    let pending = held + t;
+    held = '';
+    for (;;) {
+      const markers = thinking ? [THINK_CLOSE] : OUTSIDE_THINKING;
+      const { at, marker } = firstOf(pending, markers);
+      if (at === -1) {
+        const upTo = pending.length - markerStartAtEnd(pending, markers);
+        show(pending.slice(0, upTo));
+        held = pending.slice(upTo);
+        return;
+      }
+      if (marker === THINK_OPEN || marker === THINK_CLOSE) {
+        show(pending.slice(0, at + marker.length));
+        pending = pending.slice(at + marker.length);
+        thinking = marker === THINK_OPEN;
+        continue;
+      }
       hidden = true;
-      held = '';
-      if (at > 0) forward(pending.slice(0, at));
+      show(pending.slice(0, at));
       return;
     }
-    const upTo = pending.length - markerStartAtEnd(pending);
-    if (upTo > 0) forward(pending.slice(0, upTo));
-    held = pending.slice(upTo);
   };
 }
 
 /**
  * `text` up to where a tool call starts: what a stopped or broken reply keeps of itself (a call
- * half written is neither said nor run).
+ * half written is neither said nor run). A call starts at a marker, or at a bare JSON call that
+ * begins a line (`{"name"`, `[{"name"`): a whole one counts when it is a call as parseToolCalls
+ * reads bare JSON, a half-written one at the end when it has begun like one (a tool-like name,
+ * then nothing or `arguments`/`parameters`), so JSON in an answer is not cut. Thinking
+ * (`<think>…</think>`) holds no call (docs/chat.md, "Tool calls written as text").
  */
 export function beforeToolCall(text: string): string {
-  let at = text.length;
-  for (const marker of CALL_MARKERS) {
-    const i = text.indexOf(marker);
-    if (i !== -1 && i < at) at = i;
+  const outside = blankThinking(text);
+  const marker = firstOf(outside, CALL_MARKERS).at;
+  const limit = marker === -1 ? text.length : marker;
+  const at = Math.min(limit, jsonCallStart(outside, limit));
+  if (at === text.length) return text;
+  return withoutOpenFence(text.slice(0, at));
+}
+
+/** `{"name"` (or `[{"name"`) at the start of a line, with the spaces before it. */
+const JSON_CALL_HEAD = /^[ \t]*\[?\s*\{\s*"name"/;
+
+/** Where the first bare JSON call that begins a line starts, before `limit`; else `text.length`. */
+function jsonCallStart(text: string, limit: number): number {
+  for (let line = 0; line < limit;) {
+    const next = text.indexOf('\n', line);
+    const lineEnd = next === -1 ? text.length : next;
+    const head = JSON_CALL_HEAD.exec(text.slice(line, Math.min(lineEnd, line + 200)));
+    if (head) {
+      const start = line + head[0].length - head[0].trimStart().length;
+      const end = jsonEnd(text, start);
+      if (end === -1) {
+        // It does not close (it runs to the end, or is not JSON): no later line is tried, so
+        // the scan stays one pass.
+        return beganLikeCall(text.slice(start)) ? start : text.length;
+      }
+      if (parseToolCalls(text.slice(start, end)).calls.length > 0) return start;
+      line = text.indexOf('\n', end);
+      if (line === -1) break;
+      line++;
+      continue;
+    }
+    if (next === -1) break;
+    line = next + 1;
   }
-  return text.slice(0, at);
+  return text.length;
+}
+
+/** The start of a call cut off: `{"name": "saveMem`, `{"name": "saveMemory", "argu`, … */
+function beganLikeCall(tail: string): boolean {
+  const head = /^\[?\s*\{\s*"name"\s*(?::\s*(?:"([A-Za-z_][\w.-]*)?(")?)?)?/.exec(tail);
+  if (!head) return false;
+  let rest = tail.slice(head[0].length);
+  if (rest === '') return true;
+  if (head[2] === undefined) return false; // more than an identifier: "Anna Smith"
+  rest = rest.trimStart();
+  if (rest === '') return true;
+  if (rest[0] !== ',') return false;
+  rest = rest.slice(1).trimStart();
+  if (rest === '') return true;
+  if (rest[0] !== '"') return false;
+  const close = rest.indexOf('"', 1);
+  const key = rest.slice(1, close === -1 ? rest.length : close);
+  return close === -1
+    ? 'arguments'.startsWith(key) || 'parameters'.startsWith(key)
+    : key === 'arguments' || key === 'parameters';
+}
+
+/** Text without a code fence opened at its end (the call it held is cut). */
+function withoutOpenFence(text: string): string {
+  const fence = text.lastIndexOf('```');
+  if (fence === -1 || text.split('```').length % 2 === 1) return text;
+  return /^```[\w-]*\s*$/.test(text.slice(fence)) ? text.slice(0, fence) : text;
 }

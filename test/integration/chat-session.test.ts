@@ -269,6 +269,39 @@ describe('a reply cut off in the middle of a tool call', () => {
     expect(kept.text).toBe('Let me save that.');
     expect(kept.meta?.aborted).toBe(true);
   });
+
+  const BARE =
+    'Let me save that.\n{"name": "saveMemory", "parameters": {"path": "Family/Ana", "content": "moves to Porto"}}';
+
+  it('a call written as bare JSON: Stop keeps what was said before it', async () => {
+    const s = await setup(
+      'plain',
+      { replies: [{ hang: true, text: BARE }] },
+      { toolMode: 'prompted' },
+    );
+    const stop = new AbortController();
+    let seen = '';
+    await s.session.send(s.conversationId, 'Ana moves to Porto.', stop.signal, (e) => {
+      if (e.type !== 'token') return;
+      seen += e.text;
+      if (seen.includes('"path"')) stop.abort();
+    });
+    const kept = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(kept).toMatchObject({ role: 'assistant', text: 'Let me save that.' });
+    expect(kept.meta?.aborted).toBe(true);
+  });
+
+  it('a call written as bare JSON: a dropped connection keeps what was said before it', async () => {
+    const s = await setup(
+      'plain',
+      { tokenDelayMs: 2, replies: [{ disconnectAfter: 14, text: BARE }] },
+      { toolMode: 'prompted' },
+    );
+    const r = await s.session.send(s.conversationId, 'Ana moves to Porto.');
+    expect(r.status).toBe('error');
+    const kept = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(kept).toMatchObject({ role: 'assistant', text: 'Let me save that.' });
+  });
 });
 
 describe('chat session with prompted tool calls', () => {
@@ -536,6 +569,159 @@ describe('prompted calls that share an id', () => {
     expect(answers.filter((m) => m.role === 'tool').map((m) => m.toolCallId)).toEqual(
       round.toolCalls?.map((c) => c.id),
     );
+  });
+});
+
+describe('words written after a tool call, before its result', () => {
+  const cases = [
+    {
+      kind: 'plain',
+      toolMode: 'prompted',
+      call: '{"name": "queryMemory", "parameters": {"path": "Family/Ana"}}',
+    },
+    {
+      kind: 'llamacpp',
+      toolMode: 'native',
+      call: '<tool_call>\n{"name": "queryMemory", "arguments": {"path": "Family/Ana"}}\n</tool_call>',
+    },
+  ] as const;
+  for (const { kind, toolMode, call } of cases) {
+    it(`${toolMode}: are neither stored nor found by search; the call runs`, async () => {
+      const s = await setup(
+        kind,
+        {
+          replies: [
+            { text: `${call}\n\nYour sister Ana is moving to Lisbon in June.` },
+            { text: 'I have nothing saved about Ana yet.' },
+          ],
+        },
+        { toolMode },
+      );
+      const r = await s.session.send(s.conversationId, 'Where is my sister Ana moving?');
+      expect(r).toMatchObject({ status: 'answered', rounds: 1 });
+      const messages = await s.memory.getMessages(s.conversationId);
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      expect(messages[1].text).toBe('');
+      expect(messages[1].toolCalls?.[0]).toMatchObject({
+        name: 'queryMemory',
+        result: { status: 'NOT_FOUND' },
+      });
+      expect(messages.map((m) => m.text).join(' ')).not.toContain('Lisbon');
+      const found = await s.memory.searchConversations('Ana is moving to Lisbon in June', 10);
+      expect(found.status).toBe('SUCCESS');
+      if (found.status !== 'SUCCESS') return;
+      expect(found.results.map((f) => f.text).join(' ')).not.toContain('Lisbon');
+    });
+  }
+});
+
+describe('native tools, a call written as text', () => {
+  const block = (name: string) =>
+    `<tool_call>\n{"name": "${name}", "arguments": {"path": "Family/Ana", "content": "Ana moves to Lisbon"}}\n</tool_call>`;
+
+  it('whose name differs in case or "_" runs the tool it means, stored under its name', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ text: block('save_memory') }, { text: 'Saved it.' }],
+    });
+    const r = await s.session.send(s.conversationId, 'Remember: Ana moves to Lisbon.');
+    expect(r).toMatchObject({ status: 'answered', text: 'Saved it.', rounds: 1 });
+    expect(await s.memory.queryMemory('Family/Ana')).toMatchObject({
+      status: 'SUCCESS',
+      content: 'Ana moves to Lisbon',
+    });
+    const [, round] = await s.memory.getMessages(s.conversationId);
+    expect(round.text).toBe('');
+    expect(round.toolCalls?.[0]).toMatchObject({
+      name: 'saveMemory',
+      result: { status: 'SUCCESS' },
+    });
+  });
+
+  it('with a name no tool has gets an error result, and its markup is never the answer', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ text: block('rememberThis') }, { text: 'Sorry, I could not save that.' }],
+    });
+    const r = await s.session.send(s.conversationId, 'Remember: Ana moves to Lisbon.');
+    expect(r).toMatchObject({ status: 'answered', rounds: 1 });
+    const messages = await s.memory.getMessages(s.conversationId);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(messages[1].toolCalls?.[0]).toMatchObject({
+      name: 'rememberThis',
+      result: { status: 'ERROR', message: expect.stringMatching(/no tool named "rememberThis"/) },
+    });
+    expect(messages.map((m) => m.text).join(' ')).not.toContain('<tool_call>');
+    expect(sentText(s.fake.generations()[1])).toContain('no tool named');
+  });
+});
+
+describe('a reasoning model’s <think>…</think> in the text', () => {
+  it('a call it only considers there is not run; the answer after it is stored whole', async () => {
+    const s = await setup(
+      'koboldcpp',
+      {
+        replies: [
+          {
+            text: '<think>\nI could run {"name": "deleteMemory", "parameters": {"path": "Family/Ana"}} but they only asked.\n</think>\nAna moves to Lisbon in June.',
+          },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    await s.memory.saveMemory('Family/Ana', 'Ana moves to Lisbon in June.');
+    const r = await s.session.send(s.conversationId, 'Where is Ana moving?');
+    expect(r).toMatchObject({ status: 'answered', rounds: 0 });
+    expect(s.events.map((e) => e.type)).not.toContain('tool-call');
+    expect(await s.memory.queryMemory('Family/Ana')).toMatchObject({ status: 'SUCCESS' });
+    const last = (await s.memory.getMessages(s.conversationId)).at(-1)!;
+    expect(last.text).toMatch(/^<think>[\s\S]*<\/think>\nAna moves to Lisbon in June\.$/);
+  });
+
+  it('<tool_call> mentioned there neither hides the reply nor becomes a broken call', async () => {
+    const s = await setup(
+      'koboldcpp',
+      {
+        replies: [
+          {
+            text: '<think>\nThey want this remembered, so I should emit a <tool_call> for saveMemory.\n</think>\n\n<tool_call>\n{"name": "saveMemory", "arguments": {"path": "Family/Ana", "content": "Ana moves to Lisbon"}}\n</tool_call>',
+          },
+          { text: 'Saved it.' },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    const r = await s.session.send(s.conversationId, 'Remember: Ana moves to Lisbon.');
+    expect(r).toMatchObject({ status: 'answered', text: 'Saved it.', rounds: 1 });
+    const results = s.events.filter(
+      (e): e is Extract<SessionEvent, { type: 'tool-result' }> => e.type === 'tool-result',
+    );
+    expect(results.map((e) => [e.name, e.refused])).toEqual([['saveMemory', false]]);
+    expect(await s.memory.queryMemory('Family/Ana')).toMatchObject({ status: 'SUCCESS' });
+    // The thinking was shown as it came, mention and all.
+    const shown = s.events.flatMap((e) => (e.type === 'token' ? [e.text] : [])).join('');
+    expect(shown).toContain('I should emit a <tool_call> for saveMemory.\n</think>');
+  });
+});
+
+describe('a prompted call written as a Python dict', () => {
+  it('runs, and the entry is saved as written, apostrophe and all', async () => {
+    const s = await setup(
+      'plain',
+      {
+        replies: [
+          {
+            text: "<tool_call>{'name': 'saveMemory', 'arguments': {'path': 'Family/Ana', 'content': 'Ana's moving to Lisbon'}}</tool_call>",
+          },
+          { text: 'Saved it.' },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    const r = await s.session.send(s.conversationId, 'Remember: Ana is moving to Lisbon.');
+    expect(r).toMatchObject({ status: 'answered', text: 'Saved it.', rounds: 1 });
+    expect(await s.memory.queryMemory('Family/Ana')).toMatchObject({
+      status: 'SUCCESS',
+      content: "Ana's moving to Lisbon",
+    });
   });
 });
 

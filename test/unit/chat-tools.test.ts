@@ -102,4 +102,30 @@ describe('runToolCall', () => {
     expect(typeof outcome.args).toBe('string');
     expect((outcome.args as string).length).toBeLessThan(2000);
   });
+
+  it('a name that differs only in case, "_" or "-" runs that tool, and counts as its write', async () => {
+    const saved: unknown[] = [];
+    const memory = {
+      saveMemory: (path: unknown, content: unknown) => {
+        saved.push([path, content]);
+        return Promise.resolve({ status: 'SUCCESS', path });
+      },
+    } as unknown as MemoryApi;
+    for (const name of ['save_memory', 'SaveMemory', 'save-memory', 'SAVEMEMORY']) {
+      const outcome = await runToolCall(
+        {
+          id: 'c1',
+          type: 'function',
+          function: { name, arguments: '{"path": "Family/Ana", "content": "Lisbon"}' },
+        },
+        MEMORY_TOOLS,
+        memory,
+        { contextTokens: 1000, recencyBias: 0.3 },
+      );
+      expect(outcome).toMatchObject({ name: 'saveMemory', refused: false });
+      expect(changedMemory(outcome)).toBe(true);
+    }
+    expect(saved).toHaveLength(4);
+    expect(saved[0]).toEqual(['Family/Ana', 'Lisbon']);
+  });
 });

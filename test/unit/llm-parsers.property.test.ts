@@ -19,6 +19,9 @@ import { LlmError, type ToolCall } from '../../src/llm/types';
 const RUNS = { seed: 0x5eed10, numRuns: 150 };
 
 const PIECES = [
+  '<think>',
+  '</think>',
+  '<|python_tag|>',
   '<tool_call>',
   '</tool_call>',
   '<TOOL_CALL>',
@@ -173,7 +176,8 @@ describe('parseToolCalls with hostile replies', () => {
     const call = '{"name": "saveMemory", "arguments": {"path": "A", "content": "b"}}';
     fc.assert(
       fc.property(
-        hostile.filter((t) => !/<tool_call>|\[TOOL_CALLS\]/i.test(t)),
+        // Thinking left open before the call would hold it: not a call the model made.
+        hostile.filter((t) => !/<tool_call>|\[TOOL_CALLS\]|<\/?think>/i.test(t)),
         fc.constantFrom(`<tool_call>${call}</tool_call>`, `<tool_call>${call}`),
         (before, block) => {
           const r = parseToolCalls(`${before}\n${block}`);
@@ -290,8 +294,19 @@ describe('stream reducers and tool-call accumulation', () => {
   });
 });
 
+/** Where the first call marker is outside `<think>`…`</think>` (open to the end unless closed). */
+function firstCallOutsideThinking(reply: string): number {
+  let thinking = false;
+  for (const m of reply.matchAll(/<\/?think>|<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>/g)) {
+    if (m[0] === '<think>') thinking = true;
+    else if (m[0] === '</think>') thinking = false;
+    else if (!thinking) return m.index;
+  }
+  return -1;
+}
+
 describe('the prompted-mode token filter', () => {
-  it('shows a prefix of the reply, all of it up to the first marker', () => {
+  it('shows a prefix of the reply, all of it up to the first marker outside thinking', () => {
     fc.assert(
       fc.property(fc.array(hostile, { maxLength: 20 }), (tokens) => {
         let shown = '';
@@ -299,9 +314,9 @@ describe('the prompted-mode token filter', () => {
         tokens.forEach(filter);
         const reply = tokens.join('');
         expect(reply.startsWith(shown)).toBe(true);
-        const marker = reply.search(/<tool_call>|\[TOOL_CALLS\]/);
+        const marker = firstCallOutsideThinking(reply);
         if (marker !== -1) expect(shown).toBe(reply.slice(0, marker));
-        else expect(reply.length - shown.length).toBeLessThan('[TOOL_CALLS]'.length);
+        else expect(reply.length - shown.length).toBeLessThan('<|python_tag|>'.length);
       }),
       RUNS,
     );

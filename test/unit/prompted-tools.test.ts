@@ -86,6 +86,50 @@ describe('parseToolCalls', () => {
     expect(r.calls[0]?.id).toMatch(/^call_[0-9a-f]{16}$/);
   });
 
+  it('shows only the words before the first call: what follows was written before any result', () => {
+    for (const [text, shown] of [
+      [
+        '{"name": "queryMemory", "parameters": {"query": "Ana"}}\n\nYour sister Ana is moving to Lisbon in June.',
+        '',
+      ],
+      [
+        'Let me check.\n<tool_call>{"name": "queryMemory", "arguments": {"query": "Ana"}}</tool_call>\nAna is moving to Lisbon.',
+        'Let me check.',
+      ],
+      ['Checking. [TOOL_CALLS]queryMemory[ARGS]{"query": "Ana"} Ana lives in Lisbon.', 'Checking.'],
+      ['```json\n{"name": "listMemory", "arguments": {}}\n```\nYou have three entries.', ''],
+      ['<|python_tag|>{"name": "listMemory", "parameters": {}}\nYou have three entries.', ''],
+      ['```xml\n<tool_call>{"name": "listMemory", "arguments": {}}</tool_call>\n```\nDone!', ''],
+      [
+        'Saving.<tool_call>{"name": "saveMemory", "arguments": {oops}}</tool_call> Saved!',
+        'Saving.',
+      ],
+    ]) {
+      const r = parseToolCalls(text);
+      expect(r.calls.length + r.invalid.length).toBe(1);
+      expect(r.text).toBe(shown);
+    }
+  });
+
+  it('looks for calls outside <think>…</think> only, and shows the thinking as it came', () => {
+    const call = '<tool_call>{"name": "saveMemory", "arguments": {"path": "A", "content": "b"}}';
+    const mentions = parseToolCalls(`<think>\nI should use <tool_call> here.\n</think>\n\n${call}`);
+    expect(mentions.calls.map((c) => c.function.name)).toEqual(['saveMemory']);
+    expect(mentions.invalid).toEqual([]);
+    expect(mentions.text).toBe('<think>\nI should use <tool_call> here.\n</think>');
+    for (const text of [
+      `<think>\nMaybe ${call}</tool_call>, or not.\n</think>\nHello.`,
+      `<think>\nStill thinking: {"name": "listMemory", "parameters": {}}`,
+      // The template opened the thinking in the prompt: the reply has only its end.
+      `Maybe {"name": "listMemory", "parameters": {}}\n</think>\nHello.`,
+    ]) {
+      const r = parseToolCalls(text);
+      expect(r.calls).toEqual([]);
+      expect(r.invalid).toEqual([]);
+      expect(r.text).toBe(text.trim());
+    }
+  });
+
   it('reads every block, with the closing tag trimmed by the stop sequence', () => {
     expect(
       summary(
@@ -112,6 +156,36 @@ describe('parseToolCalls', () => {
     const text =
       '<tool_call>\n```json\n{"name": "saveMemory", "arguments": {"path": "A", "content": "line 1\nline 2",},}\n```\n</tool_call>';
     expect(summary(text)).toEqual([['saveMemory', { path: 'A', content: 'line 1\nline 2' }]]);
+  });
+
+  it('reads a Python dict in a block marked as a call: single quotes, True/False/None, apostrophes kept', () => {
+    expect(
+      summary(
+        "<tool_call>{'name': 'saveMemory', 'arguments': {'path': 'Family/Ana', 'content': 'x'}}</tool_call>",
+      ),
+    ).toEqual([['saveMemory', { path: 'Family/Ana', content: 'x' }]]);
+    expect(
+      summary(
+        `<tool_call>{'name': 'saveMemory', 'arguments': {'path': 'A', 'content': 'Ana's move to "Lisbon"', 'note': "True, it's None of mine", 'pinned': True, 'old': False, 'tags': None}}</tool_call>`,
+      ),
+    ).toEqual([
+      [
+        'saveMemory',
+        {
+          path: 'A',
+          content: 'Ana\'s move to "Lisbon"',
+          note: "True, it's None of mine",
+          pinned: true,
+          old: false,
+          tags: null,
+        },
+      ],
+    ]);
+    expect(summary("[TOOL_CALLS]saveMemory[ARGS]{'path': 'A', 'content': 'b'}")).toEqual([
+      ['saveMemory', { path: 'A', content: 'b' }],
+    ]);
+    // Outside a marked block, a Python dict is no call (nor is JSON the model did not mark).
+    expect(parseToolCalls("{'name': 'saveMemory', 'parameters': {'path': 'A'}}").calls).toEqual([]);
   });
 
   it('reads several JSON objects in one block', () => {
@@ -180,7 +254,7 @@ describe('parseToolCalls', () => {
       'Let me look.\n```json\n{"name": "queryMemory", "arguments": {"query": "tea",}}\n```\nDone.',
     );
     expect(r.calls.map((c) => c.function.name)).toEqual(['queryMemory']);
-    expect(r.text).toBe('Let me look.\n\nDone.');
+    expect(r.text).toBe('Let me look.');
     expect(summary('[{"name":"a","arguments":{"x":1}},{"name":"b","parameters":{"y":2}}]')).toEqual(
       [
         ['a', { x: 1 }],

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { tokenFilter } from '../../src/chat/chat-session';
+import { beforeToolCall } from '../../src/llm/token-filter';
 
 const run = (mode: 'native' | 'prompted', tokens: string[]) => {
   let out = '';
@@ -25,6 +26,18 @@ describe('tokenFilter', () => {
     expect(run('prompted', ['a < b', ' and <t', 'able>'])).toBe('a < b and <table>');
   });
 
+  it('shows thinking whole, a call it mentions and all, and hides a call after it', () => {
+    expect(
+      run('prompted', [
+        '<thi',
+        'nk>I could use <tool',
+        '_call> here.</thi',
+        'nk>Sure.',
+        '<tool_call>{"name":"listMemory"}',
+      ]),
+    ).toBe('<think>I could use <tool_call> here.</think>Sure.');
+  });
+
   it('shows exactly the text before the first marker, however the stream is split', () => {
     fc.assert(
       fc.property(fc.string(), fc.string(), fc.array(fc.nat(40)), (before, after, cuts) => {
@@ -45,5 +58,39 @@ describe('tokenFilter', () => {
         expect(shown).toBe(text.slice(0, first));
       }),
     );
+  });
+});
+
+describe('beforeToolCall', () => {
+  it("cuts a bare JSON call that begins a line, whole or half written, and Llama's <|python_tag|>", () => {
+    for (const [text, kept] of [
+      [
+        'Let me save that.\n{"name": "saveMemory", "parameters": {"path": "Fam',
+        'Let me save that.\n',
+      ],
+      ['{"name": "saveMem', ''],
+      ['{"name"', ''],
+      ['Saving:\n  {"name": "saveMemory", "argu', 'Saving:\n  '],
+      ['[{"name": "saveMemory", "arguments": {"path": "A"}}, {"name": "li', ''],
+      ['{"name": "listMemory", "parameters": {}}\n\nYou have three', ''],
+      ['Looking.\n```json\n{"name": "queryMemory", "arguments": {"pa', 'Looking.\n'],
+      ['Sure. <|python_tag|>{"name": "saveMemory", "parameters": {"pa', 'Sure. '],
+    ]) {
+      expect(beforeToolCall(text)).toBe(kept);
+    }
+  });
+
+  it('keeps JSON in an answer (not a call, or not at the start of a line) and thinking', () => {
+    for (const text of [
+      'Your contact:\n{"name": "Anna Smith", "phone": "555',
+      'Your contact:\n{"name": "Anna", "age": 31}\nand more',
+      '{"name": "Anna", "age": 3',
+      'A call looks like {"name": "saveMemory", "arguments": {"pa',
+      '<think>\nI could use <tool_call>{"name": "listMemory"\n</think>\nYou have',
+      '<think>\n{"name": "listMemory", "parameters": {',
+      'Here:\n{"name": "config", "value": 3}\n{"name": "Tom", "age": 3',
+    ]) {
+      expect(beforeToolCall(text)).toBe(text);
+    }
   });
 });
