@@ -12,6 +12,7 @@ import {
   type KeeperExchange,
   type KeeperOutcome,
 } from '../chat/keeper';
+import { withoutThinking } from '../llm/thinking';
 import type { TurnResult } from '../chat/types';
 import type { Message } from '../memory/types';
 
@@ -137,7 +138,7 @@ export function batchExchanges(
     const reply = byId.get(x.replyId);
     if (user?.role !== 'user' || reply?.role !== 'assistant') continue;
     if (!user.text.trim() || !reply.text.trim()) continue;
-    exchanges.push({ user: user.text, assistant: reply.text, replyId: x.replyId });
+    exchanges.push({ user: user.text, assistant: withoutThinking(reply.text), replyId: x.replyId });
     replyId = x.replyId;
   }
   return { exchanges, replyId };

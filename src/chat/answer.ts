@@ -6,6 +6,7 @@
 import { asLlmError, isToolsUnsupported } from '../llm/errors';
 import { describeTools } from '../llm/prompted-tools';
 import { LlmError, type ChatMessage, type LlmErrorCode, type ServerInfo } from '../llm/types';
+import { withoutThinking } from '../llm/thinking';
 import { beforeToolCall } from '../llm/token-filter';
 import { visibleMessages } from '../memory/replies';
 import type { Message, TurnContext } from '../memory/types';
@@ -200,7 +201,8 @@ async function generateOrSwitch(
 /** A reply without calls ends the turn. */
 async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<TurnResult> {
   const { result, visible, parseError } = reply;
-  if (!visible.trim() && !parseError) {
+  // Thinking alone (`<think>` and no answer after it) is no answer either.
+  if (!withoutThinking(visible).trim() && !parseError) {
     // No words at all: said where the reply would be, and the question stays open to be answered
     // again, instead of an empty reply nobody sees. A model that spent every output token before
     // writing any (a reasoning model's thinking is not the answer) needs more of them instead.

@@ -29,3 +29,16 @@ export function blankThinking(text: string): string {
   }
   return out + text.slice(from);
 }
+
+/**
+ * `text` without its thinking, trimmed: the answer alone. What is indexed for search and recall,
+ * sent back to the model as an earlier reply, and read by the memory keeper: a model's musings
+ * ("maybe her sister lives in Porto?") are not what it said, and a reasoning model's template
+ * leaves earlier thinking out of the history too (docs/chat.md, "Tool calls written as text").
+ */
+export function withoutThinking(text: string): string {
+  if (!text.includes(CLOSE) && !text.includes(OPEN)) return text;
+  return blankThinking(text)
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}

@@ -937,6 +937,47 @@ describe('a reply with no words', () => {
   });
 });
 
+describe('a reasoning model that writes its thinking in the reply (<think>…</think>)', () => {
+  const THOUGHT =
+    '<think>\nAna moved to Porto. Maybe she works in Lisbon though? I will not say that.\n</think>\n\n';
+  it('shows it as it came, but neither indexes it nor sends it back as what was said', async () => {
+    const s = await setup('koboldcpp', {
+      replies: [
+        { text: `${THOUGHT}Lovely news about Ana and her flat in Porto!` },
+        { text: 'Sure.' },
+      ],
+    });
+    expect((await s.session.send(s.conversationId, 'My sister Ana moved to Porto.')).status).toBe(
+      'answered',
+    );
+    const [, reply] = await s.memory.getMessages(s.conversationId);
+    expect(reply.text).toContain('<think>');
+    const found = async (q: string) =>
+      (await s.memory.searchChunks(null, q, 5)).map((h) => h.chunk.text).join(' | ');
+    expect(await found('Lisbon')).not.toContain('Lisbon');
+    expect(await found('flat in Porto')).toContain('Lovely news about Ana');
+    await s.session.send(s.conversationId, 'Thanks!');
+    const next = sentText(s.fake.generations().at(-1)!);
+    expect(next).toContain('Lovely news about Ana');
+    expect(next).not.toContain('Lisbon');
+    expect(next).not.toContain('<think>');
+  });
+
+  it('a reply that only thought, out of output tokens, says to raise them', async () => {
+    const s = await setup(
+      'llamacpp',
+      {
+        replies: [
+          { text: '<think>\nLet me consider every angle of this question at great length' },
+        ],
+      },
+      { maxOutputTokens: 6 },
+    );
+    await s.session.send(s.conversationId, 'Think hard.');
+    expect(s.events).toContainEqual({ type: 'notice', message: noRoomToAnswer(6) });
+  });
+});
+
 describe('a reply whose tokens all went before any word', () => {
   it('says to raise the output tokens, not to ask again', async () => {
     const s = await setup(

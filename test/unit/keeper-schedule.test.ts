@@ -166,6 +166,19 @@ describe('the exchanges a run reads', () => {
   });
 });
 
+describe("a reasoning model's reply", () => {
+  it('is read by the keeper without its thinking: the answer is what was said', () => {
+    const u = msg('user', 'My sister Ana moved to Porto.');
+    const r = msg(
+      'assistant',
+      '<think>\nMaybe Ana lives in Lisbon too? I should not assume.\n</think>\n\nLovely news about Ana!',
+    );
+    expect(batchExchanges([u, r], [{ userId: u.id!, replyId: r.id! }]).exchanges).toEqual([
+      { user: u.text, assistant: 'Lovely news about Ana!', replyId: r.id },
+    ]);
+  });
+});
+
 describe('the status line', () => {
   it('a refused answer says so in its own sentence; a failure says the keeper could not run; the rest say nothing', () => {
     const refused =

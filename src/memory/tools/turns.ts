@@ -4,6 +4,7 @@ import type { StoreContext } from '../store';
 import { intArg, isToolError, short, toolError } from '../validate';
 import { addToShards } from '../shards';
 import { chatGone } from './conversations';
+import { withoutThinking } from '../../llm/thinking';
 import { indexedPart, splitSentences } from '../text';
 import type { Signals } from '../ranking';
 import { searchChunkIndex } from '../search';
@@ -38,7 +39,9 @@ export function turnsTools(ctx: StoreContext) {
       if (isToolError(args)) return args;
       const { conversationId, givenTurn } = args;
 
-      const indexed = indexedPart(turn.text);
+      // A reply's thinking (`<think>…</think>`) is not indexed: it is not what was said.
+      const answer = turn.role === 'assistant' ? withoutThinking(turn.text) : turn.text;
+      const indexed = indexedPart(answer);
       const sentences = splitSentences(indexed);
       const counts = await tokensOfSentences(sentences);
       let vectors: Float32Array[] = [];
@@ -113,8 +116,7 @@ export function turnsTools(ctx: StoreContext) {
         rows,
       );
       const result: RecordTurnResult = { status: 'SUCCESS', turnId, chunks: rows.length };
-      if (indexed.length < turn.text.length)
-        result.unindexedChars = turn.text.length - indexed.length;
+      if (indexed.length < answer.length) result.unindexedChars = answer.length - indexed.length;
       return result;
     });
   }
