@@ -86,11 +86,27 @@ export async function begin(
     step: (p) => unlessAborted(Promise.resolve(p), signal),
   };
   try {
-    return await body(turn);
+    // One turn at a time in a chat, across this browser's tabs: two would each send the other's
+    // half-stored messages as their prompt, and number their replies alike (Web Locks; where
+    // there are none, as in Node, the page's own one-at-a-time is all).
+    const locks = globalThis.navigator?.locks;
+    if (!locks) return await body(turn);
+    return await locks.request(
+      `${CHAT_LOCK}${conversationId}`,
+      { ifAvailable: true },
+      async (lock): Promise<TurnResult> => (lock ? body(turn) : refuse(turn, ANSWERING_ELSEWHERE)),
+    );
   } finally {
     open = false;
   }
 }
+
+/** The Web Lock a chat's turn holds (its conversation id follows). */
+export const CHAT_LOCK = 'structured-memory-chat-';
+
+/** Said when the chat is answering in another tab. */
+export const ANSWERING_ELSEWHERE =
+  'This chat is answering in another tab of this app: wait for that reply, or open another chat here.';
 
 /** A turn that cannot start: said in a notice, nothing stored. */
 export function refuse(turn: Turn, message: string): TurnResult {

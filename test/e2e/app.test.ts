@@ -50,6 +50,7 @@ function reply(req: RecordedRequest): FakeReply {
       ],
     };
   }
+  if (/long story/i.test(lastUser)) return { text: 'Once upon a time '.repeat(400) };
   if (/xss/i.test(lastUser))
     return {
       toolCalls: [{ name: 'saveMemory', arguments: { path: 'Test/Markup', content: XSS_CONTENT } }],
@@ -499,5 +500,51 @@ describe('the app in Chromium', () => {
     } finally {
       await own.close();
     }
+  });
+
+  it('one reply at a time in a chat: a second tab that sends while the first is answering is told, and keeps its words', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('button', { name: 'New chat' }).click();
+    const second = await context.newPage();
+    await second.goto(server.url);
+    const box = (p: Page) => p.getByRole('textbox', { name: 'Message' });
+    await box(second).waitFor({ timeout: 30_000 });
+    // Requests that carried `words` (the keeper of earlier chats may ask the server meanwhile).
+    const carrying = (words: string) =>
+      fake.generations().filter((r) => JSON.stringify(r.body).includes(words)).length;
+    await box(page).fill('Tell me a long story');
+    await box(page).press('Enter');
+    await expect
+      .poll(() => carrying('Tell me a long story'), { timeout: 30_000 })
+      .toBeGreaterThan(0);
+    await box(second).fill('Hello from the other tab');
+    await box(second).press('Enter');
+    await expect
+      .poll(
+        () =>
+          second
+            .getByText('This chat is answering in another tab of this app', { exact: false })
+            .count(),
+        { timeout: 30_000 },
+      )
+      .toBeGreaterThan(0);
+    await expect
+      .poll(() => box(second).inputValue(), { timeout: 10_000 })
+      .toBe('Hello from the other tab');
+    // Nothing of the second tab reached the model or the chat.
+    expect(carrying('Hello from the other tab')).toBe(0);
+    await expect
+      .poll(() => page.getByText('Once upon a time').count(), { timeout: 30_000 })
+      .toBeGreaterThan(0);
+    const texts = await page.evaluate(async () => {
+      const app = document.querySelector('sm-app') as unknown as {
+        app: { state: { conversationId: number } };
+        memory: { getMessages(id: number): Promise<{ text: string }[]> };
+      };
+      return (await app.memory.getMessages(app.app.state.conversationId)).map((m) => m.text);
+    });
+    expect(texts.join(' ')).not.toContain('Hello from the other tab');
+    await shot('desktop-answering-elsewhere', second);
+    await second.close();
   });
 });
