@@ -173,6 +173,8 @@ export class App {
    * Nothing answered at the server: the status asks it again by itself (a person who starts
    * KoboldCPP after opening the page sees it connect, without sending a message to find out).
    */
+  /** Saves of the settings made here (`followStoredSettings` leaves a read older than one). */
+  private saves = 0;
   /** Chats this page deleted (the list's report of it is not news to it). */
   private readonly deletedHere = new Set<number>();
   private recheckTimer: ReturnType<typeof setTimeout> | undefined;
@@ -298,8 +300,10 @@ export class App {
    * what this tab holds (its own Save) changes nothing.
    */
   private async followStoredSettings(): Promise<void> {
+    const saves = this.saves;
     const stored = await this.memory.getSetting(SETTINGS_KEY);
-    if (stored === undefined) return;
+    // A Save here since the read began is newer than what it read.
+    if (stored === undefined || saves !== this.saves) return;
     const next = normaliseSettings(stored);
     const before = this.current.settings;
     if (JSON.stringify(next) === JSON.stringify(before)) return;
@@ -310,6 +314,7 @@ export class App {
   }
 
   async saveSettings(next: AppSettings): Promise<void> {
+    this.saves++;
     const before = this.current.settings;
     this.set({ settings: normaliseSettings(next), settingsSaved: true });
     // Connect first: a message sent right after Save must go to the new endpoint.
@@ -422,13 +427,23 @@ export class App {
    * another device through sync), the newest chat left opens, or a new one, and the person is
    * told, instead of writing on into a chat that is gone (its messages would be refused).
    */
-  async openChatMaybeGone(): Promise<void> {
+  openChatMaybeGone(): Promise<void> {
+    // One look at a time: two at once, with no chat left, would each open a new one.
+    this.chatCheck ??= this.lookForOpenChat().finally(() => (this.chatCheck = undefined));
+    return this.chatCheck;
+  }
+
+  private chatCheck: Promise<void> | undefined;
+
+  private async lookForOpenChat(): Promise<void> {
     const id = this.current.conversationId;
     if (id === undefined || this.deletedHere.has(id)) return;
     const chats = await this.memory.listConversations();
     if (this.current.conversationId !== id || chats.some((c) => c.id === id)) return;
     this.set({ conversationId: chats[0]?.id ?? (await this.createConversation()) });
-    this.showNotice('The chat you had open was deleted (in another tab, or on another device).');
+    this.showNotice(
+      'The chat you had open was deleted (in another tab, on another device, or by Replace all).',
+    );
   }
 
   /**

@@ -137,8 +137,9 @@ export function batchExchanges(
     const user = byId.get(x.userId);
     const reply = byId.get(x.replyId);
     if (user?.role !== 'user' || reply?.role !== 'assistant') continue;
-    if (!user.text.trim() || !reply.text.trim()) continue;
-    exchanges.push({ user: user.text, assistant: withoutThinking(reply.text), replyId: x.replyId });
+    const answer = withoutThinking(reply.text).trim();
+    if (!user.text.trim() || !answer) continue;
+    exchanges.push({ user: user.text, assistant: answer, replyId: x.replyId });
     replyId = x.replyId;
   }
   return { exchanges, replyId };

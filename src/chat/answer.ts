@@ -201,8 +201,7 @@ async function generateOrSwitch(
 /** A reply without calls ends the turn. */
 async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<TurnResult> {
   const { result, visible, parseError } = reply;
-  // Thinking alone (`<think>` and no answer after it) is no answer either.
-  if (!withoutThinking(visible).trim() && !parseError) {
+  if (!visible.trim() && !parseError) {
     // No words at all: said where the reply would be, and the question stays open to be answered
     // again, instead of an empty reply nobody sees. A model that spent every output token before
     // writing any (a reasoning model's thinking is not the answer) needs more of them instead.
@@ -216,6 +215,13 @@ async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<Tu
   }
   const cut = result.finishReason === 'length' ? { meta: { cut: 'length' } } : {};
   await store(turn, { role: 'assistant', text: visible, ...cut }, true);
+  if (!parseError && cut.meta && !withoutThinking(visible).trim()) {
+    // Thinking alone, out of tokens: kept (Continue goes on from it), and no answer yet, said so.
+    const said = noRoomToAnswer(turn.ctx.settings.maxOutputTokens);
+    await store(turn, { role: 'assistant', text: '', meta: { notice: said } }, false);
+    turn.emit({ type: 'notice', message: said });
+    return { status: 'answered', text: visible, rounds };
+  }
   if (!parseError) return { status: 'answered', text: visible, rounds };
   // Not a silent drop: the answer stands, and the user is told what was not done.
   await store(turn, { role: 'assistant', text: '', meta: { notice: parseError.message } }, false);

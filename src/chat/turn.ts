@@ -91,13 +91,30 @@ export async function begin(
     // there are none, as in Node, the page's own one-at-a-time is all).
     const locks = globalThis.navigator?.locks;
     if (!locks) return await body(turn);
-    return await locks.request(
-      `${CHAT_LOCK}${conversationId}`,
-      { ifAvailable: true },
-      async (lock): Promise<TurnResult> => (lock ? body(turn) : refuse(turn, ANSWERING_ELSEWHERE)),
+    const name = `${CHAT_LOCK}${conversationId}`;
+    // A turn of this page still winding up (stopped, its last writes under way; or of the
+    // session before new settings) is waited for, not taken for another tab's.
+    if (heldHere.has(name)) return await locks.request(name, () => held(name, () => body(turn)));
+    return await locks.request(name, { ifAvailable: true }, async (lock): Promise<TurnResult> =>
+      lock ? held(name, () => body(turn)) : refuse(turn, ANSWERING_ELSEWHERE),
     );
   } finally {
     open = false;
+  }
+}
+
+/** The chat locks this page holds, by name, with how many of its turns hold or await each. */
+const heldHere = new Map<string, number>();
+
+/** Runs `fn` noting that this page holds the lock `name` meanwhile. */
+async function held<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  heldHere.set(name, (heldHere.get(name) ?? 0) + 1);
+  try {
+    return await fn();
+  } finally {
+    const n = (heldHere.get(name) ?? 1) - 1;
+    if (n) heldHere.set(name, n);
+    else heldHere.delete(name);
   }
 }
 

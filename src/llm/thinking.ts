@@ -7,27 +7,22 @@ const CLOSE = '</think>';
 
 /**
  * `text` with its thinking blanked out by line breaks, the same length, so a place in one is the
- * same place in the other and what follows thinking begins a line. Thinking is `<think>` to the
- * next `</think>` or the end, and, where the reply has a `</think>` before any `<think>` (the
- * template opened it in the prompt), all from the start to that `</think>`. One pass.
+ * same place in the other and what follows thinking begins a line. Thinking starts the reply:
+ * `<think>` before anything but white space, to the next `</think>` or the end; or, where the
+ * reply has a `</think>` and no `<think>` (the template opened it in the prompt), all from the
+ * start to that `</think>`. Tags an answer mentions later (a word about `<think>` tags) are text.
  */
 export function blankThinking(text: string): string {
-  if (!text.includes(CLOSE) && !text.includes(OPEN)) return text;
-  let out = '';
-  let from = 0;
-  const close = text.indexOf(CLOSE);
   const open = text.indexOf(OPEN);
-  if (close !== -1 && (open === -1 || close < open)) {
-    from = close + CLOSE.length;
-    out = '\n'.repeat(from);
+  const close = text.indexOf(CLOSE);
+  let to = -1;
+  if (open !== -1 && !text.slice(0, open).trim()) {
+    const end = text.indexOf(CLOSE, open + OPEN.length);
+    to = end === -1 ? text.length : end + CLOSE.length;
+  } else if (open === -1 && close !== -1) {
+    to = close + CLOSE.length;
   }
-  for (let at = text.indexOf(OPEN, from); at !== -1; at = text.indexOf(OPEN, from)) {
-    const end = text.indexOf(CLOSE, at + OPEN.length);
-    const to = end === -1 ? text.length : end + CLOSE.length;
-    out += text.slice(from, at) + '\n'.repeat(to - at);
-    from = to;
-  }
-  return out + text.slice(from);
+  return to === -1 ? text : '\n'.repeat(to) + text.slice(to);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Sentence splitting and token estimates for the semantic index (docs/design.md,
 // "Semantic index").
+import { withoutThinking } from '../llm/thinking';
 
 /** Sentences longer than this many (estimated) tokens are split further. */
 export const MAX_CHUNK_TOKENS = 128;
@@ -77,6 +78,14 @@ function* sentenceSegments(text: string): Generator<string> {
  * whole.
  */
 export const MAX_INDEXED_TURN_CHARS = 256 * 1024;
+
+/**
+ * What of a message is indexed: its text, a reply's without the thinking that starts it (what
+ * it said: src/llm/thinking.ts), up to MAX_INDEXED_TURN_CHARS (`indexedPart`).
+ */
+export function indexedText(role: string, text: string): string {
+  return indexedPart(role === 'assistant' ? withoutThinking(text) : text);
+}
 
 /** The part of a turn's text that is indexed: all of it, or its start cut at a space. */
 export function indexedPart(text: string): string {

@@ -468,7 +468,7 @@ describe('the app in Chromium', () => {
           () =>
             first
               .getByText(
-                'The chat you had open was deleted (in another tab, or on another device).',
+                'The chat you had open was deleted (in another tab, on another device, or by Replace all).',
               )
               .count(),
           { timeout: 30_000 },

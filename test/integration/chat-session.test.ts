@@ -961,9 +961,18 @@ describe('a reasoning model that writes its thinking in the reply (<think>…</t
     expect(next).toContain('Lovely news about Ana');
     expect(next).not.toContain('Lisbon');
     expect(next).not.toContain('<think>');
+    // Restored from a backup, it is indexed the same way.
+    const restored = openMemory({ name: `chat-${crypto.randomUUID()}`, embedder });
+    open.push(restored);
+    const backup = await s.memory.exportJson();
+    expect(await restored.importJson(backup, 'replace')).toMatchObject({ status: 'SUCCESS' });
+    const lexical = async (q: string) =>
+      (await restored.searchChunks(null, q, 5, { signals: 'lexical' })).map((h) => h.chunk.text);
+    expect(await lexical('Lisbon')).toEqual([]);
+    expect((await lexical('flat Porto')).join(' ')).toContain('Lovely news about Ana');
   });
 
-  it('a reply that only thought, out of output tokens, says to raise them', async () => {
+  it('a reply that only thought, out of output tokens, is kept and says to raise them', async () => {
     const s = await setup(
       'llamacpp',
       {
@@ -975,6 +984,11 @@ describe('a reasoning model that writes its thinking in the reply (<think>…</t
     );
     await s.session.send(s.conversationId, 'Think hard.');
     expect(s.events).toContainEqual({ type: 'notice', message: noRoomToAnswer(6) });
+    // The thinking is kept, marked cut, so Continue can go on from it; it is not indexed.
+    const [, thought] = await s.memory.getMessages(s.conversationId);
+    expect(thought.text).toMatch(/^<think>\nLet me/);
+    expect(thought.meta?.cut).toBe('length');
+    expect(await s.memory.searchChunks(null, 'consider', 5, { signals: 'lexical' })).toEqual([]);
   });
 });
 

@@ -297,6 +297,25 @@ describe('App (the composition of memory, settings, connector and chat session)'
     });
   });
 
+  it('a Save here while another write is being followed is not undone by the older read', async () => {
+    const { app, mem } = compose({ [SETTINGS_KEY]: { temperature: 0.7 } });
+    await app.start();
+    const client = mem.memory as unknown as { getSetting(k: string): Promise<unknown> };
+    const read = client.getSetting;
+    let answer!: () => void;
+    // The follow's read is slow: it answers with the row as it was when it was asked.
+    client.getSetting = (k) => {
+      const then = mem.settings.get(k);
+      return new Promise((r) => (answer = () => r(then)));
+    };
+    mem.changed({ tables: ['settings'] });
+    client.getSetting = read;
+    await app.saveSettings({ ...app.state.settings, temperature: 0.2 });
+    answer();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(app.state.settings.temperature).toBe(0.2);
+  });
+
   it('saving settings rebuilds the connector and session at once and stores the settings', async () => {
     const { app, mem, conns } = compose();
     await app.start();

@@ -7,7 +7,7 @@ import type { StoreContext } from '../store';
 import type { PortableEntry } from '../markdown';
 import { parsePath, placedAt } from '../paths';
 import { addToShards } from '../shards';
-import { indexedPart, splitSentences } from '../text';
+import { indexedText, splitSentences } from '../text';
 import type {
   Chunk,
   Conversation,
@@ -383,7 +383,7 @@ export function backupTools(ctx: StoreContext) {
           (m.role === 'user' || m.role === 'assistant') &&
           m.text.trim(),
       );
-      const sentences = indexed.map((m) => splitSentences(indexedPart(m.text)));
+      const sentences = indexed.map((m) => splitSentences(indexedText(m.role, m.text)));
       const flat = sentences.flat();
       const vectors = flat.length ? await embed(flat) : { info: undefined, vectors: [] };
       if (isToolError(vectors)) return vectors;

@@ -13,7 +13,7 @@ import {
   parentOf,
   parsePath,
 } from '../paths';
-import { indexedPart, splitSentences } from '../text';
+import { indexedText, splitSentences } from '../text';
 import { dateInRange, isToolError, short, toolError, validateContent } from '../validate';
 import { parseImportFile } from '../imports/detect';
 import { MAX_FOREIGN_FILE_BYTES, tooLargeForeignFile } from '../imports/limits';
@@ -186,7 +186,7 @@ export function foreignTools(ctx: StoreContext) {
       const chats = parsed.chats.map((chat) => ({ chat, ...chatRows(chat) }));
       for (const c of chats) result.skipped.push(...c.dropped);
       const sentences = chats.map((c) =>
-        c.indexed.map((i) => splitSentences(indexedPart(c.rows[i].text))),
+        c.indexed.map((i) => splitSentences(indexedText(c.rows[i].role, c.rows[i].text))),
       );
       const flat = sentences.flat(2);
       const vectors = flat.length ? await embed(flat) : undefined;

@@ -5,7 +5,7 @@ import { intArg, isToolError, short, toolError } from '../validate';
 import { addToShards } from '../shards';
 import { chatGone } from './conversations';
 import { withoutThinking } from '../../llm/thinking';
-import { indexedPart, splitSentences } from '../text';
+import { indexedText, splitSentences } from '../text';
 import type { Signals } from '../ranking';
 import { searchChunkIndex } from '../search';
 
@@ -41,7 +41,7 @@ export function turnsTools(ctx: StoreContext) {
 
       // A reply's thinking (`<think>…</think>`) is not indexed: it is not what was said.
       const answer = turn.role === 'assistant' ? withoutThinking(turn.text) : turn.text;
-      const indexed = indexedPart(answer);
+      const indexed = indexedText(turn.role, turn.text);
       const sentences = splitSentences(indexed);
       const counts = await tokensOfSentences(sentences);
       let vectors: Float32Array[] = [];
