@@ -388,15 +388,15 @@ describe('storage the browser keeps, and backups', () => {
     expect(await merge(paths[0])).not.toMatch(/here already/);
     const once = (await titles()).sort();
     expect(once.filter((t) => t === 'Lisbon trip')).toHaveLength(1);
-    // Every chat of the backup was here already: the one made there, and the empty one that
-    // page opened once the seed's Replace all took the chat it had open.
+    // The chat of the backup was here already. (The backup may also hold the empty chat that
+    // page opened once the seed's Replace all took the chat it had open; it is not counted.)
     const again = await merge(paths[1]);
     expect((await titles()).sort()).toEqual(once);
     const n = SEED.length;
     const backedUp = (JSON.parse(text) as { conversations: { title: string }[] }).conversations;
-    expect(backedUp.map((c) => c.title).sort()).toEqual(['Lisbon trip', 'New chat']);
+    expect(backedUp.filter((c) => c.title === 'Lisbon trip')).toHaveLength(1);
     expect(again).toBe(
-      `Imported ${n} entries (0 new, 0 updated, ${n} unchanged). 2 chats were here already, so not added again.`,
+      `Imported ${n} entries (0 new, 0 updated, ${n} unchanged). 1 chat was here already, so not added again.`,
     );
   });
 });
