@@ -37,3 +37,16 @@ export function withoutThinking(text: string): string {
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
+
+/**
+ * A reply that starts with thinking, as the chat shows it: the thinking's words (without its
+ * tags) apart from the answer after it; undefined for a reply without thinking at its start.
+ */
+export function splitThinking(text: string): { thought: string; answer: string } | undefined {
+  const blank = blankThinking(text);
+  if (blank === text) return undefined;
+  const at = blank.search(/[^\n]/);
+  const to = at === -1 ? text.length : at;
+  const thought = text.slice(0, to).replace(OPEN, '').replace(CLOSE, '').trim();
+  return { thought, answer: text.slice(to).trim() };
+}

@@ -48,6 +48,21 @@ export const messageStyles = css`
   :host([kind='assistant']) .bubble.empty {
     display: none;
   }
+  .thought {
+    margin: 0 0 0.4em;
+    color: var(--sm-muted);
+    font-size: 0.92em;
+  }
+  .thought summary {
+    cursor: pointer;
+    width: fit-content;
+  }
+  .thought-text {
+    white-space: pre-wrap;
+    margin-top: 0.3em;
+    padding-left: 0.6em;
+    border-left: 2px solid var(--sm-border);
+  }
   :host([highlighted]) .bubble,
   :host([highlighted]) .bubble.empty + .tools {
     box-shadow: 0 0 0 3px #f2c94c;

@@ -13,6 +13,7 @@
 import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { turnLabels, type StoredRecalledTurn } from '../chat/recall';
+import { splitThinking, withoutThinking } from '../llm/thinking';
 import type { FollowPathDetail } from './sm-tool-card';
 import { emit } from './events';
 import { MarkdownFeed, renderMarkdownBlocks } from './markdown';
@@ -574,7 +575,8 @@ export class SmMessage extends LitElement {
     this.picked = undefined;
     document.removeEventListener('selectionchange', this.handleSelectionChange);
     if (this.messageId === undefined) return;
-    const text = picked ?? this.text.trim();
+    const text =
+      picked ?? (this.kind === 'assistant' ? withoutThinking(this.text) : this.text).trim();
     if (!text) return;
     emit(this, 'sm-message-remember', { id: this.messageId, text, selected: !!picked });
   }
@@ -722,10 +724,25 @@ export class SmMessage extends LitElement {
       title=${title ?? nothing}
       aria-busy=${streaming ? 'true' : 'false'}
     >
-      ${this.renderWho('Assistant')}
+      ${this.renderWho('Assistant')} ${this.renderThought()}
       <div class="md" id="words"></div>
       ${streaming && blank ? html`<span class="caret" aria-hidden="true"></span>` : nothing}
     </div>`;
+  }
+
+  /**
+   * A stored reply's thinking (`<think>…</think>` at its start): folded away above the answer,
+   * as plain text (docs/chat.md, "Tool calls written as text"). While it streams it shows as it
+   * comes.
+   */
+  private renderThought() {
+    if (this.stream || this.state === 'streaming') return nothing;
+    const thought = splitThinking(this.text)?.thought;
+    if (!thought) return nothing;
+    return html`<details class="thought">
+      <summary>Thought</summary>
+      <div class="thought-text">${thought}</div>
+    </details>`;
   }
 
   /** Whether the stream has more than white space (read on from where it last looked). */
@@ -766,7 +783,12 @@ export class SmMessage extends LitElement {
       // The stream grew: read what arrived, nothing before it.
       if (count > shown.count) shown.feed.append(pieces.slice(shown.count, count).join(''));
     } else {
-      const whole = pieces ? text + pieces.slice(0, count).join('') : text;
+      // A stored reply's thinking is shown apart (renderThought); the markdown is its answer.
+      const whole = pieces
+        ? text + pieces.slice(0, count).join('')
+        : final
+          ? (splitThinking(text)?.answer ?? text)
+          : text;
       // The streamed reply, finished, now handed over as its stored text: nothing changed.
       if (shown?.host === host && shown.final && final && whole === shown.feed.all) {
         Object.assign(shown, { text, pieces, count });

@@ -50,6 +50,10 @@ function reply(req: RecordedRequest): FakeReply {
       ],
     };
   }
+  if (/think it over/i.test(lastUser))
+    return {
+      text: '<think>\nAna might live in Lisbon, or was it Porto?\n</think>\n\nShe lives in **Porto**.',
+    };
   if (/long story/i.test(lastUser)) return { text: 'Once upon a time '.repeat(400) };
   if (/xss/i.test(lastUser))
     return {
@@ -500,6 +504,25 @@ describe('the app in Chromium', () => {
     } finally {
       await own.close();
     }
+  });
+
+  it("a reasoning model's thinking is folded away above its answer, and opens on a click", async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page
+      .getByRole('textbox', { name: 'Message' })
+      .fill('Think it over: where does Ana live?');
+    await page.getByRole('textbox', { name: 'Message' }).press('Enter');
+    const answer = page.locator('sm-message').getByText('She lives in');
+    await expect.poll(() => answer.count(), { timeout: 30_000 }).toBe(1);
+    const thought = page.getByText('Ana might live in Lisbon, or was it Porto?');
+    await expect.poll(() => thought.isVisible(), { timeout: 10_000 }).toBe(false);
+    // The answer is markdown; the thinking's tags are not shown.
+    expect(await page.locator('sm-message strong').filter({ hasText: 'Porto' }).count()).toBe(1);
+    expect(await page.getByText('<think>').count()).toBe(0);
+    await page.getByText('Thought', { exact: true }).click();
+    await expect.poll(() => thought.isVisible(), { timeout: 10_000 }).toBe(true);
+    await shot('desktop-thought-open');
   });
 
   it('one reply at a time in a chat: a second tab that sends while the first is answering is told, and keeps its words', async () => {
