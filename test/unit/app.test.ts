@@ -141,6 +141,31 @@ function compose(stored: Record<string, unknown> = {}, recheckMs?: number) {
   return { app, mem, conns, storage };
 }
 
+/**
+ * A started app connected to KoboldCPP, and what its chat session tells it (`events`, as the
+ * session's turns would); `recheckMs`: how soon it asks a server that went away again.
+ */
+async function connectedHearing(recheckMs?: number) {
+  const mem = fakeMemory();
+  const conns = connectors();
+  let heard: ((e: SessionEvent) => void) | undefined;
+  const app = new App({
+    memory: mem.memory,
+    createConnector: conns.create,
+    wrapCallback: (fn) => fn,
+    noticeStorage: memoryStorage(),
+    ...(recheckMs ? { recheckMs } : {}),
+    createChatSession: (options) => {
+      heard = options.onEvent;
+      return createChatSession(options);
+    },
+  });
+  await app.start();
+  conns.pending[0].resolve(KOBOLD);
+  await until(app, (s) => s.status.state === 'connected');
+  return { app, events: (e: SessionEvent) => heard!(e) };
+}
+
 describe('App (the composition of memory, settings, connector and chat session)', () => {
   it('starts from the stored settings: a connector for their server, the newest conversation, the status from the server', async () => {
     const { app, mem, conns } = compose({
@@ -212,53 +237,22 @@ describe('App (the composition of memory, settings, connector and chat session)'
   });
 
   it('a server that goes away mid-session: the status says so, and says connected again once a reply comes', async () => {
-    const mem = fakeMemory();
-    const conns = connectors();
-    let events: ((e: SessionEvent) => void) | undefined;
-    const app = new App({
-      memory: mem.memory,
-      createConnector: conns.create,
-      wrapCallback: (fn) => fn,
-      noticeStorage: memoryStorage(),
-      createChatSession: (options) => {
-        events = options.onEvent;
-        return createChatSession(options);
-      },
-    });
-    await app.start();
-    conns.pending[0].resolve(KOBOLD);
-    await until(app, (s) => s.status.state === 'connected');
+    const { app, events } = await connectedHearing();
     const down = 'Nothing answers at http://localhost:5001: start KoboldCPP.';
-    events!({ type: 'notice', message: down });
+    events({ type: 'notice', message: down });
     expect(app.state.status.state).toBe('connected');
-    events!({ type: 'unreachable', message: down });
+    events({ type: 'unreachable', message: down });
     expect(app.state.status).toEqual({ state: 'error', message: down });
-    events!({ type: 'token', text: 'Back' });
-    events!({ type: 'token', text: ' again' });
+    events({ type: 'token', text: 'Back' });
+    events({ type: 'token', text: ' again' });
     await until(app, (s) => s.status.state === 'connected');
     expect(app.state.status).toMatchObject({ state: 'connected', kind: 'koboldcpp' });
   });
 
   it('a server that went away mid-session is asked again by itself: connected once it answers, without a reply', async () => {
-    const mem = fakeMemory();
-    const conns = connectors();
-    let events: ((e: SessionEvent) => void) | undefined;
-    const app = new App({
-      memory: mem.memory,
-      createConnector: conns.create,
-      wrapCallback: (fn) => fn,
-      noticeStorage: memoryStorage(),
-      recheckMs: 5,
-      createChatSession: (options) => {
-        events = options.onEvent;
-        return createChatSession(options);
-      },
-    });
-    await app.start();
-    conns.pending[0].resolve(KOBOLD);
-    await until(app, (s) => s.status.state === 'connected');
+    const { app, events } = await connectedHearing(5);
     const down = 'Nothing answers at http://localhost:5001: start KoboldCPP.';
-    events!({ type: 'unreachable', message: down });
+    events({ type: 'unreachable', message: down });
     expect(app.state.status).toEqual({ state: 'error', message: down });
     // No message sent, no token: the status line asks the server again and says connected.
     await until(app, (s) => s.status.state === 'connected');
