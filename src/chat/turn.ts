@@ -128,7 +128,13 @@ export const ANSWERING_ELSEWHERE =
 /** A turn that cannot start: said in a notice, nothing stored. */
 export function refuse(turn: Turn, message: string): TurnResult {
   turn.emit({ type: 'notice', message });
-  return { status: 'error', text: '', rounds: 0, error: new LlmError('BAD_REQUEST', message) };
+  return {
+    status: 'error',
+    text: '',
+    rounds: 0,
+    error: new LlmError('BAD_REQUEST', message),
+    notSent: true,
+  };
 }
 
 /** A message as this turn stores it: with its alternative and what auto-recall added. */

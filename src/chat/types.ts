@@ -63,6 +63,8 @@ export interface TurnResult {
   replyId?: number;
   /** Whether a tool call that writes memory (save, update, move, delete) succeeded this turn. */
   wrote?: boolean;
+  /** The turn was refused before anything was sent to the model (`error` says why). */
+  notSent?: boolean;
 }
 
 export interface ChatSessionOptions {

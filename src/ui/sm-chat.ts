@@ -168,6 +168,9 @@ const STICK_PX = 48;
  */
 const STOP_GRACE_MS = 2000;
 
+/** The error box's first words when the model's answer failed. */
+const MODEL_FAILED = 'The model could not answer.';
+
 /**
  * `<sm-chat>`: one conversation with the model.
  *
@@ -203,6 +206,8 @@ export class SmChat extends LitElement {
   @state() private live?: LiveTurn;
   /** The last turn's failure: the connector's sentence with the fix. */
   @state() private errorText = '';
+  /** The error box's first words: what failed (the model's answer, or the turn before it). */
+  @state() private errorTitle = MODEL_FAILED;
   @state() private highlightId?: number;
   /** Memory keeper cards whose Undo is running. */
   @state() private undoing: ReadonlySet<number> = new Set();
@@ -784,7 +789,7 @@ export class SmChat extends LitElement {
   private renderError() {
     if (!this.errorText) return nothing;
     return html`<div class="alert" role="alert">
-      <p><strong>The model could not answer.</strong> ${this.errorText}</p>
+      <p><strong>${this.errorTitle}</strong> ${this.errorText}</p>
       <button type="button" @click=${this.handleDismissError}>Dismiss</button>
     </div>`;
   }
@@ -975,7 +980,10 @@ export class SmChat extends LitElement {
     const memory = this.memory;
     if (!memory || this.generating) return;
     const r = await memory.deleteMessage(event.detail.id);
-    if (r.status !== 'SUCCESS') this.errorText = `The message could not be deleted: ${r.message}`;
+    if (r.status !== 'SUCCESS') {
+      this.errorTitle = 'Not done.';
+      this.errorText = `The message could not be deleted: ${r.message}`;
+    }
     // Its element is gone: the composer is the next place to be.
     this.textarea?.focus();
   }
@@ -1006,6 +1014,7 @@ export class SmChat extends LitElement {
     if (alt === undefined) return;
     const r = await memory.selectAlternative(user.id, alt);
     if (r.status !== 'SUCCESS') {
+      this.errorTitle = 'Not done.';
       this.errorText = `The reply could not be switched: ${r.message}`;
       return;
     }
@@ -1052,6 +1061,7 @@ export class SmChat extends LitElement {
     this.errorText = '';
     this.stick = true;
     let failure = '';
+    let title = MODEL_FAILED;
     let said = '';
     let unfinished = false;
     const turn = run(controller.signal, (event) => this.handleSessionEvent(live, event));
@@ -1065,6 +1075,7 @@ export class SmChat extends LitElement {
       } else {
         if (result.status === 'error') {
           failure = result.error?.message || result.text || 'The model server reported an error.';
+          title = result.notSent ? 'Not sent.' : MODEL_FAILED;
         }
         if (result.status === 'round-limit') said = result.text;
       }
@@ -1075,7 +1086,10 @@ export class SmChat extends LitElement {
     this.tokenFrame = undefined;
     this.controller = undefined;
     this.requestUpdate();
-    if (this.conversationId === conversationId) this.errorText = failure;
+    if (this.conversationId === conversationId) {
+      this.errorText = failure;
+      this.errorTitle = title;
+    }
     await this.watch.reload();
     // The error box says it, a round-limit notice is stored with the message, and so is a notice
     // the session stored: once is enough.

@@ -551,6 +551,8 @@ describe('the app in Chromium', () => {
         { timeout: 30_000 },
       )
       .toBeGreaterThan(0);
+    // Not the model's failure: the turn was not sent.
+    expect(await second.getByText('Not sent.', { exact: true }).count()).toBe(1);
     await expect
       .poll(() => box(second).inputValue(), { timeout: 10_000 })
       .toBe('Hello from the other tab');
