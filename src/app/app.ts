@@ -305,23 +305,30 @@ export class App {
     // A Save here since the read began is newer than what it read.
     if (stored === undefined || saves !== this.saves) return;
     const next = normaliseSettings(stored);
+    if (JSON.stringify(next) === JSON.stringify(this.current.settings)) return;
+    if (this.take(next)) void this.applyModel();
+  }
+
+  /**
+   * Makes `next` this tab's settings: a new session (keeping an in-page model they leave as it
+   * is) and the keeper told at once. True when the embedding model changed (the caller applies
+   * it once the settings are stored).
+   */
+  private take(next: AppSettings): boolean {
     const before = this.current.settings;
-    if (JSON.stringify(next) === JSON.stringify(before)) return;
     this.set({ settings: next, settingsSaved: true });
     this.connect(sameModel(before, next));
     this.keeper.settingsChanged();
-    if (before.embeddingModel !== next.embeddingModel) void this.applyModel();
+    return before.embeddingModel !== next.embeddingModel;
   }
 
   async saveSettings(next: AppSettings): Promise<void> {
     this.saves++;
-    const before = this.current.settings;
-    this.set({ settings: normaliseSettings(next), settingsSaved: true });
     // Connect first: a message sent right after Save must go to the new endpoint.
-    this.connect(sameModel(before, this.current.settings));
-    this.keeper.settingsChanged();
-    await this.memory.setSetting(SETTINGS_KEY, this.current.settings);
-    if (before.embeddingModel !== this.current.settings.embeddingModel) void this.applyModel();
+    const settings = normaliseSettings(next);
+    const newModel = this.take(settings);
+    await this.memory.setSetting(SETTINGS_KEY, settings);
+    if (newModel) void this.applyModel();
   }
 
   /**

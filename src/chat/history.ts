@@ -1,7 +1,7 @@
 // The stored conversation as the model reads it: messages in the OpenAI form (notices and memory
 // keeper cards left out, every stored call's arguments as JSON the server accepts), and the
 // memories read with queryMemory in earlier turns, which ride along in the prompt.
-import { withoutThinking } from '../llm/thinking';
+import { saidText } from '../memory/text';
 import type { ChatMessage } from '../llm/types';
 import { isKeeperCard } from '../memory/replies';
 import type { Message } from '../memory/types';
@@ -30,7 +30,7 @@ export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
     } else if (m.role === 'assistant' && m.toolCalls?.length) {
       out.push({
         role: 'assistant',
-        content: withoutThinking(m.text) || null,
+        content: saidText(m.role, m.text) || null,
         tool_calls: m.toolCalls.map((c) => ({
           id: c.id,
           type: 'function' as const,
@@ -39,10 +39,7 @@ export function toChatMessages(messages: readonly Message[]): ChatMessage[] {
       });
     } else {
       // An earlier reply's thinking is not sent back (its answer is what was said).
-      out.push({
-        role: m.role,
-        content: m.role === 'assistant' ? withoutThinking(m.text) : m.text,
-      });
+      out.push({ role: m.role, content: saidText(m.role, m.text) });
     }
   }
   return out;

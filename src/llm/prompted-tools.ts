@@ -164,6 +164,13 @@ function tagEnd(text: string, from: number): number {
   return i;
 }
 
+/** `text` without a code fence opened at its end (a call it held was cut off after it). */
+export function withoutOpenFence(text: string): string {
+  const fence = text.lastIndexOf('```');
+  if (fence === -1 || text.split('```').length % 2 === 1) return text;
+  return text.slice(tagEnd(text, fence + 3)).trim() === '' ? text.slice(0, fence) : text;
+}
+
 /** Removes a surrounding Markdown code fence (```json … ```), if any. */
 function stripFences(text: string): string {
   const t = text.trim();
@@ -439,11 +446,7 @@ function textBefore(text: string, spans: readonly Span[]): string {
   if (tag !== -1 && before.slice(tag + '<|python_tag|>'.length).trim() === '') {
     before = before.slice(0, tag);
   }
-  const fence = before.lastIndexOf('```');
-  if (fence !== -1 && before.split('```').length % 2 === 0) {
-    if (before.slice(tagEnd(before, fence + 3)).trim() === '') before = before.slice(0, fence);
-  }
-  const lines = before.split('\n');
+  const lines = withoutOpenFence(before).split('\n');
   for (let i = 0; i < lines.length - 1; i++) lines[i] = trimSpacesEnd(lines[i]!);
   return lines
     .join('\n')

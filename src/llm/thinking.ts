@@ -2,8 +2,8 @@
 // it in the text): `<think>…</think>`. A call it only considers there is not made, so tool calls
 // are looked for outside it (docs/chat.md, "Tool calls written as text"); it is shown as it came.
 
-const OPEN = '<think>';
-const CLOSE = '</think>';
+export const THINK_OPEN = '<think>';
+export const THINK_CLOSE = '</think>';
 
 /**
  * `text` with its thinking blanked out by line breaks, the same length, so a place in one is the
@@ -13,14 +13,14 @@ const CLOSE = '</think>';
  * start to that `</think>`. Tags an answer mentions later (a word about `<think>` tags) are text.
  */
 export function blankThinking(text: string): string {
-  const open = text.indexOf(OPEN);
-  const close = text.indexOf(CLOSE);
+  const open = text.indexOf(THINK_OPEN);
+  const close = text.indexOf(THINK_CLOSE);
   let to = -1;
   if (open !== -1 && !text.slice(0, open).trim()) {
-    const end = text.indexOf(CLOSE, open + OPEN.length);
-    to = end === -1 ? text.length : end + CLOSE.length;
+    const end = text.indexOf(THINK_CLOSE, open + THINK_OPEN.length);
+    to = end === -1 ? text.length : end + THINK_CLOSE.length;
   } else if (open === -1 && close !== -1) {
-    to = close + CLOSE.length;
+    to = close + THINK_CLOSE.length;
   }
   return to === -1 ? text : '\n'.repeat(to) + text.slice(to);
 }
@@ -32,7 +32,7 @@ export function blankThinking(text: string): string {
  * leaves earlier thinking out of the history too (docs/chat.md, "Tool calls written as text").
  */
 export function withoutThinking(text: string): string {
-  if (!text.includes(CLOSE) && !text.includes(OPEN)) return text;
+  if (!text.includes(THINK_CLOSE) && !text.includes(THINK_OPEN)) return text;
   return blankThinking(text)
     .replace(/\n{3,}/g, '\n\n')
     .trim();
@@ -47,6 +47,6 @@ export function splitThinking(text: string): { thought: string; answer: string }
   if (blank === text) return undefined;
   const at = blank.search(/[^\n]/);
   const to = at === -1 ? text.length : at;
-  const thought = text.slice(0, to).replace(OPEN, '').replace(CLOSE, '').trim();
+  const thought = text.slice(0, to).replace(THINK_OPEN, '').replace(THINK_CLOSE, '').trim();
   return { thought, answer: text.slice(to).trim() };
 }

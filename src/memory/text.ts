@@ -84,7 +84,12 @@ export const MAX_INDEXED_TURN_CHARS = 256 * 1024;
  * it said: src/llm/thinking.ts), up to MAX_INDEXED_TURN_CHARS (`indexedPart`).
  */
 export function indexedText(role: string, text: string): string {
-  return indexedPart(role === 'assistant' ? withoutThinking(text) : text);
+  return indexedPart(saidText(role, text));
+}
+
+/** What a message said: its text, a reply's without the thinking that starts it. */
+export function saidText(role: string, text: string): string {
+  return role === 'assistant' ? withoutThinking(text) : text;
 }
 
 /** The part of a turn's text that is indexed: all of it, or its start cut at a space. */

@@ -4,8 +4,7 @@ import type { StoreContext } from '../store';
 import { intArg, isToolError, short, toolError } from '../validate';
 import { addToShards } from '../shards';
 import { chatGone } from './conversations';
-import { withoutThinking } from '../../llm/thinking';
-import { indexedText, splitSentences } from '../text';
+import { indexedPart, saidText, splitSentences } from '../text';
 import type { Signals } from '../ranking';
 import { searchChunkIndex } from '../search';
 
@@ -40,8 +39,8 @@ export function turnsTools(ctx: StoreContext) {
       const { conversationId, givenTurn } = args;
 
       // A reply's thinking (`<think>…</think>`) is not indexed: it is not what was said.
-      const answer = turn.role === 'assistant' ? withoutThinking(turn.text) : turn.text;
-      const indexed = indexedText(turn.role, turn.text);
+      const answer = saidText(turn.role, turn.text);
+      const indexed = indexedPart(answer);
       const sentences = splitSentences(indexed);
       const counts = await tokensOfSentences(sentences);
       let vectors: Float32Array[] = [];
