@@ -2,13 +2,11 @@
 // shown. It holds back at most a marker's length, so a reply of any size costs time in
 // proportion to its length. And what a stopped or broken reply keeps: its text before a call.
 import { jsonEnd } from './json-scan';
-import { parseToolCalls } from './prompted-tools';
-import { blankThinking } from './thinking';
+import { parseToolCalls, withoutOpenFence } from './prompted-tools';
+import { THINK_CLOSE, THINK_OPEN, blankThinking } from './thinking';
 
 /** Where a call starts, unmistakably: Hermes/Qwen, Mistral, Llama 3.1's special token. */
 const CALL_MARKERS = ['<tool_call>', '[TOOL_CALLS]', '<|python_tag|>'];
-const THINK_OPEN = '<think>';
-const THINK_CLOSE = '</think>';
 const MARKER_CHARS = new Set([...CALL_MARKERS, THINK_OPEN, THINK_CLOSE].join(''));
 
 /** The longest end of `text` that is the start of one of `markers` (a "<tool" split across tokens). */
@@ -43,8 +41,9 @@ function firstOf(text: string, markers: readonly string[]): { at: number; marker
 const OUTSIDE_THINKING = [...CALL_MARKERS, THINK_OPEN];
 
 /**
- * In prompted mode, stop showing tokens once a tool call starts. Thinking (`<think>` to
- * `</think>`) is shown whole: a call it mentions is not made. Text that could be the start of a
+ * In prompted mode, stop showing tokens once a tool call starts. Thinking that starts the reply
+ * (`<think>` to `</think>`, as `blankThinking` reads it) is shown whole: a call it mentions is
+ * not made; a `<think>` the answer mentions later is text. Text that could be the start of a
  * marker (a trailing "<tool" split across tokens) is held back until it is decided. Only the
  * held-back text and the new token are searched: a marker cannot start in text already shown,
  * since that text ended with no marker's start.
@@ -57,21 +56,31 @@ export function tokenFilter(
   let held = '';
   let hidden = false;
   let thinking = false;
+  /** Whether anything but white space was shown: thinking can only start before that. */
+  let said = false;
   const show = (text: string): void => {
-    if (text !== '') forward(text);
+    if (text === '') return;
+    said ||= /\S/.test(text);
+    forward(text);
   };
   return (t) => {
     if (hidden) return;
     let pending = held + t;
     held = '';
     for (;;) {
-      const markers = thinking ? [THINK_CLOSE] : OUTSIDE_THINKING;
+      const markers = thinking ? [THINK_CLOSE] : said ? CALL_MARKERS : OUTSIDE_THINKING;
       const { at, marker } = firstOf(pending, markers);
       if (at === -1) {
         const upTo = pending.length - markerStartAtEnd(pending, markers);
         show(pending.slice(0, upTo));
         held = pending.slice(upTo);
         return;
+      }
+      if (marker === THINK_OPEN && /\S/.test(pending.slice(0, at))) {
+        // Words came first: this `<think>` is the answer's, and the search goes on without it.
+        show(pending.slice(0, at));
+        pending = pending.slice(at);
+        continue;
       }
       if (marker === THINK_OPEN || marker === THINK_CLOSE) {
         show(pending.slice(0, at + marker.length));
@@ -150,11 +159,4 @@ function beganLikeCall(tail: string): boolean {
   return close === -1
     ? 'arguments'.startsWith(key) || 'parameters'.startsWith(key)
     : key === 'arguments' || key === 'parameters';
-}
-
-/** Text without a code fence opened at its end (the call it held is cut). */
-function withoutOpenFence(text: string): string {
-  const fence = text.lastIndexOf('```');
-  if (fence === -1 || text.split('```').length % 2 === 1) return text;
-  return /^```[\w-]*\s*$/.test(text.slice(fence)) ? text.slice(0, fence) : text;
 }

@@ -294,11 +294,14 @@ describe('stream reducers and tool-call accumulation', () => {
   });
 });
 
-/** Where the first call marker is outside `<think>`…`</think>` (open to the end unless closed). */
+/**
+ * Where the first call marker is outside the thinking that starts the reply (`<think>` before
+ * anything but white space, open to the end unless closed); a later `<think>` is text.
+ */
 function firstCallOutsideThinking(reply: string): number {
   let thinking = false;
   for (const m of reply.matchAll(/<\/?think>|<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>/g)) {
-    if (m[0] === '<think>') thinking = true;
+    if (m[0] === '<think>') thinking ||= reply.slice(0, m.index).trim() === '';
     else if (m[0] === '</think>') thinking = false;
     else if (!thinking) return m.index;
   }
