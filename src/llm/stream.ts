@@ -4,6 +4,7 @@
 
 import { errorFromStreamPayload, malformedStreamError, tooLargeError } from './errors';
 import { MAX_REPLY_CHARS, sizeInWords } from './limits';
+import { THINK_CLOSE, THINK_OPEN } from './thinking';
 import { createToolCallAccumulator } from './tool-calls';
 import type { ServerKind, SseEvent, ToolCall } from './types';
 
@@ -71,15 +72,29 @@ function finishOf(value: unknown): string | null {
 }
 
 /**
+ * A reasoning model's thinking sent apart from its answer: `reasoning_content` (llama.cpp's
+ * default reasoning format, vLLM, LM Studio) or `reasoning` (Ollama, newer vLLM).
+ */
+function reasoningOf(delta: Record<string, unknown>): string {
+  const r = delta.reasoning_content ?? delta.reasoning;
+  return typeof r === 'string' ? r : '';
+}
+
+/**
  * Reducer for OpenAI chat-completion chunks. Ends at `data: [DONE]`; a usage chunk with
- * `choices: []` is skipped; `delta.content` pieces are the tokens (`reasoning_content` is not
- * part of the answer and is left out); `delta.tool_calls` accumulate by index.
+ * `choices: []` is skipped; `delta.content` pieces are the tokens; `delta.tool_calls` accumulate
+ * by index. Thinking sent apart (`reasoning_content`, `reasoning`) before the answer becomes the
+ * reply's `<think>…</think>` start, as a server that leaves it in the text sends it, so it is
+ * shown folded, kept out of search and of the history alike (docs/chat.md, "Tool calls written
+ * as text"); thinking that comes after the answer began is left out.
  */
 export function openAiChunkReducer(kind?: ServerKind): StreamReducer {
   const calls = createToolCallAccumulator();
   let text = '';
   let finishReason: string | null = null;
   let done = false;
+  /** Where the reply's thinking stands: none came, it is open, or the answer began. */
+  let thinking: 'none' | 'open' | 'closed' = 'none';
 
   return {
     push(event) {
@@ -106,15 +121,30 @@ export function openAiChunkReducer(kind?: ServerKind): StreamReducer {
         : isRecord(choice.message)
           ? choice.message
           : undefined;
+      const reason = finishOf(choice.finish_reason);
       if (delta) {
-        if (typeof delta.content === 'string' && delta.content !== '') tokens.push(delta.content);
-        if (delta.tool_calls !== undefined && delta.tool_calls !== null) {
-          calls.add(delta.tool_calls);
+        const reasoning = reasoningOf(delta);
+        if (reasoning !== '' && thinking === 'none' && !/\S/.test(text) && calls.size() === 0) {
+          thinking = 'open';
+          tokens.push(THINK_OPEN);
         }
+        if (reasoning !== '' && thinking === 'open') tokens.push(reasoning);
+        const content = typeof delta.content === 'string' ? delta.content : '';
+        const hasCalls = delta.tool_calls !== undefined && delta.tool_calls !== null;
+        // The answer (or a call) begins, or the reply ends other than cut off: thinking is over.
+        // Cut off for length, it stays open, as a reply cut off in the text would.
+        if (
+          thinking === 'open' &&
+          (content !== '' || hasCalls || (reason && reason !== 'length'))
+        ) {
+          thinking = 'closed';
+          tokens.push(THINK_CLOSE);
+        }
+        if (content !== '') tokens.push(content);
+        if (hasCalls) calls.add(delta.tool_calls);
       } else if (typeof choice.text === 'string' && choice.text !== '') {
         tokens.push(choice.text); // `/v1/completions` chunks
       }
-      const reason = finishOf(choice.finish_reason);
       if (reason !== null) finishReason = reason;
       for (const t of tokens) text += t;
       checkSize(text.length + calls.size(), text, kind);

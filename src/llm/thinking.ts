@@ -9,8 +9,8 @@ export const THINK_CLOSE = '</think>';
  * `text` with its thinking blanked out by line breaks, the same length, so a place in one is the
  * same place in the other and what follows thinking begins a line. Thinking starts the reply:
  * `<think>` before anything but white space, to the next `</think>` or the end; or, where the
- * reply has a `</think>` and no `<think>` (the template opened it in the prompt), all from the
- * start to that `</think>`. Tags an answer mentions later (a word about `<think>` tags) are text.
+ * reply has a `</think>` with no `<think>` before it (the template opened it in the prompt), all
+ * from the start to that `</think>`. Tags an answer mentions later (a word about `<think>` tags) are text.
  */
 export function blankThinking(text: string): string {
   const open = text.indexOf(THINK_OPEN);
@@ -19,7 +19,7 @@ export function blankThinking(text: string): string {
   if (open !== -1 && !text.slice(0, open).trim()) {
     const end = text.indexOf(THINK_CLOSE, open + THINK_OPEN.length);
     to = end === -1 ? text.length : end + THINK_CLOSE.length;
-  } else if (open === -1 && close !== -1) {
+  } else if (close !== -1 && (open === -1 || close < open)) {
     to = close + THINK_CLOSE.length;
   }
   return to === -1 ? text : '\n'.repeat(to) + text.slice(to);
@@ -49,4 +49,86 @@ export function splitThinking(text: string): { thought: string; answer: string }
   const to = at === -1 ? text.length : at;
   const thought = text.slice(0, to).replace(THINK_OPEN, '').replace(THINK_CLOSE, '').trim();
   return { thought, answer: text.slice(to).trim() };
+}
+
+/** What a piece of a streamed reply adds: to its thinking, to its answer, or both. */
+export interface ThinkingPiece {
+  /** Words added to the thinking (without its tags). */
+  thought: string;
+  /** Words added to the answer. */
+  answer: string;
+  /**
+   * A `</think>` with no `<think>` before it (the template opened the thinking in the prompt): all
+   * taken as answer so far was thinking, and `thought` goes on from it.
+   */
+  wasThinking?: boolean;
+}
+
+/** The longest end of `text` that begins `tag` (a "</thi" split across tokens). */
+function tagStartAtEnd(text: string, tag: string): number {
+  for (let n = Math.min(tag.length - 1, text.length); n > 0; n--) {
+    if (text.endsWith(tag.slice(0, n))) return n;
+  }
+  return 0;
+}
+
+/**
+ * Reads a reply as it streams the way `splitThinking` reads it whole, so the chat can show the
+ * thinking apart while it arrives: `<think>` before anything but white space opens it, the next
+ * `</think>` closes it; a `</think>` with no `<think>` before it makes all before it thinking. Text that
+ * may be the start of a tag is held back until it is decided; each piece is looked at once.
+ */
+export function thinkingReader(): {
+  read: (piece: string) => ThinkingPiece;
+  /** The reply ended: what was held back, where it was going. */
+  end: () => ThinkingPiece;
+} {
+  let state: 'start' | 'thinking' | 'answer' | 'after' = 'start';
+  let held = '';
+  const end = (): ThinkingPiece => {
+    const rest = held;
+    held = '';
+    return state === 'thinking' ? { thought: rest, answer: '' } : { thought: '', answer: rest };
+  };
+  const read = (piece: string): ThinkingPiece => {
+    let text = held + piece;
+    held = '';
+    if (state === 'start') {
+      const lead = text.trimStart();
+      if (lead.startsWith(THINK_OPEN)) {
+        state = 'thinking';
+        text = lead.slice(THINK_OPEN.length);
+      } else if (THINK_OPEN.startsWith(lead)) {
+        held = text; // white space, or the start of `<think>`
+        return { thought: '', answer: '' };
+      } else {
+        state = 'answer';
+      }
+    }
+    if (state === 'after') return { thought: '', answer: text };
+    const at = text.indexOf(THINK_CLOSE);
+    // An answer that mentions `<think>` first has no thinking: a later `</think>` is its text.
+    const open = state === 'answer' ? text.indexOf(THINK_OPEN) : -1;
+    if (open !== -1 && (at === -1 || open < at)) {
+      state = 'after';
+      return { thought: '', answer: text };
+    }
+    if (at !== -1) {
+      const wasThinking = state === 'answer';
+      state = 'after';
+      const before = text.slice(0, at);
+      const after = text.slice(at + THINK_CLOSE.length);
+      return wasThinking
+        ? { thought: before, answer: after, wasThinking }
+        : { thought: before, answer: after };
+    }
+    const keep = Math.max(
+      tagStartAtEnd(text, THINK_CLOSE),
+      state === 'answer' ? tagStartAtEnd(text, THINK_OPEN) : 0,
+    );
+    held = text.slice(text.length - keep);
+    const shown = text.slice(0, text.length - keep);
+    return state === 'thinking' ? { thought: shown, answer: '' } : { thought: '', answer: shown };
+  };
+  return { read, end };
 }

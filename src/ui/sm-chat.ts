@@ -18,6 +18,7 @@ import { undoKeeperCard, readKeeperCard, type KeeperCard } from '../chat/keeper-
 import { altOf, isKeeperCard, replyGroups, type ReplyGroup } from '../memory/replies';
 import type { Message } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
+import { thinkingReader, type ThinkingPiece } from '../llm/thinking';
 import { emit } from './events';
 import { renderMarkdownBlocks } from './markdown';
 import { MemoryWatch } from './memory-watch';
@@ -30,6 +31,7 @@ import type { KeeperUndoDetail } from './sm-keeper-card';
 import type {
   MessageAlternativeDetail,
   MessageActionDetail,
+  LiveThought,
   MessageControls,
   MessageEditDetail,
   MessageState,
@@ -83,6 +85,10 @@ interface LiveSegment {
    * being handed the whole reply again each frame.
    */
   pieces: string[];
+  /** The thinking that starts it (`<think>…</think>`), apart from `pieces`, without its tags. */
+  thought: string;
+  /** Reads its tokens for thinking, as the stored reply's is read (`splitThinking`). */
+  reader: ReturnType<typeof thinkingReader>;
   /** Any token arrived (white space included). */
   arrived: boolean;
   /** What its message was last handed (the same object while nothing more arrived). */
@@ -781,6 +787,8 @@ export class SmChat extends LitElement {
       // As it will be stored (trimmed): the element goes on from what it rendered.
       text: '',
       stream: streamOf(s),
+      // Open while the model thinks, folded once its answer begins.
+      thought: s.thought ? { text: s.thought, open: streaming && !s.pieces.length } : undefined,
       state: s.stopped ? 'stopped' : streaming && !s.tools.length ? 'streaming' : 'done',
       tools: s.tools.map((t) => toolCard(t.name, t.args, t.result, t.refused)),
     });
@@ -1053,7 +1061,7 @@ export class SmChat extends LitElement {
     const live: LiveTurn = {
       ...start,
       key,
-      segments: [{ key: `${key}-0`, pieces: [], arrived: false, tools: [], thinking: true }],
+      segments: [newSegment(`${key}-0`, true)],
       notices: [],
     };
     this.controller = controller;
@@ -1110,7 +1118,12 @@ export class SmChat extends LitElement {
     live.segments = live.segments.filter(
       (seg) => seg.storedId === undefined && (seg.tools.length || (unfinished && seg.arrived)),
     );
-    if (unfinished) for (const seg of live.segments) seg.stopped = true;
+    if (unfinished) {
+      for (const seg of live.segments) {
+        seg.stopped = true;
+        take(seg, seg.reader.end(), live.continueId !== undefined);
+      }
+    }
     if (live.continueId !== undefined && !unfinished) live.segments = [];
     if (this.live === live && !live.segments.length && !live.notices.length) this.live = undefined;
     this.requestUpdate();
@@ -1122,13 +1135,7 @@ export class SmChat extends LitElement {
 
   private handleSessionEvent(live: LiveTurn, event: SessionEvent): void {
     const segment = (thinking: boolean): LiveSegment => {
-      const fresh: LiveSegment = {
-        key: `${live.key}-${live.segments.length}`,
-        pieces: [],
-        arrived: false,
-        tools: [],
-        thinking,
-      };
+      const fresh = newSegment(`${live.key}-${live.segments.length}`, thinking);
       live.segments.push(fresh);
       return fresh;
     };
@@ -1146,10 +1153,14 @@ export class SmChat extends LitElement {
       }
       case 'token': {
         const seg = current();
-        // A continuation goes on from the stored text as it came; a new reply starts trimmed.
-        const piece =
-          seg.pieces.length || live.continueId !== undefined ? event.text : event.text.trimStart();
-        if (piece) seg.pieces.push(piece);
+        // A continuation goes on from the stored text as it came; a new reply's thinking is
+        // shown apart, and its answer starts trimmed.
+        const continued = live.continueId !== undefined;
+        take(
+          seg,
+          continued ? { thought: '', answer: event.text } : seg.reader.read(event.text),
+          continued,
+        );
         if (event.text) seg.arrived = true;
         seg.thinking = false;
         // Shown with the next frame, with every other token that arrives before it.
@@ -1226,6 +1237,35 @@ function entry(
   return html`${main}${after}${form}`;
 }
 
+/** A model round's segment, before anything arrived. */
+function newSegment(key: string, thinking: boolean): LiveSegment {
+  return {
+    key,
+    pieces: [],
+    thought: '',
+    reader: thinkingReader(),
+    arrived: false,
+    tools: [],
+    thinking,
+  };
+}
+
+/**
+ * Adds what a token brought to a live segment: thinking to its thought, words to its answer (a
+ * new reply's answer starts trimmed). Where the answer so far turns out to have been thinking
+ * (a `</think>` it never opened), it moves to the thought, and the answer starts afresh.
+ */
+function take(seg: LiveSegment, part: ThinkingPiece, continued: boolean): void {
+  if (part.wasThinking) {
+    seg.thought = seg.pieces.join('');
+    seg.pieces = [];
+  }
+  if (part.thought)
+    seg.thought = seg.thought ? seg.thought + part.thought : part.thought.trimStart();
+  const piece = seg.pieces.length || continued ? part.answer : part.answer.trimStart();
+  if (piece) seg.pieces.push(piece);
+}
+
 /** What arrived of a live segment, for its message (a new object whenever more arrived). */
 function streamOf(seg: LiveSegment): TextStream {
   const stream = seg.stream;
@@ -1249,6 +1289,7 @@ function bubble(m: {
   recalled?: string[];
   recalledTurns?: StoredRecalledTurn[];
   speaker?: string;
+  thought?: LiveThought;
 }) {
   return html`<sm-message
     id=${m.id === undefined ? nothing : `msg-${m.id}`}
@@ -1264,6 +1305,7 @@ function bubble(m: {
     .recalled=${m.recalled ?? []}
     .recalledTurns=${m.recalledTurns ?? []}
     .speaker=${m.speaker ?? ''}
+    .liveThought=${m.thought}
     ?highlighted=${!!m.highlighted}
     >${m.tools ?? nothing}</sm-message
   >`;

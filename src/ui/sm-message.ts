@@ -52,6 +52,12 @@ export interface MessageControls {
   remember?: boolean;
 }
 
+/** A streaming reply's thinking so far, shown apart from its answer; `open` while it thinks. */
+export interface LiveThought {
+  readonly text: string;
+  readonly open: boolean;
+}
+
 export interface MessageActionDetail {
   id: number;
 }
@@ -154,6 +160,8 @@ export class SmMessage extends LitElement {
    * pieces are read once each: while it grows, the message reads on from where it stopped.
    */
   @property({ attribute: false }) stream?: TextStream;
+  /** A streaming reply's thinking (its stored text holds it as `<think>…</think>`). */
+  @property({ attribute: false }) liveThought?: LiveThought;
 
   /** Streaming (a caret at the end), done, stopped by the user, or partial (cut off by an error). */
   @property({ reflect: true }) state: MessageState = 'done';
@@ -731,16 +739,17 @@ export class SmMessage extends LitElement {
   }
 
   /**
-   * A stored reply's thinking (`<think>…</think>` at its start): folded away above the answer,
-   * as plain text (docs/chat.md, "Tool calls written as text"). While it streams it shows as it
-   * comes.
+   * A reply's thinking (`<think>…</think>` at its start): folded away above the answer, as plain
+   * text (docs/chat.md, "Tool calls written as text"). While the reply streams, the thinking so far, open until
+   * the answer begins; one template for both, so a fold the person opened stays open.
    */
   private renderThought() {
-    if (this.stream || this.state === 'streaming') return nothing;
-    const thought = splitThinking(this.text)?.thought;
+    const live = this.stream || this.state === 'streaming';
+    const thought = live ? this.liveThought?.text : splitThinking(this.text)?.thought;
     if (!thought) return nothing;
-    return html`<details class="thought">
-      <summary>Thought</summary>
+    const thinking = live && !!this.liveThought?.open;
+    return html`<details class="thought" ?open=${thinking}>
+      <summary>${thinking ? 'Thinking…' : 'Thought'}</summary>
       <div class="thought-text">${thought}</div>
     </details>`;
   }

@@ -45,6 +45,14 @@ function reply(req: RecordedRequest): FakeReply {
   if (last?.role === 'tool') return { text: 'Sorry, my tool call was broken.' };
   if (/save badly/i.test(said))
     return { text: '<tool_call>{"name": "saveMemory", "arguments": {"path": </tool_call>' };
+  if (/think it over/i.test(said)) {
+    // A reasoning model on llama.cpp: its thinking comes apart (`reasoning_content`), at length.
+    const musing = 'Let me go over what she said. '.repeat(40);
+    return {
+      reasoning: `Ana might live in Lisbon, or was it Porto? ${musing}`,
+      text: 'She lives in **Porto**.',
+    };
+  }
   if (/story/i.test(said)) return { text: STORY };
   if (/coffee/i.test(said)) return { text: `Coffee answer ${++coffee}: a flat white.` };
   // The first answer has words; a regeneration has none.
@@ -299,5 +307,26 @@ describe('chat controls in Chromium', () => {
     await idle();
     await expect.poll(() => lastReply().locator('.alts').innerText(), POLL).toMatch(/2\/2/);
     await shot('alternatives-phone');
+  });
+
+  it("a reasoning model's thinking shows apart as it comes, open, then folds away above its answer", async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await box().fill('Think it over: where does Ana live?');
+    await box().press('Enter');
+    const thought = lastReply().getByText('Ana might live in Lisbon, or was it Porto?');
+    const thinking = lastReply().locator('details.thought[open] summary', { hasText: 'Thinking…' });
+    await expect.poll(() => thinking.isVisible(), POLL).toBe(true);
+    expect(await thought.isVisible()).toBe(true);
+    expect(await chat().getByText('<think>').count()).toBe(0);
+    await shot('thinking-live');
+    await idle();
+    // Stored, the answer shows (markdown), the thinking folded away above it, its tags not shown.
+    await expect.poll(() => textOf(lastReply()), POLL).toBe('She lives in Porto.');
+    expect(await lastReply().locator('strong', { hasText: 'Porto' }).count()).toBe(1);
+    expect(await thought.isVisible()).toBe(false);
+    expect(await chat().getByText('<think>').count()).toBe(0);
+    await lastReply().getByText('Thought', { exact: true }).click();
+    await expect.poll(() => thought.isVisible(), POLL).toBe(true);
+    await shot('thought-open');
   });
 });

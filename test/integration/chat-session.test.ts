@@ -12,6 +12,7 @@ import {
 } from '../../src/chat/chat-session';
 import { createConnector, type ConnectorOptions } from '../../src/llm/connector';
 import { MAX_TOOL_PARSE_CHARS } from '../../src/llm/limits';
+import { splitThinking } from '../../src/llm/thinking';
 import { EMPTY_REPLY, cutMessage, noRoomToAnswer } from '../../src/chat/answer';
 import type { ChatMessage, ToolMode } from '../../src/llm/types';
 import {
@@ -990,6 +991,38 @@ describe('a reasoning model that writes its thinking in the reply (<think>…</t
     expect(thought.meta?.cut).toBe('length');
     expect(await s.memory.searchChunks(null, 'consider', 5, { signals: 'lexical' })).toEqual([]);
   });
+});
+
+describe('a reasoning model whose server sends the thinking apart (reasoning_content, reasoning)', () => {
+  for (const kind of ['llamacpp', 'ollama'] as const) {
+    it(`${kind}: is kept as the reply's thinking, shown as it comes, neither indexed nor sent back`, async () => {
+      const s = await setup(kind, {
+        replies: [
+          {
+            reasoning: 'Ana moved to Porto. Maybe she works in Lisbon? I will not say that.',
+            text: 'Lovely news about Ana and her flat in Porto!',
+          },
+          { text: 'Sure.' },
+        ],
+      });
+      await s.session.send(s.conversationId, 'My sister Ana moved to Porto.');
+      const streamed = s.events.flatMap((e) => (e.type === 'token' ? [e.text] : [])).join('');
+      expect(streamed).toMatch(/^<think>Ana moved to Porto\. Maybe .*<\/think>Lovely news/);
+      const [, reply] = await s.memory.getMessages(s.conversationId);
+      expect(splitThinking(reply.text)).toEqual({
+        thought: 'Ana moved to Porto. Maybe she works in Lisbon? I will not say that.',
+        answer: 'Lovely news about Ana and her flat in Porto!',
+      });
+      const found = async (q: string) =>
+        (await s.memory.searchChunks(null, q, 5, { signals: 'lexical' })).map((h) => h.chunk.text);
+      expect(await found('Lisbon')).toEqual([]);
+      expect((await found('flat Porto')).join(' ')).toContain('Lovely news about Ana');
+      await s.session.send(s.conversationId, 'Thanks!');
+      const next = sentText(s.fake.generations().at(-1)!);
+      expect(next).toContain('Lovely news about Ana');
+      expect(next).not.toContain('Lisbon');
+    });
+  }
 });
 
 describe('a reply whose tokens all went before any word', () => {

@@ -130,9 +130,10 @@ const CASES: Case[] = [
     file: 'llamacpp-tool-call-deltas.sse',
     reducer: () => openAiChunkReducer('llamacpp'),
     expected: {
-      streamed: 'Noted: café 🧠\n',
+      // Its `reasoning_content` is the reply's thinking, ahead of the answer.
+      streamed: '<think>The user wants me to remember.</think>Noted: café 🧠\n',
       outcome: {
-        text: 'Noted: café 🧠\n',
+        text: '<think>The user wants me to remember.</think>Noted: café 🧠\n',
         toolCalls: [
           call('Qm7vT2xKc9LpA4sWd8RfB3nYh6JzE1uG', 'saveMemory', {
             path: 'Places/Café',
@@ -271,6 +272,42 @@ describe('openAiChunkReducer', () => {
     expect(r.push(chunk({ delta: { reasoning_content: 'hmm' } })).tokens).toEqual([]);
     expect(r.push(chunk({ delta: { content: null }, finish_reason: 'stop' })).tokens).toEqual([]);
     expect(r.result()).toEqual({ text: 'Hi', toolCalls: [], finishReason: 'stop' });
+  });
+
+  it('gives thinking sent apart before the answer as the reply’s <think>…</think> start', () => {
+    // llama.cpp (reasoning format deepseek), vLLM and LM Studio: `reasoning_content`.
+    const r = openAiChunkReducer('llamacpp');
+    const tokens = [
+      chunk({ delta: { role: 'assistant', content: null, reasoning_content: 'Ana… ' } }),
+      chunk({ delta: { content: null, reasoning_content: 'Lisbon.' } }),
+      chunk({ delta: { content: 'She moves to ', reasoning_content: null } }),
+      chunk({ delta: { content: 'Lisbon.' }, finish_reason: 'stop' }),
+    ].flatMap((e) => r.push(e).tokens);
+    expect(tokens.join('')).toBe('<think>Ana… Lisbon.</think>She moves to Lisbon.');
+    expect(r.result().text).toBe('<think>Ana… Lisbon.</think>She moves to Lisbon.');
+    // Ollama: `reasoning`; thinking then a call, no words.
+    const o = openAiChunkReducer('ollama');
+    o.push(chunk({ delta: { content: '', reasoning: 'Save it.' } }));
+    const fn = { name: 'saveMemory', arguments: '{}' };
+    o.push(chunk({ delta: { tool_calls: [{ index: 0, id: 'c1', function: fn }] } }));
+    o.push(chunk({ delta: {}, finish_reason: 'tool_calls' }));
+    expect(o.result().text).toBe('<think>Save it.</think>');
+    expect(o.result().toolCalls).toHaveLength(1);
+  });
+
+  it('keeps thinking cut off for length open, and closes thinking that ends the reply', () => {
+    const cut = openAiChunkReducer();
+    cut.push(chunk({ delta: { reasoning_content: 'Let me think' } }));
+    cut.push(chunk({ delta: { reasoning_content: ' more' }, finish_reason: 'length' }));
+    expect(cut.result()).toEqual({
+      text: '<think>Let me think more',
+      toolCalls: [],
+      finishReason: 'length',
+    });
+    const only = openAiChunkReducer();
+    only.push(chunk({ delta: { reasoning_content: 'Nothing to add.' } }));
+    only.push(chunk({ delta: {}, finish_reason: 'stop' }));
+    expect(only.result().text).toBe('<think>Nothing to add.</think>');
   });
 
   it('skips a usage chunk with choices: [] and metadata without choices', () => {
