@@ -103,6 +103,9 @@ async function open(turn: Turn, start: TurnStart): Promise<TurnContext> {
   );
 }
 
+/** The person's message could not be stored: the turn ends before the model is asked. */
+class NotStored extends LlmError {}
+
 /**
  * New text stored as the user message. When it cannot be (storage full), the turn ends before
  * the model is asked, which would answer a history without it; the words are not lost: nothing
@@ -115,7 +118,7 @@ async function storeQuestion(turn: Turn, text: string): Promise<number> {
     text,
   });
   if (r.status !== 'SUCCESS') {
-    throw new LlmError(
+    throw new NotStored(
       'BAD_REQUEST',
       `Your message could not be stored, so it was not sent to the model: ${r.message}`,
     );
@@ -277,5 +280,7 @@ async function endEarly(turn: Turn, e: unknown, rounds: number): Promise<TurnRes
   }
   turn.emit({ type: 'notice', message: error.message });
   if (UNREACHABLE.has(error.code)) turn.emit({ type: 'unreachable', message: error.message });
+  // Not the model's failure: it was never asked (the chat says "Not sent.").
+  if (e instanceof NotStored) return { status: 'error', text: '', rounds, error, notSent: true };
   return { status: 'error', text: partial, rounds, error };
 }

@@ -287,6 +287,9 @@ describe('a long streamed reply in the chat, in Chromium', () => {
       )
       .toBe(1);
     expect(await page.getByText('Browser storage is full', { exact: false }).count()).toBe(1);
+    // Not the model's failure: it was never asked.
+    expect(await page.getByText('Not sent.', { exact: true }).count()).toBe(1);
+    expect(await page.getByText('The model could not answer.').count()).toBe(0);
     expect(await turnEnded(5)).toMatchObject({ status: 'error' });
     expect(await box().inputValue()).toBe(words);
     // Not asked: it would have answered the message before, its history lacking this one.

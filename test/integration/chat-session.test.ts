@@ -746,6 +746,7 @@ describe('a user message that cannot be stored', () => {
     });
     const r = await session.send(s.conversationId, 'Remember that my cat is called Tom.');
     expect(r.status).toBe('error');
+    expect(r.notSent).toBe(true);
     expect(r.userId).toBeUndefined();
     expect(r.error?.message).toBe(
       `Your message could not be stored, so it was not sent to the model: ${full}`,
