@@ -40,13 +40,46 @@ function firstOf(text: string, markers: readonly string[]): { at: number; marker
 
 const OUTSIDE_THINKING = [...CALL_MARKERS, THINK_OPEN];
 
+/** A bare JSON value held back this long without being decided is shown (it is no call). */
+const JSON_HOLD_MAX = 8192;
+
+/**
+ * Whether `lead` (from a `{` or `[` that begins a line) may still be, or begins, a bare JSON
+ * call: `{"name"` or `[{"name"` so far, or begun like one as `beganLikeCall` reads it.
+ */
+function mayStartCall(lead: string): boolean {
+  const head = lead.slice(0, 24).replace(/\s+/g, '');
+  if ('{"name"'.startsWith(head) || '[{"name"'.startsWith(head)) return true;
+  return beganLikeCall(lead);
+}
+
+/**
+ * Where in `text` a `{` or `[` begins a line (after spaces or tabs), -1 if none; `atLineStart`:
+ * whether `text` itself begins at a line's start, only spaces or tabs before it on its line.
+ */
+function jsonLineStart(text: string, atLineStart: boolean): number {
+  for (let line = atLineStart ? 0 : text.indexOf('\n') + 1; line > 0 || atLineStart;) {
+    atLineStart = false;
+    let i = line;
+    while (text[i] === ' ' || text[i] === '\t') i++;
+    if (text[i] === '{' || text[i] === '[') return i;
+    const next = text.indexOf('\n', i);
+    if (next === -1) return -1;
+    line = next + 1;
+  }
+  return -1;
+}
+
 /**
  * In prompted mode, stop showing tokens once a tool call starts. Thinking that starts the reply
  * (`<think>` to `</think>`, as `blankThinking` reads it) is shown whole: a call it mentions is
  * not made; a `<think>` the answer mentions later is text. Text that could be the start of a
  * marker (a trailing "<tool" split across tokens) is held back until it is decided. Only the
  * held-back text and the new token are searched: a marker cannot start in text already shown,
- * since that text ended with no marker's start.
+ * since that text ended with no marker's start. A `{` or `[` that begins a line outside the
+ * thinking is held back while it may be a bare JSON call (`{"name": "saveMemory", "arguments"`
+ * so far): hidden with all after it once it closes as a call (as `beforeToolCall` cuts a reply
+ * there), shown once it cannot be one, closes as other JSON, or passes `JSON_HOLD_MAX`.
  */
 export function tokenFilter(
   mode: 'native' | 'prompted',
@@ -58,20 +91,74 @@ export function tokenFilter(
   let thinking = false;
   /** Whether anything but white space was shown: thinking can only start before that. */
   let said = false;
+  /** Whether what was shown ends at a line's start (only spaces or tabs after its last break). */
+  let atLineStart = true;
+  /** A bare JSON value that begins a line, held back while it may be a call. */
+  let json: string | undefined;
+  /** The JSON at `pending`'s start was shown as text: not held back again. */
+  let released = false;
   const show = (text: string): void => {
     if (text === '') return;
     said ||= /\S/.test(text);
+    const nl = text.lastIndexOf('\n');
+    const tail = nl === -1 ? text : text.slice(nl + 1);
+    atLineStart = (nl !== -1 || atLineStart) && /^[ \t]*$/.test(tail);
     forward(text);
+  };
+  /** The held JSON with `t`: still held, a call (the rest hidden), or text to read on. */
+  const readJson = (held: string, t: string): 'held' | 'call' | 'text' => {
+    const lead = held.trimStart();
+    if (firstOf(lead, CALL_MARKERS).at !== -1 || !mayStartCall(lead)) return 'text';
+    if (/[}\]]/.test(t)) {
+      const end = jsonEnd(lead, 0);
+      if (end !== -1) return parseToolCalls(lead.slice(0, end)).calls.length ? 'call' : 'text';
+    }
+    return held.length > JSON_HOLD_MAX ? 'text' : 'held';
   };
   return (t) => {
     if (hidden) return;
     let pending = held + t;
     held = '';
+    if (json !== undefined) {
+      const now = readJson(json + t, t);
+      if (now === 'call') hidden = true;
+      if (now !== 'text') {
+        json = now === 'held' ? json + t : undefined;
+        return;
+      }
+      pending = json + t;
+      json = undefined;
+      released = true;
+    }
     for (;;) {
       const markers = thinking ? [THINK_CLOSE] : said ? CALL_MARKERS : OUTSIDE_THINKING;
       const { at, marker } = firstOf(pending, markers);
       if (at === -1) {
         const upTo = pending.length - markerStartAtEnd(pending, markers);
+        // JSON just shown as text is looked at again only from its next line.
+        const from = released ? pending.indexOf('\n') : 0;
+        released = false;
+        const found =
+          thinking || from === -1
+            ? -1
+            : jsonLineStart(pending.slice(from, upTo), from === 0 && atLineStart);
+        const start = found === -1 ? -1 : from + found;
+        if (start !== -1) {
+          show(pending.slice(0, start));
+          const now = readJson(pending.slice(start), pending.slice(start));
+          if (now === 'call') {
+            hidden = true;
+            return;
+          }
+          if (now === 'held') {
+            json = pending.slice(start);
+            return;
+          }
+          // Not a call: shown as text, from where it starts.
+          pending = pending.slice(start);
+          released = true;
+          continue;
+        }
         show(pending.slice(0, upTo));
         held = pending.slice(upTo);
         return;
@@ -86,6 +173,9 @@ export function tokenFilter(
         show(pending.slice(0, at + marker.length));
         pending = pending.slice(at + marker.length);
         thinking = marker === THINK_OPEN;
+        // What follows thinking begins the answer, as at a line's start.
+        if (!thinking) atLineStart = true;
+        released = false;
         continue;
       }
       hidden = true;

@@ -61,6 +61,51 @@ describe('tokenFilter', () => {
   });
 });
 
+describe('tokenFilter and bare JSON calls (Llama 3 and other small models in prompted mode)', () => {
+  const CALL = '{"name": "saveMemory", "parameters": {"path": "Family/Ana", "content": "Lisbon"}}';
+
+  /** `text` cut at the given places. */
+  const cut = (text: string, at: readonly number[]): string[] => {
+    const places = [...new Set(at.map((i) => i % (text.length + 1)))].sort((a, b) => a - b);
+    return [...places, text.length].map((p, i, all) => text.slice(i ? all[i - 1] : 0, p));
+  };
+
+  it('hides a call that begins a line, and all after it, however the stream is split', () => {
+    for (const [text, shown] of [
+      [CALL, ''],
+      [`  ${CALL}\n\nSaved.`, '  '],
+      [`Let me save that.\n${CALL}`, 'Let me save that.\n'],
+      [`[${CALL}, {"name": "listMemory", "arguments": {}}]`, ''],
+      [`<think>\nShould I save?\n</think>${CALL}`, '<think>\nShould I save?\n</think>'],
+    ]) {
+      expect(run('prompted', [text])).toBe(shown);
+      expect(run('prompted', [...text])).toBe(shown);
+    }
+    fc.assert(
+      fc.property(fc.array(fc.nat(300), { maxLength: 10 }), (at) => {
+        const text = `Sure, noted.\n${CALL}\nDone.`;
+        expect(run('prompted', cut(text, at))).toBe('Sure, noted.\n');
+      }),
+    );
+  });
+
+  it('shows JSON that is no call, and JSON that does not begin a line, whole', () => {
+    for (const text of [
+      'Your contact:\n{"name": "Anna Smith", "phone": "555"}\nAnything else?',
+      '{"name": "Anna", "age": 31}',
+      '```json\n{\n  "path": "Family/Ana"\n}\n```',
+      '[a link](https://example.org) and [another]',
+      'A call looks like {"name": "saveMemory", "arguments": {}} in the text.',
+      '<think>\n{"name": "listMemory", "parameters": {}}\n</think>\nNothing to list.',
+      // Begun as a call but undecided past the bound: shown, not held back without end.
+      `{"name": "saveMemory", "arguments": {"content": "${'la '.repeat(3000)}`,
+    ]) {
+      expect(run('prompted', [text])).toBe(text);
+      expect(run('prompted', [...text])).toBe(text);
+    }
+  });
+});
+
 describe('beforeToolCall', () => {
   it("cuts a bare JSON call that begins a line, whole or half written, and Llama's <|python_tag|>", () => {
     for (const [text, kept] of [
