@@ -2,7 +2,13 @@
 // come in the response; prompted ones (`<tool_call>` text, Mistral's `[TOOL_CALLS]`, bare JSON)
 // are parsed from the text. A block marked as a call that cannot be read is kept as a call with
 // the reason, so the model is told and can write it again.
-import { parseToolCalls, PROMPTED_STOP, toPromptedMessages } from '../llm/prompted-tools';
+import {
+  mayHavePythonicCall,
+  parseToolCalls,
+  PROMPTED_STOP,
+  toolNameKey,
+  toPromptedMessages,
+} from '../llm/prompted-tools';
 import { makeCallId } from '../llm/tool-calls';
 import { tokenFilter } from '../llm/token-filter';
 import type { ChatMessage, GenerationResult, LlmError, ServerInfo, ToolCall } from '../llm/types';
@@ -24,7 +30,8 @@ export interface Reply {
 
 /**
  * Text that may hold a tool call in a form parseToolCalls reads: a `<tool_call>` tag, Mistral's
- * `[TOOL_CALLS]`, or JSON with an `arguments` / `parameters` key. Text without one has none.
+ * `[TOOL_CALLS]`, or JSON with an `arguments` / `parameters` key; or a tool's name followed by
+ * `(`, a call written in Python (`mayHavePythonicCall`). Text without one has none.
  */
 export const CALL_MARKS = /<tool_call>|\[TOOL_CALLS\]|"(?:arguments|parameters)"\s*:/;
 
@@ -61,9 +68,11 @@ export async function generate(
   // into native ones even when none were offered.
   // Only text with a call's marks is searched: a long plain answer costs no parse (and a reply
   // too long to search is reported only when it may have held a call).
-  const parsed = CALL_MARKS.test(result.text)
-    ? parseToolCalls(result.text)
-    : { calls: [], text: result.text.trim(), invalid: [], marked: false, error: undefined };
+  const names = new Set(tools.map((t) => toolNameKey(t.name)));
+  const parsed =
+    CALL_MARKS.test(result.text) || mayHavePythonicCall(result.text, names)
+      ? parseToolCalls(result.text, names)
+      : { calls: [], text: result.text.trim(), invalid: [], marked: false, error: undefined };
   const named = parsed.calls.map((c) => withToolName(c, tools));
   // Natively, bare JSON is a call only when it names a tool (else it is an answer's JSON); a
   // block marked as a call is one whatever it names, and an unknown name gets an error result.

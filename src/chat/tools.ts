@@ -3,6 +3,7 @@
 // the app's CSP); a bad call gets an error result the model can correct.
 import { Validator, type Schema } from '@cfworker/json-schema';
 import { sizeInWords } from '../llm/limits';
+import { toolNameKey } from '../llm/prompted-tools';
 import type { ToolCall, ToolSpec } from '../llm/types';
 import type { MemoryApi } from '../memory/types';
 import { MAX_CONTENT_BYTES } from '../memory/validate';
@@ -226,11 +227,6 @@ export function changedMemory(outcome: ToolOutcome): boolean {
   return !outcome.refused && MEMORY_WRITERS.has(outcome.name) && status === 'SUCCESS';
 }
 
-/** A tool name as calls are matched: case, `_` and `-` left out (`save_memory` is saveMemory). */
-function nameKey(name: string): string {
-  return name.toLowerCase().replace(/[_-]/g, '');
-}
-
 /**
  * The tool a call names: by its exact name, else ignoring case, `_` and `-`, as small models
  * write names in the casing they were trained on (docs/chat.md, "Tool calls written as text").
@@ -241,8 +237,8 @@ export function toolNamed<T extends { name: string }>(
 ): T | undefined {
   const exact = tools.find((t) => t.name === name);
   if (exact) return exact;
-  const key = nameKey(name);
-  return tools.find((t) => nameKey(t.name) === key);
+  const key = toolNameKey(name);
+  return tools.find((t) => toolNameKey(t.name) === key);
 }
 
 /** Validates and runs one call; never throws. */

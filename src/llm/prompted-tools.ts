@@ -573,6 +573,137 @@ function parseJsonCalls(text: string): Found | undefined {
   return { calls, invalid: [], spans, marked: false };
 }
 
+/** A tool's name as calls may write it: case, `_` and `-` aside (`save_memory`, `SaveMemory`). */
+export function toolNameKey(name: string): string {
+  return name.toLowerCase().replace(/[_-]/g, '');
+}
+
+/**
+ * Where the bracket opened just before `from` closes (`(`, `[` or `{`, any of them counting),
+ * strings in either quote skipped; with `comma`, also the first `,` at its own level: the end of
+ * one argument. -1 when it does not close.
+ */
+function closeOf(text: string, from: number, comma = false): number {
+  let depth = 0;
+  for (let i = from; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
+      i = j;
+    } else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (depth === 0) return i;
+      depth--;
+    } else if (comma && c === ',' && depth === 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * Python keyword arguments (`path="Family/Ana", content={'city': 'Lisbon'}, pinned=True`) as
+ * a JSON object's text; undefined where one is not `name=value` (a positional argument: the
+ * line is code, not a call).
+ */
+function keywordsToJson(args: string): string | undefined {
+  const key = /\s*([A-Za-z_]\w*)\s*=(?!=)/y;
+  const parts: string[] = [];
+  for (let i = 0; args.slice(i).trim() !== '';) {
+    key.lastIndex = i;
+    const m = key.exec(args);
+    if (!m) return undefined;
+    const at = i + m[0].length;
+    let end = closeOf(args, at, true);
+    if (end === -1) end = args.length;
+    else if (args[end] !== ',') return undefined; // a stray closing bracket
+    const value = args.slice(at, end).trim();
+    if (value === '') return undefined;
+    parts.push(`${JSON.stringify(m[1])}: ${value}`);
+    i = end + 1;
+  }
+  return `{${parts.join(', ')}}`;
+}
+
+/**
+ * `name(` at a line's start, as Llama 3.2 writes its calls (`[saveMemory(path="…", content="…")]`)
+ * and Gemma in a ```tool_code block (`saveMemory(…)`, or `print(default_api.saveMemory(…))`).
+ */
+const PYTHONIC_HEAD = /[ \t]*(\[\s*)?(print\(\s*)?(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\s*\(/y;
+const PYTHONIC_NEXT = /\s*,\s*(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\s*\(/y;
+
+/**
+ * Whether `text` may hold a Python-style call of one of the tools (`names`, as `toolNameKey`
+ * gives them): a tool's name followed by `(`. Cheap; `parseToolCalls` decides.
+ */
+export function mayHavePythonicCall(text: string, names: ReadonlySet<string>): boolean {
+  const re = /\b([A-Za-z_]\w*)\s*\(/g;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    if (names.has(toolNameKey(m[1]!))) return true;
+  }
+  return false;
+}
+
+/**
+ * Calls written as Python (Llama 3.2's `[name(key=value, …), …]`, Gemma's `tool_code`): only a
+ * line that starts with the call of a known tool (`names`, as `toolNameKey` gives them), its
+ * arguments all keywords with Python or JSON values, so code in an answer (`print(x)`,
+ * `max(a, b)`) is never taken for one.
+ */
+function parsePythonic(text: string, names: ReadonlySet<string>): Found | undefined {
+  if (names.size === 0) return undefined;
+  const calls: ToolCall[] = [];
+  const spans: Span[] = [];
+  for (let line = 0; line < text.length;) {
+    PYTHONIC_HEAD.lastIndex = line;
+    const head = PYTHONIC_HEAD.exec(text);
+    let next = text.indexOf('\n', line);
+    if (next === -1) next = text.length;
+    if (head && names.has(toolNameKey(head[3]!))) {
+      const start = line + head[0].length - head[0].trimStart().length;
+      const found: ToolCall[] = [];
+      let name = head[3]!;
+      let at = line + head[0].length;
+      let end = -1;
+      for (;;) {
+        const close = closeOf(text, at);
+        // Unclosed, it runs to the end: nothing after it is a call of its own. Closed, the
+        // lines inside it are not looked at again, so the text is read once.
+        if (close === -1)
+          return calls.length ? { calls, invalid: [], spans, marked: false } : undefined;
+        next = Math.max(next, close);
+        if (text[close] !== ')') break;
+        const args = keywordsToJson(text.slice(at, close));
+        const value = args === undefined ? undefined : parseLenient(args, true);
+        if (!isRecord(value)) break;
+        found.push({
+          id: makeCallId(),
+          type: 'function',
+          function: { name, arguments: JSON.stringify(value) },
+        });
+        end = close + 1;
+        // Another call in the list: `[a(…), b(…)]`.
+        PYTHONIC_NEXT.lastIndex = end;
+        const more = head[1] ? PYTHONIC_NEXT.exec(text) : null;
+        if (!more || !names.has(toolNameKey(more[1]!))) break;
+        name = more[1]!;
+        at = end + more[0].length;
+      }
+      if (found.length && end !== -1) {
+        // Its closing `]` (the list) and `)` (print) go with it.
+        const tail = /^\s*\)?\s*\]?\)?/.exec(text.slice(end, end + 8));
+        end += tail ? tail[0].length : 0;
+        append(calls, found);
+        spans.push({ start, end });
+        next = Math.max(next, end);
+      }
+    }
+    // On from the line after the one the call (or its attempt) ended on.
+    const nl = text.indexOf('\n', next);
+    line = (nl === -1 ? text.length : nl) + 1;
+  }
+  return calls.length ? { calls, invalid: [], spans, marked: false } : undefined;
+}
+
 /**
  * The calls with one id each: a model that writes ids may repeat one (`"id": "call_1"` on every
  * call), and each result must answer its own call. A repeat gets a made-up id, as a repeat
@@ -589,13 +720,17 @@ function withOwnIds(calls: ToolCall[]): ToolCall[] {
 
 /**
  * Finds the tool calls in a model's reply, outside its `<think>…</think>` thinking, trying in
- * order (PROTOCOLS.md): `<tool_call>` blocks, a `[TOOL_CALLS]` list, then fenced or bare JSON
- * calls. The first form present wins.
+ * order (PROTOCOLS.md): `<tool_call>` blocks, a `[TOOL_CALLS]` list, fenced or bare JSON calls,
+ * then lines that call one of the tools `names` (as `toolNameKey` gives them) in Python. The
+ * first form present wins.
  * Never throws: a reply over MAX_TOOL_PARSE_CHARS is not searched and comes back whole with
  * `error` set. Ids are made up unless the model wrote one, and for a repeat of an earlier one.
  * Time grows in proportion to the reply's length.
  */
-export function parseToolCalls(text: string): PromptedToolCalls {
+export function parseToolCalls(
+  text: string,
+  names: ReadonlySet<string> = new Set(),
+): PromptedToolCalls {
   const source = typeof text === 'string' ? text : '';
   if (source.length > MAX_TOOL_PARSE_CHARS) {
     return {
@@ -609,7 +744,11 @@ export function parseToolCalls(text: string): PromptedToolCalls {
   try {
     // Thinking is searched for nothing: its place is kept, so spans stand in `source` too.
     const outside = blankThinking(source);
-    const found = parseTagged(outside) ?? parseMistral(outside) ?? parseJsonCalls(outside);
+    const found =
+      parseTagged(outside) ??
+      parseMistral(outside) ??
+      parseJsonCalls(outside) ??
+      parsePythonic(outside, names);
     if (!found) return { calls: [], text: source.trim(), invalid: [], marked: false };
     const { calls, invalid, spans, marked } = found;
     return { calls: withOwnIds(calls), text: textBefore(source, spans), invalid, marked };

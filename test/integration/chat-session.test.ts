@@ -277,16 +277,21 @@ describe('a reply cut off in the middle of a tool call', () => {
   it('a call written as bare JSON: Stop keeps what was said before it', async () => {
     const s = await setup(
       'plain',
-      { replies: [{ hang: true, text: BARE }] },
+      // Its content long enough that the call is still being written when the stop comes.
+      { replies: [{ hang: true, text: BARE.replace('moves to Porto', 'moves '.repeat(200)) }] },
       { toolMode: 'prompted' },
     );
     const stop = new AbortController();
     let seen = '';
+    const asked = s.fake.generations().length;
     await s.session.send(s.conversationId, 'Ana moves to Porto.', stop.signal, (e) => {
       if (e.type !== 'token') return;
       seen += e.text;
-      if (seen.includes('"path"')) stop.abort();
+      // Stopped while the call is being written (a token every 100 ms): its JSON is not shown.
+      if (seen.includes('save that.')) setTimeout(() => stop.abort(), 600);
     });
+    expect(s.fake.generations().length).toBe(asked + 1);
+    expect(seen).toBe('Let me save that.\n');
     const kept = (await s.memory.getMessages(s.conversationId)).at(-1)!;
     expect(kept).toMatchObject({ role: 'assistant', text: 'Let me save that.' });
     expect(kept.meta?.aborted).toBe(true);
@@ -325,6 +330,31 @@ describe('chat session with prompted tool calls', () => {
       expect(sentText(gens[1])).toContain('<tool_response>');
     });
   }
+
+  it("a small model's call written in Python (Llama 3.2's [name(key=value)]) is run, and its text not shown", async () => {
+    const s = await setup(
+      'koboldcpp',
+      {
+        replies: [
+          {
+            text: 'Noted!\n[save_memory(path="Family/Ana", content="Moving to Lisbon in May")]',
+          },
+          { text: 'I will remember that.' },
+        ],
+      },
+      { toolMode: 'prompted' },
+    );
+    const r = await s.session.send(s.conversationId, 'My sister Ana is moving to Lisbon in May.');
+    expect(r).toMatchObject({ status: 'answered', text: 'I will remember that.' });
+    expect(await s.memory.getEntry('Family/Ana')).toMatchObject({
+      content: 'Moving to Lisbon in May',
+    });
+    const said = (await s.memory.getMessages(s.conversationId)).filter(
+      (m) => m.role === 'assistant',
+    );
+    expect(said.map((m) => m.text)).toEqual(['Noted!', 'I will remember that.']);
+    expect(sentText(s.fake.generations()[1])).toContain('<tool_response>');
+  });
 
   it('auto mode switches to prompted after a 400 "tools unsupported", once, and remembers it', async () => {
     const modes = new Map<string, ToolMode>();

@@ -85,6 +85,22 @@ describe('parseToolCalls on hostile replies', () => {
     expect(parseToolCalls(opens).calls).toEqual([]);
   });
 
+  it('many lines that start a Python-style call of a tool, unclosed, nested or not a call', () => {
+    const names = new Set(['savememory']);
+    for (const text of [
+      'saveMemory(\n'.repeat(80_000),
+      `${'saveMemory(\n'.repeat(40_000)}${')'.repeat(40_000)}`,
+      'saveMemory(1)\n'.repeat(70_000),
+      'saveMemory(path=[\n'.repeat(60_000),
+      `[saveMemory(path="a", content="b"), ${'x'.repeat(900_000)}`,
+      `${'a'.repeat(900_000)}(`,
+    ]) {
+      expect(parseToolCalls(text, names).calls.length).toBeLessThanOrEqual(1);
+    }
+    const many = '[saveMemory(path="A/B", content="c")]\n'.repeat(20_000);
+    expect(parseToolCalls(many, names).calls).toHaveLength(20_000);
+  });
+
   it('deeply nested arguments are an unreadable call, never a RangeError', () => {
     for (const depth of [10_000, 200_000]) {
       const deep = nested(depth);

@@ -292,6 +292,53 @@ describe('parseToolCalls', () => {
     }
   });
 
+  it("reads calls written in Python: Llama 3.2's [name(key=value)] and Gemma's tool_code, of known tools only", () => {
+    const names = new Set(['savememory', 'querymemory', 'listmemory']);
+    const read = (text: string) => {
+      const r = parseToolCalls(text, names);
+      return {
+        calls: r.calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
+        text: r.text,
+      };
+    };
+    expect(read('[saveMemory(path="Family/Ana", content="Moving to Lisbon in May")]')).toEqual({
+      calls: [['saveMemory', { path: 'Family/Ana', content: 'Moving to Lisbon in May' }]],
+      text: '',
+    });
+    expect(
+      read(
+        "Let me check.\n[query_memory(query='Ana\\'s city', limit=3), listMemory()]\nShe lives…",
+      ),
+    ).toEqual({
+      calls: [
+        ['query_memory', { query: "Ana's city", limit: 3 }],
+        ['listMemory', {}],
+      ],
+      text: 'Let me check.',
+    });
+    expect(
+      read(
+        "I'll save it.\n```tool_code\nprint(default_api.saveMemory(path='Family/Ana', content={'city': 'Lisbon', 'sure': True}))\n```",
+      ),
+    ).toEqual({
+      calls: [['saveMemory', { path: 'Family/Ana', content: { city: 'Lisbon', sure: true } }]],
+      text: "I'll save it.",
+    });
+    // Code in an answer is not a call: unknown names, positional arguments, mid-line calls,
+    // and no names given at all.
+    for (const text of [
+      'print(max(a, b))',
+      '```python\nresult = saveMemory("Family/Ana", "Lisbon")\n```',
+      'saveMemory("Family/Ana", "Lisbon")',
+      'You could call saveMemory(path="x", content="y") yourself.',
+      'open(path="notes.txt", mode="r")',
+      '[link](https://example.org)',
+    ]) {
+      expect(read(text)).toEqual({ calls: [], text: text.trim() });
+    }
+    expect(parseToolCalls('[saveMemory(path="A/B", content="c")]').calls).toEqual([]);
+  });
+
   it('prefers <tool_call> blocks over JSON elsewhere in the text', () => {
     expect(
       summary('{"name":"x","arguments":{}} <tool_call>{"name":"y","arguments":{}}</tool_call>'),
