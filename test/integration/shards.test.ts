@@ -259,6 +259,39 @@ describe('shard bookkeeping (helpers)', () => {
   });
 });
 
+describe('words stored by an older tokeniser', () => {
+  it('are made again from the chunk rows when the memory opens, so a search meets them', async () => {
+    const a = openTestMemory();
+    const c = await a.mem.createConversation('group');
+    if (c.status !== 'SUCCESS') throw new Error('no conversation');
+    const said = 'I went to a support group yesterday.';
+    expect(
+      (await a.mem.recordTurn({ conversationId: c.id, role: 'user', text: said })).status,
+    ).toBe('SUCCESS');
+    // As the tokeniser before irregular forms stored them: "went" its own term.
+    const db = new MemoryDB(a.name);
+    const heads = await db.shardHeads.toArray();
+    expect(heads.length).toBeGreaterThan(0);
+    for (const h of heads) {
+      const words = h.words!;
+      await db.shardHeads.put({
+        ...h,
+        words: {
+          ...words,
+          version: words.version - 1,
+          vocab: words.vocab.map((t) => (t === 'go' ? 'went' : t)),
+        },
+      });
+    }
+    db.close();
+    await a.mem.close();
+    const b = openTestMemory({ name: a.name });
+    // Its one word that is not a stop word is "go", which only the words made again hold.
+    const found = await b.mem.searchChunks(null, 'When did she go?', 5, { signals: 'lexical' });
+    expect(found.map((h) => h.chunk.text)).toEqual([said]);
+  });
+});
+
 describe('shard bookkeeping (tools)', () => {
   it('recordTurn, importJson (merge and replace), reembed and deleteConversation keep shards equal to the rows', async () => {
     const a = openTestMemory();

@@ -13,6 +13,25 @@ describe('tokenize', () => {
     expect(tokenize('“Don’t” — it’s THE end')).toEqual(['end']);
   });
 
+  it('takes irregular forms back to their word, so a question meets the line that answers it', () => {
+    expect(tokenize('When did Caroline go to the support group?')).toEqual(
+      expect.arrayContaining(tokenize('I went to a support group yesterday').slice(0, 1)),
+    );
+    for (const [asked, said] of [
+      ['go', 'went'],
+      ['buy', 'bought'],
+      ['teach', 'taught'],
+      ['write', 'written'],
+      ['child', 'children'],
+      ['meet', 'met'],
+    ]) {
+      expect(tokenize(said)).toEqual(tokenize(asked));
+    }
+    // A form that is as often another word keeps its own term.
+    expect(tokenize('left')).not.toEqual(tokenize('leave'));
+    expect(tokenize('rose')).not.toEqual(tokenize('rise'));
+  });
+
   it('keeps numbers whole', () => {
     expect(tokenize('1,000 people on 8 May 2023 paid 3.50')).toEqual([
       '1000',
@@ -20,7 +39,7 @@ describe('tokenize', () => {
       '8',
       'may',
       '2023',
-      'paid',
+      'pay',
       '3.50',
     ]);
   });

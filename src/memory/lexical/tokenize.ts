@@ -1,17 +1,19 @@
 // Words for the lexical index (docs/search.md): the same function for stored text and for
 // queries, so both meet on the same terms. Unicode-aware: case and compatibility forms folded
 // (NFKC), Latin diacritics folded, possessives and apostrophes dropped, numbers kept whole
-// ("1,000" → "1000", "3.5" stays), English words stemmed (Porter), English stop words left out,
+// ("1,000" → "1000", "3.5" stays), English words stemmed (Porter) after irregular forms are
+// taken back to their word ("went" → "go", irregular.ts), English stop words left out,
 // and runs of Chinese, Japanese or Korean characters (written without spaces) indexed as
 // overlapping character pairs, so a query matches whatever a word boundary would have been.
 import { stemmer } from 'stemmer';
+import { baseForm } from './irregular';
 import { ENGLISH_STOP_WORDS } from './stop-words';
 
 /**
  * Version of the terms this file makes. Terms are stored (the chunk shards keep their chunks'
  * terms): change this with any change to what `tokenize` returns, so stored terms are rebuilt.
  */
-export const TOKENIZER_VERSION = 1;
+export const TOKENIZER_VERSION = 2;
 
 /** Longest text tokenised (characters); a longer query or entry is cut here. */
 export const MAX_TOKENISED_CHARS = 20_000;
@@ -52,7 +54,7 @@ function pushWord(raw: string, out: string[]): void {
   if (!w || w.length > MAX_WORD) return;
   if (w.length === 1 && ASCII_LETTERS.test(w)) return;
   if (ENGLISH_STOP_WORDS.has(w)) return;
-  out.push(stem(w));
+  out.push(stem(baseForm(w)));
 }
 
 function pushCjk(run: string, out: string[]): void {
