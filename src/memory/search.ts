@@ -284,6 +284,7 @@ export async function rankChunks(
   }
   const sem = (c: number | undefined) =>
     signals === 'lexical' ? 0 : semanticRelevance(c ?? cosBound, q.info!, baseline);
+
   // A sitting's meaning as a whole: its best sentence's among the vector candidates.
   const sittingSem = new Map<number, number>();
   if (bySitting && signals !== 'lexical') {
@@ -314,11 +315,28 @@ export async function rankChunks(
   // Word-only leaders get their cosine (the bound ranked them so far).
   const lacking = signals === 'lexical' ? [] : first.filter((c) => !cos.has(c.id)).map((c) => c.id);
   const exact = lacking.length ? await idx.similarities(lacking, q.vector!) : undefined;
+  // A leader's meaning is read with its turn's, as its words are: the turn's sentences taken
+  // together, where that matches better than the sentence alone (docs/search.md).
+  const turnCos =
+    signals === 'lexical'
+      ? undefined
+      : idx.turnCosines(
+          first.map((c) => c.id),
+          q.vector!,
+        );
+  const semOf = (id: number, c: number) => {
+    const own = sem(c);
+    const turn = turnCos?.get(id);
+    return turn === undefined ? own : Math.max(own, sem(turn));
+  };
   const out: ChunkMatch[] = [];
   for (const { id } of first) {
     const c = cos.get(id) ?? exact?.get(id);
-    const semantic = signals === 'lexical' ? 0 : sem(c ?? -1);
-    const ownMatch = floorMatch(lexical.get(id) ?? 0, semantic, query.coverage, signals);
+    const semantic = signals === 'lexical' ? 0 : semOf(id, c ?? -1);
+    // The floor holds the sentence's own meaning: a turn's mean direction lies nearer every
+    // question than one sentence does (held to the floor, it let unrelated turns in).
+    const ownSem = signals === 'lexical' ? 0 : sem(c ?? -1);
+    const ownMatch = floorMatch(lexical.get(id) ?? 0, ownSem, query.coverage, signals);
     if (!(ownMatch > 0)) continue;
     const w = words.get(id);
     out.push({

@@ -122,6 +122,43 @@ export class SemanticIndex {
    * Whether the cosines a search ranks by are exact: the f32 vectors are in RAM, or the search
    * reads them from the rows (`rescoreFromRows`); else they are the int8 ones.
    */
+  /**
+   * For each of `ids` whose turn has more than one sentence: the cosine of `query` with the
+   * turn's meaning, the mean direction of its sentences' vectors (their sum, normalised), from
+   * the vectors in RAM (int8 where those are what RAM holds, as `similarities`). A turn's
+   * sentences are the chunks of one message, written together under consecutive ids.
+   */
+  turnCosines(ids: Iterable<number>, query: Float32Array): Map<number, number> {
+    const out = new Map<number, number>();
+    if (query.length !== this.dims) return out;
+    const byTurn = new Map<number, number | undefined>();
+    const sum = new Float64Array(this.dims);
+    const words = this.words;
+    for (const id of ids) {
+      const turn = words.parentOf(id);
+      if (turn === undefined) continue;
+      if (!byTurn.has(turn)) {
+        sum.fill(0);
+        let n = 0;
+        let first = id;
+        while (words.parentOf(first - 1) === turn) first--;
+        for (let k = first; words.parentOf(k) === turn; k++) {
+          if (this.vectors.addVectorTo(k, sum, 1)) n++;
+        }
+        let dot = 0;
+        let norm = 0;
+        for (let i = 0; i < this.dims; i++) {
+          dot += sum[i] * query[i];
+          norm += sum[i] * sum[i];
+        }
+        byTurn.set(turn, n > 1 && norm > 0 ? dot / Math.sqrt(norm) : undefined);
+      }
+      const c = byTurn.get(turn);
+      if (c !== undefined) out.set(id, c);
+    }
+    return out;
+  }
+
   get exactCosines(): boolean {
     return this.vectors.mode.f32InMemory || this.vectors.rescoresFromRows;
   }

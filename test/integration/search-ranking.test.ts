@@ -4,6 +4,7 @@
 // every write path, and bad queries answered without a throw.
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIN_RELEVANCE } from '../../src/memory/ranking';
+import type { Embedder } from '../../src/embeddings/types';
 import type { HeadingResult, MemoryApi } from '../../src/memory/types';
 import { closeAll, ok, openTestMemory } from './helpers';
 
@@ -267,5 +268,63 @@ describe('bad queries get a sensible answer', () => {
     // CJK text is found by a word inside it (no spaces to split on).
     const cjk = await search(mem, '长城');
     expect(cjk.children[0].path).toBe('Lang/Chinese');
+  });
+});
+
+/** A model whose vector of a text is the sum of one axis per known word, normalised. */
+function axisEmbedder(words: readonly string[]): Embedder {
+  const dims = 8;
+  return {
+    ready: async () => ({
+      id: 'test/axes',
+      dims,
+      threshold: 0.3,
+      calibration: { unrelated: 0, related: 1.2 },
+      bundled: false,
+    }),
+    async embed(texts) {
+      return texts.map((text) => {
+        const v = new Float32Array(dims);
+        for (const w of text.toLowerCase().match(/[a-z]+/g) ?? []) {
+          const axis = words.indexOf(w);
+          if (axis !== -1) v[axis] += 1;
+        }
+        if (!v.some((x) => x !== 0)) v[dims - 1] = 1;
+        const norm = Math.hypot(...v);
+        return v.map((x) => x / norm);
+      });
+    },
+    dispose: async () => undefined,
+  };
+}
+
+describe('a sentence read with its turn', () => {
+  it("has its turn's meaning where the turn as a whole matches the question better", async () => {
+    const { mem } = openTestMemory({ embedder: axisEmbedder(['alpha', 'beta', 'gamma', 'delta']) });
+    const chat = ok(await mem.createConversation('greek'));
+    // Each sentence holds half of the question; together the turn holds all of it.
+    ok(
+      await mem.recordTurn({
+        conversationId: chat.id,
+        role: 'user',
+        text: 'Alpha here. Beta there.',
+      }),
+    );
+    // One sentence holding the question with as much else (a cosine of 0.71, as each above).
+    ok(
+      await mem.recordTurn({
+        conversationId: chat.id,
+        role: 'assistant',
+        text: 'Alpha beta gamma delta.',
+      }),
+    );
+    const hits = await mem.searchChunks(null, 'alpha beta', 3, { signals: 'semantic' });
+    expect(hits.map((h) => h.chunk.text)).toEqual([
+      expect.stringMatching(/^(Alpha here|Beta there)\.$/),
+      expect.stringMatching(/^(Alpha here|Beta there)\.$/),
+      'Alpha beta gamma delta.',
+    ]);
+    // The similarity reported is the sentence's own.
+    expect(hits[0]!.similarity).toBeCloseTo(Math.SQRT1_2, 5);
   });
 });
