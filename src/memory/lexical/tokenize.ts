@@ -13,7 +13,7 @@ import { ENGLISH_STOP_WORDS } from './stop-words';
  * Version of the terms this file makes. Terms are stored (the chunk shards keep their chunks'
  * terms): change this with any change to what `tokenize` returns, so stored terms are rebuilt.
  */
-export const TOKENIZER_VERSION = 2;
+export const TOKENIZER_VERSION = 3;
 
 /** Longest text tokenised (characters); a longer query or entry is cut here. */
 export const MAX_TOKENISED_CHARS = 20_000;
