@@ -389,6 +389,10 @@ export async function searchChunkIndex(
     const time = h.row.time instanceof Date ? h.row.time.getTime() : 0;
     Object.assign(h, rank(relativeRelevance(h.match, best), time, nowMs, bias));
   }
-  out.sort((a, b) => b.score - a.score || (b.row.id ?? 0) - (a.row.id ?? 0));
+  // Sentences of one turn often match alike (its words and its meaning are theirs): the one
+  // whose own meaning is nearest (exact, from its row) comes first.
+  out.sort(
+    (a, b) => b.score - a.score || b.similarity - a.similarity || (b.row.id ?? 0) - (a.row.id ?? 0),
+  );
   return out.slice(0, k);
 }

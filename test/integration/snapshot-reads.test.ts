@@ -91,6 +91,9 @@ async function snapshotAsBefore(
     if (cost > half - used) break;
     for (const row of turn) take(row, dot(query.vector, row.embedding), half);
   }
+  // The best by match, as the ranking gives them (a search's hits that match alike are shown
+  // by their own meaning; which of them a budget keeps is the ranking's order).
+  hits.sort((a, b) => b.match - a.match || b.row.id! - a.row.id!);
   for (const hit of hits) {
     if (hit.ownMatch < MIN_RELEVANCE || (upTo !== undefined && hit.row.turnId > upTo)) continue;
     take(hit.row, hit.similarity, budget);

@@ -294,7 +294,11 @@ export function bestPerTurn<
     if (exclude && conversationId === exclude.conversationId && turnId >= exclude.fromTurnId)
       continue;
     const seen = best.get(turnId);
-    if (!seen || h.match > seen.match) best.set(turnId, h);
+    // A turn's sentences often match alike (its words and meaning are theirs): the one whose
+    // own match is higher (its own meaning nearer) stands for it.
+    if (!seen || h.match > seen.match || (h.match === seen.match && h.ownMatch > seen.ownMatch)) {
+      best.set(turnId, h);
+    }
   }
   return [...best.values()]
     .sort((a, b) => b.match - a.match || b.turnId - a.turnId)
