@@ -204,19 +204,19 @@ async function generateOrSwitch(
 /** A reply without calls ends the turn. */
 async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<TurnResult> {
   const { result, visible, parseError } = reply;
-  if (!visible.trim() && !parseError) {
+  const cutShort = result.finishReason === 'length';
+  // Thinking that ended with no answer after it is no reply either (cut short, it is kept below).
+  const thoughtOnly = !cutShort && !withoutThinking(visible).trim();
+  if ((!visible.trim() || thoughtOnly) && !parseError) {
     // No words at all: said where the reply would be, and the question stays open to be answered
     // again, instead of an empty reply nobody sees. A model that spent every output token before
     // writing any (a reasoning model's thinking is not the answer) needs more of them instead.
-    const said =
-      result.finishReason === 'length'
-        ? noRoomToAnswer(turn.ctx.settings.maxOutputTokens)
-        : EMPTY_REPLY;
+    const said = cutShort ? noRoomToAnswer(turn.ctx.settings.maxOutputTokens) : EMPTY_REPLY;
     await store(turn, { role: 'assistant', text: '', meta: { notice: said } }, false);
     turn.emit({ type: 'notice', message: said });
     return { status: 'answered', text: '', rounds };
   }
-  const cut = result.finishReason === 'length' ? { meta: { cut: 'length' } } : {};
+  const cut = cutShort ? { meta: { cut: 'length' } } : {};
   await store(turn, { role: 'assistant', text: visible, ...cut }, true);
   if (!parseError && cut.meta && !withoutThinking(visible).trim()) {
     // Thinking alone, out of tokens: kept (Continue goes on from it), and no answer yet, said so.

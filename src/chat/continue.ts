@@ -5,6 +5,7 @@
 import { beforeToolCall } from '../llm/token-filter';
 import { asLlmError } from '../llm/errors';
 import { parseToolCalls, toPromptedMessages } from '../llm/prompted-tools';
+import { splitThinking, THINK_CLOSE, THINK_OPEN, thinkingReader } from '../llm/thinking';
 import { LlmError, type ChatMessage, type GenerationResult, type ServerInfo } from '../llm/types';
 import { visibleMessages } from '../memory/replies';
 import type { Message, OutlineNode } from '../memory/types';
@@ -132,13 +133,36 @@ async function streamMore(
   const { connector } = turn.ctx;
   const base = draft.target.text;
   const prefix = s.kind === 'koboldcpp' || s.kind === 'llamacpp';
-  const common = callOptions(turn, 'prompted', (t) => {
+  const said = (t: string) => {
     if (!turn.streamed && !prefix && !/\s$/.test(base) && /^[\p{L}\p{N}(]/u.test(t)) {
       draft.joiner = ' ';
     }
     const piece = turn.streamed ? t : draft.joiner + t;
     turn.streamed += t;
     turn.emit({ type: 'token', text: piece });
+  };
+  // After an answer, thinking the continuation starts with is not shown (nor kept: saveMore).
+  const reader = thoughtOpen(base) ? undefined : thinkingReader();
+  let thought = false;
+  const common = callOptions(turn, 'prompted', (t) => {
+    if (!reader) {
+      // The base's thinking is open: new thinking goes on with it, without a second `<think>`
+      // (a server that sends thinking apart starts the continuation's with its own token).
+      const lead = turn.streamed ? t : t.trimStart();
+      const on = !turn.streamed && lead.startsWith(THINK_OPEN) ? lead.slice(THINK_OPEN.length) : t;
+      if (on) said(on);
+      return;
+    }
+    const part = reader.read(t);
+    thought ||= part.thought !== '';
+    let answer = part.answer;
+    if (thought && !turn.streamed) {
+      // The words after the thinking start as a new reply's do: trimmed, a space apart.
+      const trimmed = answer.trimStart();
+      if (trimmed !== answer && !/\s$/.test(base)) draft.joiner = ' ';
+      answer = trimmed;
+    }
+    if (answer) said(answer);
   });
   if (s.kind === 'koboldcpp') {
     return connector.generate({
@@ -156,10 +180,27 @@ async function streamMore(
   });
 }
 
+/** Whether `text` starts with thinking that never closes (cut off while the model thought). */
+function thoughtOpen(text: string): boolean {
+  return /^\s*<think>/.test(text) && !text.includes(THINK_CLOSE);
+}
+
+/**
+ * What a continuation adds to `base`, as to its thinking: a server that sends thinking apart
+ * starts each reply with it (`<think>…</think>`). Where the base's thinking is still open, the
+ * new thinking goes on with it (its `<think>` dropped, its `</think>` closing the base's); after
+ * an answer it is left out, as it would be of a reply (docs/chat.md, "Continue").
+ */
+function continuationOf(base: string, more: string): string {
+  if (!/^\s*<think>/.test(more)) return more;
+  if (thoughtOpen(base)) return more.replace(/^\s*<think>/, '');
+  return splitThinking(more)?.answer ?? more;
+}
+
 /** The new words appended (up to a tool call among them), and how the reply now ends. */
 async function saveMore(turn: Turn, draft: Draft, result: GenerationResult): Promise<TurnResult> {
   const { target, joiner } = draft;
-  let more = result.text;
+  let more = continuationOf(target.text, result.text);
   if (!result.aborted && CALL_MARKS.test(more)) more = parseToolCalls(more).text;
   else if (result.aborted) more = beforeToolCall(more);
   // Stopped before a word came (the server had not answered yet): the reply stays as it was,

@@ -68,7 +68,9 @@ export async function generate(
   // into native ones even when none were offered.
   // Only text with a call's marks is searched: a long plain answer costs no parse (and a reply
   // too long to search is reported only when it may have held a call).
-  const names = new Set(tools.map((t) => toolNameKey(t.name)));
+  // Calls written in Python are looked for only where the model was asked to write calls as
+  // text: with native tools, a line that calls a tool in Python is an answer's example.
+  const names = new Set(mode === 'prompted' ? tools.map((t) => toolNameKey(t.name)) : []);
   const parsed =
     CALL_MARKS.test(result.text) || mayHavePythonicCall(result.text, names)
       ? parseToolCalls(result.text, names)

@@ -578,6 +578,13 @@ export function toolNameKey(name: string): string {
   return name.toLowerCase().replace(/[_-]/g, '');
 }
 
+/** Whether a value can end at `at`: only spaces, then `,` `)` `]` `}` `:` or the end. */
+function endsValue(text: string, at: number): boolean {
+  let j = at;
+  while (text[j] === ' ' || text[j] === '\t') j++;
+  return j >= text.length || ',)]}:\n'.includes(text[j]!);
+}
+
 /**
  * Where the bracket opened just before `from` closes (`(`, `[` or `{`, any of them counting),
  * strings in either quote skipped; with `comma`, also the first `,` at its own level: the end of
@@ -588,8 +595,12 @@ function closeOf(text: string, from: number, comma = false): number {
   for (let i = from; i < text.length; i++) {
     const c = text[i]!;
     if (c === '"' || c === "'") {
+      // A `'` ends a single-quoted string only where a value can end (before `,` `)` `]` `}`
+      // `:` or the end), so "Ana's" in 'Ana's flat' stays in it, as pythonToJson reads it.
       let j = i + 1;
-      while (j < text.length && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
+      while (j < text.length && (text[j] !== c || (c === "'" && !endsValue(text, j + 1)))) {
+        j += text[j] === '\\' ? 2 : 1;
+      }
       i = j;
     } else if (c === '(' || c === '[' || c === '{') depth++;
     else if (c === ')' || c === ']' || c === '}') {
@@ -643,22 +654,51 @@ export function mayHavePythonicCall(text: string, names: ReadonlySet<string>): b
   return false;
 }
 
+/** Fences whose code is a call (Gemma's ```tool_code), not an example in an answer. */
+const CALL_FENCES = new Set(['', 'tool_code', 'tool_call', 'tool']);
+
+/**
+ * Whether a place in `text` lies inside a fenced block whose language is not a call's
+ * (```python, ```js: code shown, not run); asked for places in ascending order.
+ */
+function inCodeFence(text: string): (at: number) => boolean {
+  const spans: [number, number][] = [];
+  for (let at = text.indexOf('```'); at !== -1;) {
+    const end = tagEnd(text, at + 3);
+    const lang = text.slice(at + 3, end).toLowerCase();
+    const close = text.indexOf('```', end);
+    if (!CALL_FENCES.has(lang)) spans.push([at, close === -1 ? text.length : close]);
+    if (close === -1) break;
+    at = text.indexOf('```', close + 3);
+  }
+  // Asked for line starts in order: one pointer over the spans, so the text is read once.
+  let i = 0;
+  return (at) => {
+    while (i < spans.length && spans[i]![1] <= at) i++;
+    const span = spans[i];
+    return span !== undefined && at > span[0] && at < span[1];
+  };
+}
+
 /**
  * Calls written as Python (Llama 3.2's `[name(key=value, …), …]`, Gemma's `tool_code`): only a
- * line that starts with the call of a known tool (`names`, as `toolNameKey` gives them), its
- * arguments all keywords with Python or JSON values, so code in an answer (`print(x)`,
- * `max(a, b)`) is never taken for one.
+ * line that is nothing but calls of known tools (`names`, as `toolNameKey` gives them), their
+ * arguments all keywords with Python or JSON values, outside a fence of shown code (```python).
+ * So code in an answer (`print(x)`, `max(a, b)`, `saveMemory("a", "b")`), a sentence that
+ * names a call (`deleteMemory(path="Family") would remove it all`) and an example in a code
+ * block are never taken for one.
  */
 function parsePythonic(text: string, names: ReadonlySet<string>): Found | undefined {
   if (names.size === 0) return undefined;
   const calls: ToolCall[] = [];
   const spans: Span[] = [];
+  const fenced = inCodeFence(text);
   for (let line = 0; line < text.length;) {
     PYTHONIC_HEAD.lastIndex = line;
     const head = PYTHONIC_HEAD.exec(text);
     let next = text.indexOf('\n', line);
     if (next === -1) next = text.length;
-    if (head && names.has(toolNameKey(head[3]!))) {
+    if (head && names.has(toolNameKey(head[3]!)) && !fenced(line)) {
       const start = line + head[0].length - head[0].trimStart().length;
       const found: ToolCall[] = [];
       let name = head[3]!;
@@ -689,12 +729,14 @@ function parsePythonic(text: string, names: ReadonlySet<string>): Found | undefi
         at = end + more[0].length;
       }
       if (found.length && end !== -1) {
-        // Its closing `]` (the list) and `)` (print) go with it.
-        const tail = /^\s*\)?\s*\]?\)?/.exec(text.slice(end, end + 8));
-        end += tail ? tail[0].length : 0;
-        append(calls, found);
-        spans.push({ start, end });
-        next = Math.max(next, end);
+        // Its closing `]` (the list) and `)` (print) go with it; then the line must end.
+        const tail = /^[ \t]*\)?[ \t]*\]?\)?[ \t;]*(?:\n|$)/.exec(text.slice(end, end + 16));
+        if (tail) {
+          end += tail[0].length;
+          append(calls, found);
+          spans.push({ start, end });
+          next = Math.max(next, end - 1);
+        }
       }
     }
     // On from the line after the one the call (or its attempt) ended on.

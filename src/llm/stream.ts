@@ -76,8 +76,10 @@ function finishOf(value: unknown): string | null {
  * default reasoning format, vLLM, LM Studio) or `reasoning` (Ollama, newer vLLM).
  */
 function reasoningOf(delta: Record<string, unknown>): string {
-  const r = delta.reasoning_content ?? delta.reasoning;
-  return typeof r === 'string' ? r : '';
+  for (const r of [delta.reasoning_content, delta.reasoning]) {
+    if (typeof r === 'string' && r !== '') return r;
+  }
+  return '';
 }
 
 /**

@@ -85,14 +85,22 @@ export function thinkingReader(): {
 } {
   let state: 'start' | 'thinking' | 'answer' | 'after' = 'start';
   let held = '';
+  /** `held` is white space alone (nothing held, or what came before anything else). */
+  let heldBlank = true;
   const end = (): ThinkingPiece => {
     const rest = held;
     held = '';
     return state === 'thinking' ? { thought: rest, answer: '' } : { thought: '', answer: rest };
   };
   const read = (piece: string): ThinkingPiece => {
+    // White space before anything: held as it comes, not looked at again for each piece.
+    if (state === 'start' && heldBlank && !/\S/.test(piece)) {
+      held += piece;
+      return { thought: '', answer: '' };
+    }
     let text = held + piece;
     held = '';
+    heldBlank = false;
     if (state === 'start') {
       const lead = text.trimStart();
       if (lead.startsWith(THINK_OPEN)) {

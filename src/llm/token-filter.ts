@@ -209,8 +209,8 @@ const JSON_CALL_HEAD = /^[ \t]*\[?\s*\{\s*"name"/;
 function jsonCallStart(text: string, limit: number): number {
   for (let line = 0; line < limit;) {
     const next = text.indexOf('\n', line);
-    const lineEnd = next === -1 ? text.length : next;
-    const head = JSON_CALL_HEAD.exec(text.slice(line, Math.min(lineEnd, line + 200)));
+    // The head may run over lines (`{` alone, then `"name"`), as the streaming filter reads it.
+    const head = JSON_CALL_HEAD.exec(text.slice(line, line + 200));
     if (head) {
       const start = line + head[0].length - head[0].trimStart().length;
       const end = jsonEnd(text, start);

@@ -18,7 +18,7 @@ import { undoKeeperCard, readKeeperCard, type KeeperCard } from '../chat/keeper-
 import { altOf, isKeeperCard, replyGroups, type ReplyGroup } from '../memory/replies';
 import type { Message } from '../memory/types';
 import type { MemoryClient } from '../worker-client';
-import { thinkingReader, type ThinkingPiece } from '../llm/thinking';
+import { splitThinking, thinkingReader, type ThinkingPiece } from '../llm/thinking';
 import { emit } from './events';
 import { renderMarkdownBlocks } from './markdown';
 import { MemoryWatch } from './memory-watch';
@@ -694,14 +694,17 @@ export class SmChat extends LitElement {
     const seg = live?.continueId === m.id ? live?.segments[0] : undefined;
     // Continuing: what arrives shows after the stored text, until the stored text has it.
     if (seg && live?.continueBase === m.text && (seg.arrived || this.generating)) {
+      // Its thinking stays folded above, as stored; the new words go on from its answer.
+      const split = splitThinking(m.text);
       return entry(
         bubble({
           id: m.id,
           kind: 'assistant',
-          text: m.text,
+          text: split ? split.answer : m.text,
           stream: streamOf(seg),
           state: this.generating ? 'streaming' : 'stopped',
           time: m.time,
+          thought: split?.thought ? { text: split.thought, open: false } : undefined,
         }),
         nothing,
       );

@@ -12,6 +12,7 @@ import {
 } from '../../src/chat/chat-session';
 import { canContinue } from '../../src/chat/continue';
 import { createConnector } from '../../src/llm/connector';
+import { splitThinking, withoutThinking } from '../../src/llm/thinking';
 import type { ChatMessage } from '../../src/llm/types';
 import {
   BUNDLED_MODEL,
@@ -292,6 +293,50 @@ describe('continue', () => {
     ]);
     const [, after] = await s.memory.getMessages(s.conversationId);
     expect(after.text).toBe('Apples are red.');
+  });
+
+  it('a reasoning server (thinking sent apart): the continuation’s new thinking is left out of the answer', async () => {
+    const s = await setup('ollama', {
+      replies: [
+        { reasoning: 'Where did Ana live?', text: 'Ana lived in Lisbon,' },
+        { reasoning: 'The user wants me to continue the reply.', text: 'and then moved to Porto.' },
+      ],
+    });
+    await s.session.send(s.conversationId, 'Where did Ana live?');
+    const [, reply] = await s.memory.getMessages(s.conversationId);
+    const at = s.events.length;
+    await s.session.continueReply(s.conversationId, reply.id!);
+    const [, after] = await s.memory.getMessages(s.conversationId);
+    expect(after.text).toBe(
+      '<think>Where did Ana live?</think>Ana lived in Lisbon, and then moved to Porto.',
+    );
+    expect(withoutThinking(after.text)).toBe('Ana lived in Lisbon, and then moved to Porto.');
+    // Shown as it came: the new words alone, a space apart.
+    const shown = s.events.slice(at).flatMap((e) => (e.type === 'token' ? [e.text] : []));
+    expect(shown.join('')).toBe(' and then moved to Porto.');
+    const hits = await s.memory.searchChunks(null, 'continue', 5, { signals: 'lexical' });
+    expect(hits).toEqual([]);
+  });
+
+  it('a reply stopped while it thought goes on thinking, then answers after it', async () => {
+    const s = await setup('ollama', {
+      replies: [{ text: 'unused' }, { reasoning: 'Right.', text: 'It is 42.' }],
+    });
+    await s.session.send(s.conversationId, 'Think hard.');
+    const [, reply] = await s.memory.getMessages(s.conversationId);
+    // As a reply stopped while its thinking came is stored.
+    await s.memory.updateMessage(reply.id!, {
+      text: '<think>Let me think about every angle',
+      meta: { aborted: true },
+    });
+    const r = await s.session.continueReply(s.conversationId, reply.id!);
+    expect(r.status).toBe('answered');
+    const [, after] = await s.memory.getMessages(s.conversationId);
+    expect(splitThinking(after.text)).toEqual({
+      thought: 'Let me think about every angle Right.',
+      answer: 'It is 42.',
+    });
+    expect(after.text.split('<think>')).toHaveLength(2);
   });
 
   it('the question is recalled for again: what another chat told goes into the continued prompt, and into the note', async () => {

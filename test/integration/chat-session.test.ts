@@ -1056,6 +1056,19 @@ describe('a reasoning model whose server sends the thinking apart (reasoning_con
   }
 });
 
+describe('a reasoning model that only thought, and stopped', () => {
+  it('is no answer: the chat says so and the question stays open, as for an empty reply', async () => {
+    const s = await setup('llamacpp', {
+      replies: [{ reasoning: 'Hmm. I am not sure what to say.', text: '' }],
+    });
+    const r = await s.session.send(s.conversationId, 'What do you think?');
+    expect(r).toMatchObject({ status: 'answered', text: '' });
+    expect(s.events).toContainEqual({ type: 'notice', message: EMPTY_REPLY });
+    const [, reply] = await s.memory.getMessages(s.conversationId);
+    expect(reply).toMatchObject({ text: '', meta: { notice: EMPTY_REPLY } });
+  });
+});
+
 describe('a reply whose tokens all went before any word', () => {
   it('says to raise the output tokens, not to ask again', async () => {
     const s = await setup(

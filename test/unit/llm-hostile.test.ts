@@ -94,6 +94,7 @@ describe('parseToolCalls on hostile replies', () => {
       'saveMemory(path=[\n'.repeat(60_000),
       `[saveMemory(path="a", content="b"), ${'x'.repeat(900_000)}`,
       `${'a'.repeat(900_000)}(`,
+      '```python\nsaveMemory(path="a", content="b")\n```\n'.repeat(20_000),
     ]) {
       expect(parseToolCalls(text, names).calls.length).toBeLessThanOrEqual(1);
     }

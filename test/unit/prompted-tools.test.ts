@@ -293,7 +293,7 @@ describe('parseToolCalls', () => {
   });
 
   it("reads calls written in Python: Llama 3.2's [name(key=value)] and Gemma's tool_code, of known tools only", () => {
-    const names = new Set(['savememory', 'querymemory', 'listmemory']);
+    const names = new Set(['savememory', 'querymemory', 'listmemory', 'deletememory']);
     const read = (text: string) => {
       const r = parseToolCalls(text, names);
       return {
@@ -316,6 +316,10 @@ describe('parseToolCalls', () => {
       ],
       text: 'Let me check.',
     });
+    // An apostrophe in a single-quoted value, as small models write it.
+    expect(read("[saveMemory(path='Family/Ana', content='Ana's moving to Lisbon')]").calls).toEqual(
+      [['saveMemory', { path: 'Family/Ana', content: "Ana's moving to Lisbon" }]],
+    );
     expect(
       read(
         "I'll save it.\n```tool_code\nprint(default_api.saveMemory(path='Family/Ana', content={'city': 'Lisbon', 'sure': True}))\n```",
@@ -331,6 +335,8 @@ describe('parseToolCalls', () => {
       '```python\nresult = saveMemory("Family/Ana", "Lisbon")\n```',
       'saveMemory("Family/Ana", "Lisbon")',
       'You could call saveMemory(path="x", content="y") yourself.',
+      'deleteMemory(path="Family", recursive=True) would remove the whole Family branch.',
+      'Here is how:\n\n```python\nsaveMemory(path="Notes/Example", content="An example")\n```\n\nAsk.',
       'open(path="notes.txt", mode="r")',
       '[link](https://example.org)',
     ]) {

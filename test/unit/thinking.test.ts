@@ -108,4 +108,10 @@ describe('thinking', () => {
       { numRuns: 2000 },
     );
   });
+
+  it('reads a reply that starts with a long run of white space, piece by piece, in one pass', () => {
+    // A model looping on line breaks: each piece is looked at once, not the run again.
+    const pieces = [...Array.from({ length: 100_000 }, () => '\n\n'), '<think>x</think>Hello'];
+    expect(readStreamed(pieces)).toEqual({ thought: 'x', answer: 'Hello' });
+  });
 });

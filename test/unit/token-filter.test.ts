@@ -120,6 +120,10 @@ describe('beforeToolCall', () => {
       ['{"name": "listMemory", "parameters": {}}\n\nYou have three', ''],
       ['Looking.\n```json\n{"name": "queryMemory", "arguments": {"pa', 'Looking.\n'],
       ['Sure. <|python_tag|>{"name": "saveMemory", "parameters": {"pa', 'Sure. '],
+      [
+        'Sure.\n{\n  "name": "saveMemory",\n  "arguments": {"path": "Family/Ana", "content": "Lis',
+        'Sure.\n',
+      ],
     ]) {
       expect(beforeToolCall(text)).toBe(kept);
     }
