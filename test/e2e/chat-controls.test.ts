@@ -47,7 +47,7 @@ function reply(req: RecordedRequest): FakeReply {
     return { text: '<tool_call>{"name": "saveMemory", "arguments": {"path": </tool_call>' };
   if (/think it over/i.test(said)) {
     // A reasoning model on llama.cpp: its thinking comes apart (`reasoning_content`), at length.
-    const musing = 'Let me go over what she said. '.repeat(40);
+    const musing = 'Let me go over what she said. '.repeat(80);
     return {
       reasoning: `Ana might live in Lisbon, or was it Porto? ${musing}`,
       text: 'She lives in **Porto**.',
@@ -311,12 +311,16 @@ describe('chat controls in Chromium', () => {
 
   it("a reasoning model's thinking shows apart as it comes, open, then folds away above its answer", async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
+    // Room for its thinking, which counts against the output tokens as on a real server.
+    await connectApp(page, fake.url, { maxOutputTokens: 2048 });
     await box().fill('Think it over: where does Ana live?');
     await box().press('Enter');
     const thought = lastReply().getByText('Ana might live in Lisbon, or was it Porto?');
     const thinking = lastReply().locator('details.thought[open] summary', { hasText: 'Thinking…' });
-    await expect.poll(() => thinking.isVisible(), POLL).toBe(true);
-    expect(await thought.isVisible()).toBe(true);
+    // Open while it thinks, its first words there (tokens come every 2 ms; it thinks for ~1 s).
+    await expect
+      .poll(async () => (await thinking.isVisible()) && (await thought.isVisible()), POLL)
+      .toBe(true);
     expect(await chat().getByText('<think>').count()).toBe(0);
     await shot('thinking-live');
     await idle();
