@@ -284,7 +284,6 @@ export async function rankChunks(
   }
   const sem = (c: number | undefined) =>
     signals === 'lexical' ? 0 : semanticRelevance(c ?? cosBound, q.info!, baseline);
-
   // A sitting's meaning as a whole: its best sentence's among the vector candidates.
   const sittingSem = new Map<number, number>();
   if (bySitting && signals !== 'lexical') {

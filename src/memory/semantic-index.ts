@@ -31,6 +31,9 @@ const COMPACT_CANDIDATES = 64;
  */
 const COMPACT_FROM = 16_384;
 
+/** Sentences of a turn taken together for its meaning (`turnCosines`), around the one ranked. */
+const TURN_SPAN = 64;
+
 export class SemanticIndex {
   private readonly vectors: ChunkVectors;
   /** The chunks' words, grouped by conversation, kept beside the vectors. */
@@ -119,14 +122,11 @@ export class SemanticIndex {
   }
 
   /**
-   * Whether the cosines a search ranks by are exact: the f32 vectors are in RAM, or the search
-   * reads them from the rows (`rescoreFromRows`); else they are the int8 ones.
-   */
-  /**
    * For each of `ids` whose turn has more than one sentence: the cosine of `query` with the
    * turn's meaning, the mean direction of its sentences' vectors (their sum, normalised), from
    * the vectors in RAM (int8 where those are what RAM holds, as `similarities`). A turn's
-   * sentences are the chunks of one message, written together under consecutive ids.
+   * sentences are the chunks of one message, written together under consecutive ids; of a very
+   * long one, the TURN_SPAN around the sentence (a pasted document is no one meaning).
    */
   turnCosines(ids: Iterable<number>, query: Float32Array): Map<number, number> {
     const out = new Map<number, number>();
@@ -141,8 +141,8 @@ export class SemanticIndex {
         sum.fill(0);
         let n = 0;
         let first = id;
-        while (words.parentOf(first - 1) === turn) first--;
-        for (let k = first; words.parentOf(k) === turn; k++) {
+        while (id - first < TURN_SPAN / 2 && words.parentOf(first - 1) === turn) first--;
+        for (let k = first; k < first + TURN_SPAN && words.parentOf(k) === turn; k++) {
           if (this.vectors.addVectorTo(k, sum, 1)) n++;
         }
         let dot = 0;
@@ -159,6 +159,10 @@ export class SemanticIndex {
     return out;
   }
 
+  /**
+   * Whether the cosines a search ranks by are exact: the f32 vectors are in RAM, or the search
+   * reads them from the rows (`rescoreFromRows`); else they are the int8 ones.
+   */
   get exactCosines(): boolean {
     return this.vectors.mode.f32InMemory || this.vectors.rescoresFromRows;
   }
