@@ -219,7 +219,7 @@ async function storeAnswer(turn: Turn, reply: Reply, rounds: number): Promise<Tu
   const cut = cutShort ? { meta: { cut: 'length' } } : {};
   await store(turn, { role: 'assistant', text: visible, ...cut }, true);
   if (!parseError && cut.meta && !withoutThinking(visible).trim()) {
-    // Thinking alone, out of tokens: kept (Continue goes on from it), and no answer yet, said so.
+    // Thinking alone, out of tokens: kept (shown, marked cut), and no answer yet, said so.
     const said = noRoomToAnswer(turn.ctx.settings.maxOutputTokens);
     await store(turn, { role: 'assistant', text: '', meta: { notice: said } }, false);
     turn.emit({ type: 'notice', message: said });

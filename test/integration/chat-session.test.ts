@@ -1016,7 +1016,7 @@ describe('a reasoning model that writes its thinking in the reply (<think>…</t
     );
     await s.session.send(s.conversationId, 'Think hard.');
     expect(s.events).toContainEqual({ type: 'notice', message: noRoomToAnswer(6) });
-    // The thinking is kept, marked cut, so Continue can go on from it; it is not indexed.
+    // The thinking is kept, marked cut (shown as it came); it is not indexed.
     const [, thought] = await s.memory.getMessages(s.conversationId);
     expect(thought.text).toMatch(/^<think>\nLet me/);
     expect(thought.meta?.cut).toBe('length');
