@@ -184,16 +184,25 @@ interface Fence {
   start: number;
   end: number;
   body: string;
+  /** Its language tag (```json: `json`), as written. */
+  lang: string;
 }
 
-/** The closed ```…``` fences in a text, in order. */
-function fencesIn(text: string): Fence[] {
+/**
+ * The closed ```…``` fences in a text, in order; with `open`, also one opened and never closed
+ * (to the end).
+ */
+function fencesIn(text: string, open = false): Fence[] {
   const fences: Fence[] = [];
   for (let at = text.indexOf('```'); at !== -1;) {
     const bodyStart = tagEnd(text, at + 3);
+    const lang = text.slice(at + 3, bodyStart);
     const close = text.indexOf('```', bodyStart);
-    if (close === -1) break;
-    fences.push({ start: at, end: close + 3, body: text.slice(bodyStart, close) });
+    if (close === -1) {
+      if (open) fences.push({ start: at, end: text.length, body: text.slice(bodyStart), lang });
+      break;
+    }
+    fences.push({ start: at, end: close + 3, body: text.slice(bodyStart, close), lang });
     at = text.indexOf('```', close + 3);
   }
   return fences;
@@ -662,21 +671,13 @@ const CALL_FENCES = new Set(['', 'tool_code', 'tool_call', 'tool']);
  * (```python, ```js: code shown, not run); asked for places in ascending order.
  */
 function inCodeFence(text: string): (at: number) => boolean {
-  const spans: [number, number][] = [];
-  for (let at = text.indexOf('```'); at !== -1;) {
-    const end = tagEnd(text, at + 3);
-    const lang = text.slice(at + 3, end).toLowerCase();
-    const close = text.indexOf('```', end);
-    if (!CALL_FENCES.has(lang)) spans.push([at, close === -1 ? text.length : close]);
-    if (close === -1) break;
-    at = text.indexOf('```', close + 3);
-  }
-  // Asked for line starts in order: one pointer over the spans, so the text is read once.
+  const shown = fencesIn(text, true).filter((f) => !CALL_FENCES.has(f.lang.toLowerCase()));
+  // Asked for line starts in order: one pointer over the fences, so the text is read once.
   let i = 0;
   return (at) => {
-    while (i < spans.length && spans[i]![1] <= at) i++;
-    const span = spans[i];
-    return span !== undefined && at > span[0] && at < span[1];
+    while (i < shown.length && shown[i]!.end <= at) i++;
+    const fence = shown[i];
+    return fence !== undefined && at > fence.start && at < fence.end;
   };
 }
 

@@ -4,6 +4,8 @@
 
 export const THINK_OPEN = '<think>';
 export const THINK_CLOSE = '</think>';
+const BOTH_TAGS = [THINK_OPEN, THINK_CLOSE];
+const CLOSE_TAG = [THINK_CLOSE];
 
 /**
  * `text` with its thinking blanked out by line breaks, the same length, so a place in one is the
@@ -64,12 +66,21 @@ export interface ThinkingPiece {
   wasThinking?: boolean;
 }
 
-/** The longest end of `text` that begins `tag` (a "</thi" split across tokens). */
-function tagStartAtEnd(text: string, tag: string): number {
-  for (let n = Math.min(tag.length - 1, text.length); n > 0; n--) {
-    if (text.endsWith(tag.slice(0, n))) return n;
+/**
+ * The longest end of `text` that is the start of one of `tags` (a "</thi" or "<tool" split
+ * across tokens): what a streaming reader holds back until the next piece decides it.
+ */
+export function tagStartAtEnd(text: string, tags: readonly string[]): number {
+  let keep = 0;
+  for (const tag of tags) {
+    for (let n = Math.min(tag.length - 1, text.length); n > keep; n--) {
+      if (text.endsWith(tag.slice(0, n))) {
+        keep = n;
+        break;
+      }
+    }
   }
-  return 0;
+  return keep;
 }
 
 /**
@@ -130,10 +141,7 @@ export function thinkingReader(): {
         ? { thought: before, answer: after, wasThinking }
         : { thought: before, answer: after };
     }
-    const keep = Math.max(
-      tagStartAtEnd(text, THINK_CLOSE),
-      state === 'answer' ? tagStartAtEnd(text, THINK_OPEN) : 0,
-    );
+    const keep = tagStartAtEnd(text, state === 'answer' ? BOTH_TAGS : CLOSE_TAG);
     held = text.slice(text.length - keep);
     const shown = text.slice(0, text.length - keep);
     return state === 'thinking' ? { thought: shown, answer: '' } : { thought: '', answer: shown };

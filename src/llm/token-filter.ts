@@ -3,7 +3,7 @@
 // proportion to its length. And what a stopped or broken reply keeps: its text before a call.
 import { jsonEnd } from './json-scan';
 import { parseToolCalls, withoutOpenFence } from './prompted-tools';
-import { THINK_CLOSE, THINK_OPEN, blankThinking } from './thinking';
+import { THINK_CLOSE, THINK_OPEN, blankThinking, tagStartAtEnd } from './thinking';
 
 /** Where a call starts, unmistakably: Hermes/Qwen, Mistral, Llama 3.1's special token. */
 const CALL_MARKERS = ['<tool_call>', '[TOOL_CALLS]', '<|python_tag|>'];
@@ -12,16 +12,7 @@ const MARKER_CHARS = new Set([...CALL_MARKERS, THINK_OPEN, THINK_CLOSE].join('')
 /** The longest end of `text` that is the start of one of `markers` (a "<tool" split across tokens). */
 function markerStartAtEnd(text: string, markers: readonly string[]): number {
   if (!MARKER_CHARS.has(text.slice(-1))) return 0; // most tokens: no marker ends in them
-  let keep = 0;
-  for (const marker of markers) {
-    for (let n = Math.min(marker.length - 1, text.length); n > keep; n--) {
-      if (text.endsWith(marker.slice(0, n))) {
-        keep = n;
-        break;
-      }
-    }
-  }
-  return keep;
+  return tagStartAtEnd(text, markers);
 }
 
 /** Where the first of `markers` is in `text` (-1: none), and which. */
@@ -145,17 +136,18 @@ export function tokenFilter(
         const start = found === -1 ? -1 : from + found;
         if (start !== -1) {
           show(pending.slice(0, start));
-          const now = readJson(pending.slice(start), pending.slice(start));
+          const rest = pending.slice(start);
+          const now = readJson(rest, rest);
           if (now === 'call') {
             hidden = true;
             return;
           }
           if (now === 'held') {
-            json = pending.slice(start);
+            json = rest;
             return;
           }
           // Not a call: shown as text, from where it starts.
-          pending = pending.slice(start);
+          pending = rest;
           released = true;
           continue;
         }

@@ -117,6 +117,8 @@ interface LiveTurn {
   /** Continuing this stored reply: what arrives is shown after `continueBase`, its text before. */
   continueId?: number;
   continueBase?: string;
+  /** `continueBase` read for its thinking (`splitThinking`), once. */
+  baseSplit?: { split: ReturnType<typeof splitThinking> };
 }
 
 /** One entry of the log, keyed so an element follows its message (see keyOf). */
@@ -694,8 +696,10 @@ export class SmChat extends LitElement {
     const seg = live?.continueId === m.id ? live?.segments[0] : undefined;
     // Continuing: what arrives shows after the stored text, until the stored text has it.
     if (seg && live?.continueBase === m.text && (seg.arrived || this.generating)) {
-      // Its thinking stays folded above, as stored; the new words go on from its answer.
-      const split = splitThinking(m.text);
+      // Its thinking stays folded above, as stored; the new words go on from its answer. Read
+      // once for the continuation, not again each frame the reply streams.
+      live.baseSplit ??= { split: splitThinking(m.text) };
+      const { split } = live.baseSplit;
       return entry(
         bubble({
           id: m.id,
