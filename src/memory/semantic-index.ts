@@ -122,6 +122,15 @@ export class SemanticIndex {
   }
 
   /**
+   * The turn after `turnId` in its chat, as its sentences were indexed, and one of its indexed
+   * chunks (undefined when there is none).
+   */
+  nextTurn(turnId: number): { turnId: number; chunkId: number } | undefined {
+    const next = this.words.nextParent(turnId);
+    return next && { turnId: next.parent, chunkId: next.key };
+  }
+
+  /**
    * For each of `ids` whose turn has more than one sentence: the cosine of `query` with the
    * turn's meaning, the mean direction of its sentences' vectors (their sum, normalised), from
    * the vectors in RAM (int8 where those are what RAM holds, as `similarities`). A turn's
@@ -243,13 +252,15 @@ export class SemanticIndex {
       if ((newest[0] ?? 0) !== maxId) return undefined;
       const compact = new CompactVectors(this.dims);
       this.words.addPackedMany(
-        heads.map((h) => ({
-          keys: h.ids,
-          groups: h.conversations,
-          parents: h.turns,
-          packed: h.words,
-          times: h.times,
-        })),
+        byFirstId(
+          heads.map((h) => ({
+            keys: h.ids,
+            groups: h.conversations,
+            parents: h.turns,
+            packed: h.words,
+            times: h.times,
+          })),
+        ),
       );
       for (const h of heads) this.putHead(h, compact);
       this.compact = compact;
@@ -274,10 +285,21 @@ export class SemanticIndex {
           ]);
           this.vectors.reserve(held);
           let maxId = 0;
+          // The words go in once all are read, in the chunks' order (a shard's vectors are not
+          // kept for it: a large index is read a few shards at a time).
+          const words: Parameters<Bm25Index['addPackedMany']>[0][number][] = [];
           await eachShard(db, model, (s) => {
-            this.putShard(s);
+            if (this.putShard(s))
+              words.push({
+                keys: s.ids,
+                groups: s.conversations,
+                parents: s.turns!,
+                packed: s.words!,
+                times: s.times,
+              });
             if (s.count) maxId = Math.max(maxId, s.ids[s.count - 1]);
           });
+          this.words.addPackedMany(byFirstId(words));
           return attempt > 0 || ((newest[0] ?? 0) === maxId && !this.wordsMissing);
         },
       );
@@ -494,15 +516,21 @@ export class SemanticIndex {
     }
   }
 
-  private putShard(s: ChunkShard): void {
+  /** A shard's vectors; whether its words are there to add (all shards' at once, in order). */
+  private putShard(s: ChunkShard): boolean {
     // A shard of another vector length (a corrupt row) adds nothing.
     this.vectors.addMany(s.ids, s.conversations, s.vectors);
     if (s.vectors.length === s.count * this.dims)
       for (let i = 0; i < s.count; i++) this.addToSum(s.vectors, i * this.dims);
-    if (!hasWords(s)) {
-      this.wordsMissing = true;
-      return;
-    }
-    this.words.addPacked(s.ids, s.conversations, s.turns!, s.words!, s.times);
+    if (!hasWords(s)) this.wordsMissing = true;
+    return hasWords(s);
   }
+}
+
+/**
+ * Shards in the order of their chunks (a merged shard is stored after the pieces written since):
+ * the word index numbers a chat's sittings and links its turns as the sentences come.
+ */
+function byFirstId<T extends { keys: ArrayLike<number> }>(shards: T[]): T[] {
+  return shards.sort((a, b) => (a.keys[0] ?? 0) - (b.keys[0] ?? 0));
 }

@@ -488,6 +488,11 @@ export interface TurnRecallHit {
   relevance: number;
   /** Query words found in the turn, in index form. */
   terms: string[];
+  /**
+   * The turn this one replies to, where it was found as that turn's reply: that turn asks, and
+   * a reply is found as its question is (its relevance, right after it; docs/search.md).
+   */
+  repliesTo?: number;
 }
 
 /** What `recallMemory` is asked besides the query and limit. */

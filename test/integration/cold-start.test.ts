@@ -246,6 +246,34 @@ describe('cold start', () => {
     db.close();
   });
 
+  it('numbers a chat’s sittings and links its turns in the order said, whatever order its pieces are stored in', async () => {
+    // One chat: fifty turns one day, ten the next. The later turns' piece is the smaller, so it
+    // is stored first of the range (pieces are kept by range, then size).
+    const DAY = 86_400_000;
+    const db = new MemoryDB(`order-${crypto.randomUUID()}`);
+    const rows = Array.from({ length: 60 }, (_, i) => ({
+      ...row(i + 1),
+      conversationId: 1,
+      time: new Date(i < 50 ? i * 1000 : DAY + i * 1000),
+    }));
+    for (const part of [rows.slice(0, 50), rows.slice(50)])
+      await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
+        await db.chunks.bulkAdd(part);
+        await addToShards(db, part);
+      });
+    for (const options of [STAGED, { compactFrom: 1000 }]) {
+      const idx = new SemanticIndex(db, 'm', DIMS, options);
+      await idx.load();
+      await idx.whenExact();
+      expect(idx.episodeCount).toBe(2);
+      expect(idx.episodeOf(10)).toBe(idx.episodeOf(50));
+      expect(idx.episodeOf(51)).not.toBe(idx.episodeOf(50));
+      expect(idx.nextTurn(50)).toEqual({ turnId: 51, chunkId: 51 });
+      expect(idx.nextTurn(60)).toBeUndefined();
+    }
+    db.close();
+  });
+
   it('searchChunks says whether its answer was exact', async () => {
     const a = openTestMemory();
     await a.mem.recordTurn({

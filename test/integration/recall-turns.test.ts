@@ -203,6 +203,68 @@ describe('recallMemory with past turns', () => {
     expect([...rel].sort((a, b) => b - a)).toEqual(rel);
   });
 
+  it('brings the reply to a question it recalls, right after it, though the reply names nothing asked', async () => {
+    const { mem, clock } = openTestMemory();
+    const [, asked, answer] = await chat(mem, 'New flat', [
+      'I just moved into a new flat near the river.',
+      'Congratulations! Do you keep any pets at the new flat?',
+      'Yes, two cats called Luna and Oliver.',
+      'Lovely names.',
+    ]);
+    clock.advanceDays(2);
+    await chat(mem, 'Work', ['The quarterly report is due on Friday.', 'Good luck with it.']);
+    const found = turns(await mem.recallMemory('Which pets do I keep at my flat?', 10));
+    const at = found.findIndex((h) => h.turnId === asked);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(found[at + 1]).toMatchObject({
+      turnId: answer,
+      role: 'user',
+      text: 'Yes, two cats called Luna and Oliver.',
+      chat: 'New flat',
+      repliesTo: asked,
+      relevance: found[at].relevance,
+    });
+    const ids = found.map((h) => h.turnId);
+    expect(new Set(ids).size).toBe(ids.length);
+    // The model's search finds it the same way.
+    const searched = ok(await mem.searchConversations('Which pets do I keep at my flat?'));
+    expect(searched.results.map((r) => r.text)).toContain('Yes, two cats called Luna and Oliver.');
+  });
+
+  it('brings no reply to a turn that does not ask, nor one left out of the recall', async () => {
+    const { mem, clock } = openTestMemory();
+    const [, said] = await chat(mem, 'New flat', [
+      'I just moved into a new flat near the river.',
+      'Congratulations! Pets would make the new flat feel like home.',
+      'Yes, two cats called Luna and Oliver.',
+      'Lovely names.',
+    ]);
+    clock.advanceDays(2);
+    const found = turns(await mem.recallMemory('Which pets do I keep at my flat?', 10));
+    expect(found.map((h) => h.turnId)).toContain(said);
+    expect(found.map((h) => h.text)).not.toContain('Yes, two cats called Luna and Oliver.');
+
+    // The chat goes on with a question whose reply is the message being answered now.
+    const conv = ok(await mem.createConversation('Today'));
+    const ask = ok(
+      await mem.recordTurn({
+        conversationId: conv.id,
+        role: 'assistant',
+        text: 'Do you keep any pets at the new flat?',
+      }),
+    );
+    const reply = ok(
+      await mem.recordTurn({ conversationId: conv.id, role: 'user', text: 'Which pets, you ask?' }),
+    );
+    const past = turns(
+      await mem.recallMemory('Which pets do I keep at my flat?', 10, {
+        exclude: { conversationId: conv.id, fromTurnId: reply.turnId },
+      }),
+    );
+    expect(past.map((h) => h.turnId)).toContain(ask.turnId);
+    expect(past.map((h) => h.turnId)).not.toContain(reply.turnId);
+  });
+
   it('says nothing for a question no chat answers', async () => {
     const { mem } = openTestMemory();
     await chat(mem, 'Cooking', ['I baked sourdough bread today.', 'It smells wonderful.']);

@@ -386,4 +386,32 @@ describe('Bm25Index', () => {
       6,
     );
   });
+  it('links a chat’s turns in the order said, whatever order they are added in', () => {
+    const idx = new Bm25Index();
+    const w = { parent: 1, neighbours: 0.5, after: true };
+    // Turns 12 and 10 of chat 1 come before turn 11 (pieces read out of order); chat 2 between.
+    idx.add(3, 'see you at the lake', 1, 12);
+    idx.add(1, 'I painted the sunset', 1, 10);
+    idx.add(9, 'a sunset over the lake', 2, 50);
+    idx.add(2, 'that view is lovely', 1, 11);
+    expect(idx.nextParent(10)).toEqual({ parent: 11, key: 2 });
+    expect(idx.nextParent(11)).toEqual({ parent: 12, key: 3 });
+    expect(idx.nextParent(12)).toBeUndefined();
+    expect(idx.nextParent(50)).toBeUndefined();
+    expect(idx.nextParent(99)).toBeUndefined();
+    // A turn said next links after the chat's last.
+    idx.add(4, 'bring the paints', 1, 13);
+    expect(idx.nextParent(12)).toEqual({ parent: 13, key: 4 });
+    // Turn 11's neighbours are 10 and 12: "sunset" and "lake" count at the neighbours' weight.
+    const q = idx.prepare('view sunset lake');
+    const share = (term: string) => q.idf[q.terms.indexOf(term)] / q.total;
+    const m = idx.searchTop(q, null, 10, w).find((x) => x.key === 2)!;
+    expect(m.context).toBeCloseTo(
+      share('view') + w.neighbours * (share('sunset') + share('lake')),
+      6,
+    );
+    // A turn whose sentences are gone gives no next turn.
+    idx.remove(3);
+    expect(idx.nextParent(11)).toBeUndefined();
+  });
 });

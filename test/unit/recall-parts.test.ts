@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { Bm25Index } from '../../src/memory/lexical/bm25-index';
 import {
+  asks,
   bestPerTurn,
   excerpt,
   mergeRecall,
@@ -328,5 +329,26 @@ describe('the chat turn’s recall', () => {
     expect(long[0].said!.length).toBeLessThanOrEqual(61);
     expect(recalledTurnsOf({ recalledTurns: [{ turnId: 'x' }, null, 3] })).toEqual([]);
     expect(recalledTurnsOf(undefined)).toEqual([]);
+  });
+});
+
+describe('a turn that asks', () => {
+  it('is one with a question mark ending a sentence, not one in a link', () => {
+    for (const t of [
+      'Do you have any pets?',
+      'Congratulations! How did it go? Tell me everything.',
+      '"Is it far?" she asked.',
+      'Where to next?!',
+      '今天去哪里？',
+      'Which one (the red?)',
+    ])
+      expect(asks(t), t).toBe(true);
+    for (const t of [
+      'I have two cats.',
+      'See https://example.com/search?q=cats for more.',
+      'The file is notes?draft.txt',
+      '',
+    ])
+      expect(asks(t), t).toBe(false);
   });
 });

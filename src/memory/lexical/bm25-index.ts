@@ -143,6 +143,12 @@ export class Bm25Index {
   /** The parent added before and after each parent in its group (−1: none). */
   private parentBefore = new Int32Array(1024);
   private parentAfter = new Int32Array(1024);
+  /** Each dense parent's own number (its message id), group, and the key of its first document. */
+  private parentIds: number[] = [];
+  private parentGroups: number[] = [];
+  private parentKeys: number[] = [];
+  /** A parent came before one added earlier in its group (shards read out of order): relink. */
+  private chainsStale = false;
   private readonly lastParentOf = new Map<number, number>();
   /**
    * Each slot's episode (dense numbers, never reused until `clear`): a group's run of documents
@@ -208,6 +214,43 @@ export class Bm25Index {
   parentOf(key: number): number | undefined {
     const slot = this.slotOf.get(key);
     return slot === undefined ? undefined : this.parents[slot] || undefined;
+  }
+
+  /**
+   * The parent added next after `parent` in its group (a chat's next turn) and the key of a live
+   * document of it; undefined when there is none, or none of its documents is held.
+   */
+  nextParent(parent: number): { parent: number; key: number } | undefined {
+    const p = this.parentSlotOf.get(parent);
+    if (p === undefined) return undefined;
+    this.linkParents();
+    const next = this.parentAfter[p];
+    if (next < 0) return undefined;
+    const key = this.parentKeys[next];
+    return this.slotOf.has(key) ? { parent: this.parentIds[next], key } : undefined;
+  }
+
+  /**
+   * Links each group's parents in the order of their numbers (a chat's turns as said), where
+   * some came out of that order (a cold start reads the shards' pieces as stored, not by id).
+   */
+  private linkParents(): void {
+    if (!this.chainsStale) return;
+    this.chainsStale = false;
+    const { parentIds, parentGroups } = this;
+    const order = Array.from(parentIds.keys()).sort(
+      (a, b) => parentGroups[a] - parentGroups[b] || parentIds[a] - parentIds[b],
+    );
+    for (let i = 0; i < order.length; i++) {
+      const p = order[i];
+      const prev = i > 0 && parentGroups[order[i - 1]] === parentGroups[p] ? order[i - 1] : -1;
+      this.parentBefore[p] = prev;
+      this.parentAfter[p] = -1;
+      if (prev >= 0) this.parentAfter[prev] = p;
+      else if (i > 0) this.lastParentOf.set(parentGroups[order[i - 1]], order[i - 1]);
+    }
+    if (order.length)
+      this.lastParentOf.set(parentGroups[order[order.length - 1]], order[order.length - 1]);
   }
 
   /**
@@ -411,7 +454,7 @@ export class Bm25Index {
       ? -1
       : slot > 0 && this.parents[slot - 1] === parent && this.groups[slot - 1] === group
         ? this.parentSlots[slot - 1]
-        : this.parentSlot(parent, group);
+        : this.parentSlot(parent, group, key);
     const e = (this.episodeSlots[slot] = this.episodeSlot(group, time));
     if (this.episodeDocs[e]++ === 0) this.liveEpisodes++;
     this.episodeLengths[e] += length;
@@ -422,16 +465,24 @@ export class Bm25Index {
     return slot;
   }
 
-  private parentSlot(parent: number, group: number): number {
+  private parentSlot(parent: number, group: number, key: number): number {
     let p = this.parentSlotOf.get(parent);
-    if (p !== undefined) return p;
+    if (p !== undefined) {
+      // Its first document gone (replaced), a later one stands for it.
+      if (!this.slotOf.has(this.parentKeys[p])) this.parentKeys[p] = key;
+      return p;
+    }
     this.parentSlotOf.set(parent, (p = this.parentSlotOf.size));
+    this.parentIds[p] = parent;
+    this.parentGroups[p] = group;
+    this.parentKeys[p] = key;
     if (p >= this.parentMasks.length) {
       this.parentMasks = doubled(this.parentMasks, Uint32Array);
       this.parentBefore = doubled(this.parentBefore, Int32Array);
       this.parentAfter = doubled(this.parentAfter, Int32Array);
     }
     const before = this.lastParentOf.get(group) ?? -1;
+    if (before >= 0 && this.parentIds[before] > parent) this.chainsStale = true;
     this.parentBefore[p] = before;
     this.parentAfter[p] = -1;
     if (before >= 0) this.parentAfter[before] = p;
@@ -490,6 +541,10 @@ export class Bm25Index {
     this.groups = [];
     this.parents = [];
     this.parentSlotOf.clear();
+    this.parentIds = [];
+    this.parentGroups = [];
+    this.parentKeys = [];
+    this.chainsStale = false;
     this.lastParentOf.clear();
     this.lastEpisodeOf.clear();
     this.episodeGroups = [];
@@ -573,6 +628,7 @@ export class Bm25Index {
     also: Iterable<number> = [],
     episodeMatches?: Float32Array,
   ): LexicalMatch[] {
+    this.linkParents();
     const n = this.score(q, group);
     const { touched, masks, rel, parentSlots, parentMasks, episodeSlots } = this;
     for (let i = 0; i < n; i++) {

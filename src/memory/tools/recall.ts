@@ -143,42 +143,97 @@ export function recallTools(ctx: StoreContext) {
     // A few more than wanted: a reply the person regenerated and did not keep is left out below.
     const best = bestPerTurn(placed, { min, limit: limit + HIDDEN_SPARE, exclude });
     if (!best.length) return [];
+    // The turn after each (its reply), from the index: a turn that asks is answered by the
+    // next, and its reply is found as it is (`asks`: the reply's own words seldom name what it
+    // answers). Only where the question is a relevant match by itself (an entry's floor, above
+    // a turn's: a loosely matched question would bring a second loose turn).
+    const nexts = best.map((h) => {
+      const next = h.ownMatch >= MIN_RELEVANCE ? idx.nextTurn(h.turnId) : undefined;
+      const excluded =
+        next &&
+        exclude &&
+        h.conversationId === exclude.conversationId &&
+        next.turnId >= exclude.fromTurnId;
+      return excluded ? undefined : next;
+    });
     const convIds = [...new Set(best.map((h) => h.conversationId))];
-    const [rows, messages, convs, hidden] = await db.transaction(
+    const [rows, replies, known, convs, hidden] = await db.transaction(
       'r',
       db.chunks,
       db.messages,
       db.conversations,
       async () => {
-        // Each turn's message and the one before it (a reply's user message, most often), so
-        // that telling a hidden alternative rarely needs a read of its own.
+        // Each turn's message, the one before it (a reply's user message, most often: telling a
+        // hidden alternative rarely needs a read of its own) and the one after it.
         const ids = best.map((h) => h.turnId);
-        const keys = [...new Set([...ids, ...ids.map((id) => id - 1).filter((id) => id > 0)])];
+        const keys = [
+          ...new Set([
+            ...ids,
+            ...ids.map((id) => id - 1).filter((id) => id > 0),
+            ...nexts.flatMap((n) => (n ? [n.turnId] : [])),
+          ]),
+        ];
         const read = await db.messages.bulkGet(keys);
         const known = new Map(keys.map((id, i) => [id, read[i]]));
-        const messages = ids.map((id) => known.get(id));
+        // The replies of the turns that ask, read with the turns' best sentences.
+        const replies = nexts.map((n, i) =>
+          n && known.get(n.turnId) && asks(known.get(best[i].turnId)?.text ?? '') ? n : undefined,
+        );
+        const wanted = replies.flatMap((r) => (r ? [r] : []));
+        const chunks = db.chunks.bulkGet([
+          ...best.map((h) => h.id),
+          ...wanted.map((r) => r.chunkId),
+        ]);
         return Promise.all([
-          db.chunks.bulkGet(best.map((h) => h.id)),
-          messages,
+          chunks,
+          replies,
+          known,
           db.conversations.bulkGet(convIds),
-          hiddenAlternatives(db.messages, messages, known),
+          hiddenAlternatives(
+            db.messages,
+            [...ids, ...wanted.map((r) => r.turnId)].map((id) => known.get(id)),
+            known,
+          ),
         ]);
       },
     );
     const titles = new Map(convIds.map((id, i) => [id, convs[i]?.title ?? '']));
-    return best
-      .flatMap((h, i) => {
-        const row = rows[i];
-        if (!row || hidden.has(h.turnId)) return [];
-        const hit = turnHit({ ...h, row }, messages[i]?.text, messages[i]?.time, titles);
-        // Who said it, where the chat names them (an imported chat's characters).
-        const speaker = messages[i]?.meta?.speaker;
-        return [typeof speaker === 'string' && speaker.trim() ? { ...hit, speaker } : hit];
-      })
-      .filter(withinLimit(limit, exclude));
+    const replyRow = new Map(
+      rows.slice(best.length).flatMap((r) => (r ? [[r.turnId, r] as const] : [])),
+    );
+    const hit = (h: Pick<ChunkMatch, 'match' | 'terms'> & { row: Chunk }) => {
+      const m = known.get(h.row.turnId);
+      const found = turnHit(h, m?.text, m?.time, titles);
+      // Who said it, where the chat names them (an imported chat's characters).
+      const speaker = m?.meta?.speaker;
+      return typeof speaker === 'string' && speaker.trim() ? { ...found, speaker } : found;
+    };
+    const out: TurnRecallHit[] = [];
+    const taken = new Set<number>();
+    best.forEach((h, i) => {
+      const row = rows[i];
+      if (!row || hidden.has(h.turnId) || taken.has(h.turnId)) return;
+      out.push(hit({ ...h, row }));
+      taken.add(h.turnId);
+      // Its reply right after it, unless it ranks higher already.
+      const next = replies[i];
+      const reply = next && replyRow.get(next.turnId);
+      if (!next || !reply || taken.has(next.turnId) || hidden.has(next.turnId)) return;
+      out.push({ ...hit({ match: h.match, terms: [], row: reply }), repliesTo: h.turnId });
+      taken.add(next.turnId);
+    });
+    return out.filter(withinLimit(limit, exclude));
   }
 
   return { recallMemory, searchConversations };
+}
+
+/**
+ * Whether a turn asks something: a question mark ending a sentence (a URL's query does not).
+ * Its reply is then found with it (`turnHits`).
+ */
+export function asks(text: string): boolean {
+  return /[?？](?=[\s"'”’»)\]*_!?？]|$)/.test(text);
 }
 
 /**
