@@ -413,5 +413,12 @@ describe('Bm25Index', () => {
     // A turn whose sentences are gone gives no next turn.
     idx.remove(3);
     expect(idx.nextParent(11)).toBeUndefined();
+    // A whole chat added backwards (far more than a few steps out of place each).
+    const back = new Bm25Index();
+    for (let t = 40; t >= 1; t--) back.add(t, `line ${t}`, 7, 100 + t);
+    back.add(41, 'line 41', 7, 141);
+    for (let t = 1; t <= 40; t++)
+      expect(back.nextParent(100 + t)).toEqual({ parent: 101 + t, key: t + 1 });
+    expect(back.nextParent(141)).toBeUndefined();
   });
 });

@@ -249,8 +249,8 @@ export class Bm25Index {
       if (prev >= 0) this.parentAfter[prev] = p;
       else if (i > 0) this.lastParentOf.set(parentGroups[order[i - 1]], order[i - 1]);
     }
-    if (order.length)
-      this.lastParentOf.set(parentGroups[order[order.length - 1]], order[order.length - 1]);
+    const last = order[order.length - 1];
+    if (last !== undefined) this.lastParentOf.set(parentGroups[last], last);
   }
 
   /**
@@ -481,12 +481,27 @@ export class Bm25Index {
       this.parentBefore = doubled(this.parentBefore, Int32Array);
       this.parentAfter = doubled(this.parentAfter, Int32Array);
     }
-    const before = this.lastParentOf.get(group) ?? -1;
-    if (before >= 0 && this.parentIds[before] > parent) this.chainsStale = true;
+    const last = this.lastParentOf.get(group) ?? -1;
+    // A turn said before the chat's latest (an older message indexed again, a piece read out of
+    // order) goes in its place: a few steps back, or linked last and all relinked before the
+    // next search (`linkParents`).
+    let before = last;
+    let after = -1;
+    for (let steps = 0; before >= 0 && this.parentIds[before] > parent; steps++) {
+      if (steps === 16) {
+        this.chainsStale = true;
+        before = last;
+        after = -1;
+        break;
+      }
+      after = before;
+      before = this.parentBefore[before];
+    }
     this.parentBefore[p] = before;
-    this.parentAfter[p] = -1;
+    this.parentAfter[p] = after;
     if (before >= 0) this.parentAfter[before] = p;
-    this.lastParentOf.set(group, p);
+    if (after >= 0) this.parentBefore[after] = p;
+    else this.lastParentOf.set(group, p);
     return p;
   }
 
