@@ -30,6 +30,8 @@ describe('recall of past chats in Chromium', () => {
   let server: StaticServer;
   let dispose: () => Promise<void>;
   let fake: FakeServer;
+  /** What the model answers next, when not its usual "I see." */
+  let scripted: string | undefined;
 
   const chat = () => page.locator('sm-chat');
   const box = () => chat().getByRole('textbox', { name: 'Message', exact: true });
@@ -48,7 +50,7 @@ describe('recall of past chats in Chromium', () => {
     ({ server, dispose } = await buildAndServe());
     // A model that answers but never calls a tool.
     fake = await startFakeServer('koboldcpp', {
-      defaultReply: () => ({ text: 'I see.' }),
+      defaultReply: () => ({ text: scripted ?? 'I see.' }),
       firstEventDelayMs: 5,
       tokenDelayMs: 1,
     });
@@ -135,5 +137,27 @@ describe('recall of past chats in Chromium', () => {
     // The chat that was open stays open.
     expect(await chat().locator('sm-message[kind="user"]', { hasText: QUESTION }).count()).toBe(1);
     await page.screenshot({ path: join(SHOTS, 'deleted-chat-note.png') });
+  });
+
+  it('a question the model asked in a past chat comes back with the answer the person gave', async () => {
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await expect.poll(() => chat().locator('sm-message').count(), POLL).toBe(0);
+    scripted = 'Congratulations! What did you call the kitten?';
+    await say('I adopted a kitten last week.');
+    scripted = undefined;
+    // The answer names nothing the later question asks.
+    await say('Mochi, after the dessert.');
+    const first = fake.generations().length;
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await expect.poll(() => chat().locator('sm-message').count(), POLL).toBe(0);
+    await say('What did I call my kitten?');
+
+    const asked = fake.generations().slice(first).map(sent).join('\n');
+    expect(asked).toContain('What did you call the kitten?');
+    expect(asked).toContain('Mochi, after the dessert.');
+    const note = chat().locator('sm-message[kind="assistant"]').last().locator('.recalled');
+    await note.waitFor(POLL);
+    expect(await note.innerText()).toContain('Mochi, after the dessert.');
+    await page.screenshot({ path: join(SHOTS, 'recalled-question-and-answer.png') });
   });
 });
