@@ -274,6 +274,34 @@ describe('cold start', () => {
     db.close();
   });
 
+  it('reads a chat in the order said when a merged piece spans another', async () => {
+    // One chunk, then twenty at once (a long reply), then fifteen one by one an hour later: the
+    // sixteen small pieces merge into one holding ids 1 and 22–36, which spans the other (2–21).
+    const HOUR = 3_600_000;
+    const db = new MemoryDB(`spans-${crypto.randomUUID()}`);
+    const at = (id: number, t: number) => ({ ...row(id), conversationId: 1, time: new Date(t) });
+    const writes = [[at(1, 0)], Array.from({ length: 20 }, (_, i) => at(i + 2, 1000 + i))];
+    for (let i = 0; i < 15; i++) writes.push([at(22 + i, HOUR + i * 1000)]);
+    for (const part of writes)
+      await db.transaction('rw', db.chunks, db.shards, db.shardHeads, db.shardCodes, async () => {
+        await db.chunks.bulkAdd(part);
+        await addToShards(db, part);
+      });
+    const pieces = (await db.shards.toArray()).map((p) => [p.ids[0], p.ids[p.count - 1]]);
+    expect(pieces).toContainEqual([1, 36]);
+    for (const options of [STAGED, { compactFrom: 1000 }]) {
+      const idx = new SemanticIndex(db, 'm', DIMS, options);
+      await idx.load();
+      await idx.whenExact();
+      expect(idx.episodeCount).toBe(2);
+      expect([1, 2, 21].map((id) => idx.episodeOf(id))).toEqual(Array(3).fill(idx.episodeOf(1)));
+      expect(idx.episodeOf(22)).not.toBe(idx.episodeOf(1));
+      expect(idx.nextTurn(1)).toEqual({ turnId: 2, chunkId: 2 });
+      expect(idx.nextTurn(21)).toEqual({ turnId: 22, chunkId: 22 });
+    }
+    db.close();
+  });
+
   it('searchChunks says whether its answer was exact', async () => {
     const a = openTestMemory();
     await a.mem.recordTurn({

@@ -265,6 +265,64 @@ describe('recallMemory with past turns', () => {
     expect(past.map((h) => h.turnId)).not.toContain(reply.turnId);
   });
 
+  it('brings the answer the person saw: past a reply regenerated, the words before a tool call, a reply deleted', async () => {
+    const { mem, clock } = openTestMemory();
+    const conv = ok(await mem.createConversation('Trip'));
+    const say = async (
+      role: 'user' | 'assistant' | 'tool',
+      text: string,
+      more: { meta?: Record<string, unknown>; toolCalls?: unknown[]; index?: boolean } = {},
+    ) => {
+      const { id } = ok(
+        await mem.addMessage({
+          conversationId: conv.id,
+          role,
+          text,
+          meta: more.meta,
+          toolCalls: more.toolCalls as never,
+        }),
+      );
+      if (more.index !== false)
+        ok(await mem.recordTurn({ conversationId: conv.id, role, text, turnId: id }));
+      return id;
+    };
+    const QUESTION = 'Which city should I visit in spring for the cherry blossoms?';
+    // Regenerated: the second alternative is the one shown.
+    const regenerated = await say('user', QUESTION, { meta: { alt: 1 } });
+    await say('assistant', 'Hmm, let me think about that.');
+    const shown = await say('assistant', 'Kyoto, without doubt: go in early April.', {
+      meta: { alt: 1 },
+    });
+    // Answered after a tool call, whose words come first (as a tool round stores them).
+    const viaTool = await say('user', 'Which town should I visit in autumn for the maple leaves?');
+    await say('assistant', 'Let me look at what you told me before.', {
+      toolCalls: [{ id: 'c1', name: 'searchConversations', arguments: { query: 'autumn' } }],
+    });
+    await say('tool', '{"status":"SUCCESS","results":[]}', { index: false });
+    const afterTool = await say('assistant', 'Nikko: the hills turn red in early November.');
+    // A reply deleted from a running index, then answered again.
+    const deletedQ = await say(
+      'user',
+      'Which village should I visit in winter for the snow lanterns?',
+    );
+    const failed = await say('assistant', 'Sorry, something went wrong.');
+    await mem.recallMemory('anything at all', 3); // the index is loaded and kept current from here
+    ok(await mem.deleteMessage(failed));
+    const again = await say('assistant', 'Otaru: the lantern festival is in February.');
+    clock.advanceDays(2);
+
+    for (const [question, asked, answer] of [
+      [QUESTION, regenerated, shown],
+      ['Which town should I visit in autumn for the maple leaves?', viaTool, afterTool],
+      ['Which village should I visit in winter for the snow lanterns?', deletedQ, again],
+    ] as const) {
+      const found = turns(await mem.recallMemory(question, 10));
+      const at = found.findIndex((h) => h.turnId === asked);
+      expect(at, question).toBeGreaterThanOrEqual(0);
+      expect(found[at + 1], question).toMatchObject({ turnId: answer, repliesTo: asked });
+    }
+  });
+
   it('says nothing for a question no chat answers', async () => {
     const { mem } = openTestMemory();
     await chat(mem, 'Cooking', ['I baked sourdough bread today.', 'It smells wonderful.']);

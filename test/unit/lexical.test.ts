@@ -231,9 +231,10 @@ describe('Bm25Index', () => {
         fc.boolean(),
         (batchesIn, before, rising) => {
           let next = 100;
-          const batches = rising
-            ? batchesIn.map((docs) => docs.map((d) => ({ ...d, key: next++ })))
-            : batchesIn;
+          // Each batch's keys ascending, as a shard's ids are.
+          const batches = (
+            rising ? batchesIn.map((docs) => docs.map((d) => ({ ...d, key: next++ }))) : batchesIn
+          ).map((docs) => [...docs].sort((a, b) => a.key - b.key));
           // A turn's sentences side by side: three keys share a parent.
           const parentOf = (key: number) => Math.ceil(key / 3) * 10;
           const packed = batches.map((docs) => ({
@@ -246,8 +247,17 @@ describe('Bm25Index', () => {
             for (const d of before) i.addTerms(d.key, d.terms, d.group, parentOf(d.key));
             return i;
           };
+          // The same documents one at a time: in the order of their keys where every key is new
+          // (a cold start's shards: the batches may interleave), else batch by batch.
+          const all = batches.flat();
+          const fresh =
+            new Set([...all, ...before].map((d) => d.key)).size === all.length + before.length &&
+            batches.every((docs) => docs.every((d, i) => i === 0 || docs[i - 1].key < d.key));
           const one = held(new Bm25Index());
-          for (const b of packed) one.addPacked(b.keys, b.groups, b.parents, b.packed);
+          if (fresh)
+            for (const d of [...all].sort((a, b) => a.key - b.key))
+              one.addTerms(d.key, d.terms, d.group, parentOf(d.key));
+          else for (const b of packed) one.addPacked(b.keys, b.groups, b.parents, b.packed);
           const many = held(new Bm25Index());
           many.addPackedMany(packed);
           expect(many.size).toBe(one.size);
@@ -410,8 +420,14 @@ describe('Bm25Index', () => {
       share('view') + w.neighbours * (share('sunset') + share('lake')),
       6,
     );
-    // A turn whose sentences are gone gives no next turn.
+    // A turn whose sentences are gone is passed over; one whose first sentence is gone still
+    // counts by another.
     idx.remove(3);
+    expect(idx.nextParent(11)).toEqual({ parent: 13, key: 4 });
+    idx.add(5, 'and the brushes', 1, 13);
+    idx.remove(4);
+    expect(idx.nextParent(11)).toEqual({ parent: 13, key: 5 });
+    idx.remove(5);
     expect(idx.nextParent(11)).toBeUndefined();
     // A whole chat added backwards (far more than a few steps out of place each).
     const back = new Bm25Index();

@@ -341,12 +341,18 @@ describe('a turn that asks', () => {
       'Where to next?!',
       '今天去哪里？',
       'Which one (the red?)',
+      'How are you?🙂',
+      '「どこに行く？」と聞いた',
+      'Is it ready?…',
+      'Why?, she wondered',
+      'Vraiment ?',
     ])
       expect(asks(t), t).toBe(true);
     for (const t of [
       'I have two cats.',
       'See https://example.com/search?q=cats for more.',
       'The file is notes?draft.txt',
+      'Use x ? y : z here.',
       '',
     ])
       expect(asks(t), t).toBe(false);

@@ -143,6 +143,8 @@ export class Bm25Index {
   /** The parent added before and after each parent in its group (−1: none). */
   private parentBefore = new Int32Array(1024);
   private parentAfter = new Int32Array(1024);
+  /** Each dense parent's live documents. */
+  private parentLive = new Int32Array(1024);
   /** Each dense parent's own number (its message id), group, and the key of its first document. */
   private parentIds: number[] = [];
   private parentGroups: number[] = [];
@@ -217,15 +219,18 @@ export class Bm25Index {
   }
 
   /**
-   * The parent added next after `parent` in its group (a chat's next turn) and the key of a live
-   * document of it; undefined when there is none, or none of its documents is held.
+   * The parent after `parent` in its group by their numbers (a chat's next turn), passing over
+   * those with no live document (deleted since), and the key of a live document of it;
+   * undefined when there is none.
    */
   nextParent(parent: number): { parent: number; key: number } | undefined {
     const p = this.parentSlotOf.get(parent);
     if (p === undefined) return undefined;
     this.linkParents();
-    const next = this.parentAfter[p];
-    if (next < 0) return undefined;
+    let next = this.parentAfter[p];
+    for (let steps = 0; next >= 0 && this.parentLive[next] === 0 && steps < 64; steps++)
+      next = this.parentAfter[next];
+    if (next < 0 || this.parentLive[next] === 0) return undefined;
     const key = this.parentKeys[next];
     return this.slotOf.has(key) ? { parent: this.parentIds[next], key } : undefined;
   }
@@ -377,28 +382,33 @@ export class Bm25Index {
     let docs = 0;
     for (const b of batches) docs += b.keys.length;
     this.grow(this.slotCount + docs);
-    batches.forEach((b, k) => {
+    const add = (k: number, i: number) => {
+      const b = batches[k];
       const { offsets, terms, freqs } = b.packed;
       const num = numbers[k];
-      for (let i = 0; i < b.keys.length; i++) {
-        let length = 0;
-        for (let j = offsets[i]; j < offsets[i + 1]; j++) length += freqs[j];
-        const slot = this.newSlot(
-          b.keys[i],
-          b.groups[i],
-          b.parents[i],
-          length,
-          b.times?.[i] ?? NaN,
-          true,
-        );
-        for (let j = offsets[i]; j < offsets[i + 1]; j++) {
-          const at = cursor[num[terms[j]]]++;
-          slots[at] = slot;
-          tfs[at] = freqs[j];
-        }
+      let length = 0;
+      for (let j = offsets[i]; j < offsets[i + 1]; j++) length += freqs[j];
+      const slot = this.newSlot(
+        b.keys[i],
+        b.groups[i],
+        b.parents[i],
+        length,
+        b.times?.[i] ?? NaN,
+        true,
+      );
+      for (let j = offsets[i]; j < offsets[i + 1]; j++) {
+        const at = cursor[num[terms[j]]]++;
+        slots[at] = slot;
+        tfs[at] = freqs[j];
       }
-      this.postings += offsets[b.keys.length] ?? 0;
-    });
+      this.postings += offsets[i + 1] - offsets[i];
+    };
+    // The documents in the order of their keys (a chat's sentences as said: its sittings are
+    // numbered by time as they come), merged where batches' ranges interleave.
+    inKeyOrder(
+      batches.map((b) => b.keys),
+      add,
+    );
     for (const p of lists) {
       p.slots = slots;
       p.tfs = tfs;
@@ -455,6 +465,9 @@ export class Bm25Index {
       : slot > 0 && this.parents[slot - 1] === parent && this.groups[slot - 1] === group
         ? this.parentSlots[slot - 1]
         : this.parentSlot(parent, group, key);
+    const ps = this.parentSlots[slot];
+    // A parent's documents all gone (replaced), this one stands for it.
+    if (ps >= 0 && this.parentLive[ps]++ === 0) this.parentKeys[ps] = key;
     const e = (this.episodeSlots[slot] = this.episodeSlot(group, time));
     if (this.episodeDocs[e]++ === 0) this.liveEpisodes++;
     this.episodeLengths[e] += length;
@@ -467,11 +480,7 @@ export class Bm25Index {
 
   private parentSlot(parent: number, group: number, key: number): number {
     let p = this.parentSlotOf.get(parent);
-    if (p !== undefined) {
-      // Its first document gone (replaced), a later one stands for it.
-      if (!this.slotOf.has(this.parentKeys[p])) this.parentKeys[p] = key;
-      return p;
-    }
+    if (p !== undefined) return p;
     this.parentSlotOf.set(parent, (p = this.parentSlotOf.size));
     this.parentIds[p] = parent;
     this.parentGroups[p] = group;
@@ -480,6 +489,7 @@ export class Bm25Index {
       this.parentMasks = doubled(this.parentMasks, Uint32Array);
       this.parentBefore = doubled(this.parentBefore, Int32Array);
       this.parentAfter = doubled(this.parentAfter, Int32Array);
+      this.parentLive = doubled(this.parentLive, Int32Array);
     }
     const last = this.lastParentOf.get(group) ?? -1;
     // A turn said before the chat's latest (an older message indexed again, a piece read out of
@@ -537,6 +547,18 @@ export class Bm25Index {
     this.slotOf.delete(key);
     this.alive[slot] = 0;
     this.live--;
+    const ps = this.parentSlots[slot];
+    if (ps >= 0 && --this.parentLive[ps] > 0 && this.parentKeys[ps] === key) {
+      // Another of its documents stands for it: a turn's sentences lie side by side.
+      for (let d = 1; d <= 64; d++) {
+        const s = [slot + d, slot - d].find(
+          (x) => x >= 0 && x < this.slotCount && this.alive[x] && this.parentSlots[x] === ps,
+        );
+        if (s === undefined) continue;
+        this.parentKeys[ps] = this.keys[s];
+        break;
+      }
+    }
     this.totalLength -= this.lengths[slot];
     const e = this.episodeSlots[slot];
     this.episodeLengths[e] -= this.lengths[slot];
@@ -559,6 +581,7 @@ export class Bm25Index {
     this.parentIds = [];
     this.parentGroups = [];
     this.parentKeys = [];
+    this.parentLive.fill(0);
     this.chainsStale = false;
     this.lastParentOf.clear();
     this.lastEpisodeOf.clear();
@@ -582,8 +605,9 @@ export class Bm25Index {
     bytes += this.episodeSlots.byteLength + this.episodeLengths.byteLength;
     bytes += this.episodeDocs.byteLength;
     bytes += this.episodeGroups.length * 8 + this.lastEpisodeOf.size * 60;
-    bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 3;
+    bytes += this.acc.byteLength * 3 + this.touched.byteLength + this.parentMasks.byteLength * 4;
     bytes += (this.keys.length + this.groups.length + this.parents.length) * 8;
+    bytes += (this.parentIds.length + this.parentGroups.length + this.parentKeys.length) * 8;
     bytes += (this.slotOf.size + this.parentSlotOf.size) * 40;
     // Postings by the buffers they hold: a cold start's terms share one pair (`addPackedMany`),
     // kept whole while any term still uses it.
@@ -931,4 +955,66 @@ function maskRelevance(q: LexicalQuery, mask: number): number {
   let sum = 0;
   for (let i = 0; i < q.terms.length; i++) if (mask & (1 << i)) sum += q.idf[i];
   return Math.min(1, sum / q.total);
+}
+
+/**
+ * Calls `visit(k, i)` for every element of `lists` in ascending order where each list ascends
+ * (a shard's ids do): list by list where their ranges do not interleave, else merged (a heap of
+ * the lists' heads); where one does not, list by list as given.
+ */
+function inKeyOrder(
+  lists: readonly ArrayLike<number>[],
+  visit: (k: number, i: number) => void,
+): void {
+  const ascending = (l: ArrayLike<number>) => {
+    for (let i = 1; i < l.length; i++) if (!(l[i - 1] < l[i])) return false;
+    return true;
+  };
+  // Lists out of order themselves are taken as they come.
+  if (!lists.every(ascending)) {
+    lists.forEach((l, k) => {
+      for (let i = 0; i < l.length; i++) visit(k, i);
+    });
+    return;
+  }
+  const order = lists
+    .map((_, k) => k)
+    .filter((k) => lists[k].length > 0)
+    .sort((a, b) => lists[a][0] - lists[b][0]);
+  let apart = true;
+  for (let n = 1; n < order.length && apart; n++) {
+    const before = lists[order[n - 1]];
+    apart = before[before.length - 1] < lists[order[n]][0];
+  }
+  if (apart) {
+    for (const k of order) for (let i = 0; i < lists[k].length; i++) visit(k, i);
+    return;
+  }
+  // A binary heap of list numbers by their current head.
+  const at = new Int32Array(lists.length);
+  const heap = order.slice();
+  const head = (k: number) => lists[k][at[k]];
+  const down = (n: number) => {
+    for (;;) {
+      const l = 2 * n + 1;
+      const r = l + 1;
+      let m = n;
+      if (l < heap.length && head(heap[l]) < head(heap[m])) m = l;
+      if (r < heap.length && head(heap[r]) < head(heap[m])) m = r;
+      if (m === n) return;
+      [heap[n], heap[m]] = [heap[m], heap[n]];
+      n = m;
+    }
+  };
+  for (let n = (heap.length >> 1) - 1; n >= 0; n--) down(n);
+  while (heap.length) {
+    const k = heap[0];
+    visit(k, at[k]++);
+    if (at[k] >= lists[k].length) {
+      const last = heap.pop()!;
+      if (!heap.length) break;
+      heap[0] = last;
+    }
+    down(0);
+  }
 }

@@ -22,6 +22,8 @@ import type {
 
 /** Turns asked beyond those wanted, for the replies of alternatives not shown, left out. */
 const HIDDEN_SPARE = 4;
+/** Turns passed over at most to find a question's answer (alternatives not shown, tool calls). */
+const REPLY_WALK = 8;
 /** Sentences asked of the chunk search per turn wanted: a turn may match by several. */
 const SENTENCES_PER_TURN = 2;
 /** searchConversations' default and largest number of turns. */
@@ -147,15 +149,18 @@ export function recallTools(ctx: StoreContext) {
     // next, and its reply is found as it is (`asks`: the reply's own words seldom name what it
     // answers). Only where the question is a relevant match by itself (an entry's floor, above
     // a turn's: a loosely matched question would bring a second loose turn).
-    const nexts = best.map((h) => {
-      const next = h.ownMatch >= MIN_RELEVANCE ? idx.nextTurn(h.turnId) : undefined;
+    const after = (turnId: number, conversationId: number) => {
+      const next = idx.nextTurn(turnId);
       const excluded =
         next &&
         exclude &&
-        h.conversationId === exclude.conversationId &&
+        conversationId === exclude.conversationId &&
         next.turnId >= exclude.fromTurnId;
       return excluded ? undefined : next;
-    });
+    };
+    const nexts = best.map((h) =>
+      h.ownMatch >= MIN_RELEVANCE ? after(h.turnId, h.conversationId) : undefined,
+    );
     const convIds = [...new Set(best.map((h) => h.conversationId))];
     const [rows, replies, known, convs, hidden] = await db.transaction(
       'r',
@@ -180,14 +185,8 @@ export function recallTools(ctx: StoreContext) {
           n && known.get(n.turnId) && asks(known.get(best[i].turnId)?.text ?? '') ? n : undefined,
         );
         const wanted = replies.flatMap((r) => (r ? [r] : []));
-        const chunks = db.chunks.bulkGet([
-          ...best.map((h) => h.id),
-          ...wanted.map((r) => r.chunkId),
-        ]);
-        return Promise.all([
-          chunks,
-          replies,
-          known,
+        const [chunks, convs, hidden] = await Promise.all([
+          db.chunks.bulkGet([...best.map((h) => h.id), ...wanted.map((r) => r.chunkId)]),
           db.conversations.bulkGet(convIds),
           hiddenAlternatives(
             db.messages,
@@ -195,6 +194,28 @@ export function recallTools(ctx: StoreContext) {
             known,
           ),
         ]);
+        // Seldom: the turn after is a regenerated reply not shown, or the words before a tool
+        // call; the answer the person saw comes further on, before the next user message.
+        const checked = new Set([...ids, ...wanted.map((r) => r.turnId)]);
+        for (const [i, r] of replies.entries()) {
+          let next = r;
+          for (let steps = 0; next; steps++) {
+            const m = known.get(next.turnId);
+            if (m && !hidden.has(next.turnId) && !m.toolCalls?.length) break;
+            next = steps < REPLY_WALK ? after(next.turnId, best[i].conversationId) : undefined;
+            if (!next) break;
+            const n = known.get(next.turnId) ?? (await db.messages.get(next.turnId));
+            if (!n || n.role === 'user') next = undefined;
+            else if (!checked.has(next.turnId)) {
+              known.set(next.turnId, n);
+              checked.add(next.turnId);
+              for (const id of await hiddenAlternatives(db.messages, [n], known)) hidden.add(id);
+            }
+          }
+          replies[i] = next;
+          if (next && next !== r) chunks.push(await db.chunks.get(next.chunkId));
+        }
+        return [chunks, replies, known, convs, hidden] as const;
       },
     );
     const titles = new Map(convIds.map((id, i) => [id, convs[i]?.title ?? '']));
@@ -229,11 +250,12 @@ export function recallTools(ctx: StoreContext) {
 }
 
 /**
- * Whether a turn asks something: a question mark ending a sentence (a URL's query does not).
- * Its reply is then found with it (`turnHits`).
+ * Whether a turn asks something: a question mark after a word and not inside one (a link's
+ * query, a file name), or after a space at a line's end (French spacing); a code ternary's
+ * spaced `?` is no question. Its reply is then found with it (`turnHits`).
  */
 export function asks(text: string): boolean {
-  return /[?？](?=[\s"'”’»)\]*_!?？]|$)/.test(text);
+  return /\S[?？](?![\p{L}\p{N}_/=&%])|[\s\u00a0\u202f][?？](?=[ \t]*$|["'”’»)\]])/mu.test(text);
 }
 
 /**
