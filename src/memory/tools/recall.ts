@@ -168,32 +168,34 @@ export function recallTools(ctx: StoreContext) {
       db.messages,
       db.conversations,
       async () => {
-        // Each turn's message, the one before it (a reply's user message, most often: telling a
-        // hidden alternative rarely needs a read of its own) and the one after it.
+        // Each turn's message and the one before it (a reply's user message, most often), so
+        // that telling a hidden alternative rarely needs a read of its own.
         const ids = best.map((h) => h.turnId);
-        const keys = [
-          ...new Set([
-            ...ids,
-            ...ids.map((id) => id - 1).filter((id) => id > 0),
-            ...nexts.flatMap((n) => (n ? [n.turnId] : [])),
-          ]),
-        ];
+        const keys = [...new Set([...ids, ...ids.map((id) => id - 1).filter((id) => id > 0)])];
         const read = await db.messages.bulkGet(keys);
         const known = new Map(keys.map((id, i) => [id, read[i]]));
-        // The replies of the turns that ask, read with the turns' best sentences.
-        const replies = nexts.map((n, i) =>
-          n && known.get(n.turnId) && asks(known.get(best[i].turnId)?.text ?? '') ? n : undefined,
+        // The turns after those that ask, read with the turns' best sentences: their messages
+        // and one sentence each (the index names it).
+        const asking = nexts.map((n, i) =>
+          n && asks(known.get(best[i].turnId)?.text ?? '') ? n : undefined,
         );
-        const wanted = replies.flatMap((r) => (r ? [r] : []));
-        const [chunks, convs, hidden] = await Promise.all([
+        const wanted = asking.flatMap((r) => (r ? [r] : []));
+        const [chunks, answers, convs, hidden] = await Promise.all([
           db.chunks.bulkGet([...best.map((h) => h.id), ...wanted.map((r) => r.chunkId)]),
+          db.messages.bulkGet(wanted.map((r) => r.turnId)),
           db.conversations.bulkGet(convIds),
           hiddenAlternatives(
             db.messages,
-            [...ids, ...wanted.map((r) => r.turnId)].map((id) => known.get(id)),
+            ids.map((id) => known.get(id)),
             known,
           ),
         ]);
+        wanted.forEach((r, j) => known.set(r.turnId, answers[j]));
+        const replies = asking.map((r) => (r && known.get(r.turnId) ? r : undefined));
+        // A reply is found with the question's message among those read: no read of its own.
+        const replied = replies.flatMap((r) => (r ? [known.get(r.turnId)] : []));
+        if (replied.length)
+          for (const id of await hiddenAlternatives(db.messages, replied, known)) hidden.add(id);
         // Seldom: the turn after is a regenerated reply not shown, or the words before a tool
         // call; the answer the person saw comes further on, before the next user message.
         const checked = new Set([...ids, ...wanted.map((r) => r.turnId)]);
