@@ -303,14 +303,25 @@ describe('JSON backup', () => {
     expect((await b.mem.listConversations()).map((c) => c.title).sort()).toEqual(['Later', 'Trip']);
   });
 
-  it('keeps the name a person gave a chat', async () => {
-    const { mem: a } = openTestMemory();
+  it('keeps the name a person gave a chat, and when they gave it', async () => {
+    const { mem: a, clock } = openTestMemory();
     const conv = ok(await a.createConversation('New chat'));
+    clock.advanceDays(1);
+    const renamed = clock.t;
     ok(await a.renameConversation(conv.id, 'New chat'));
     const json = await a.exportJson();
     const { mem: b } = openTestMemory();
     ok(await b.importJson(json, 'replace'));
-    expect((await b.listConversations())[0]).toMatchObject({ title: 'New chat', named: true });
+    const [back] = await b.listConversations();
+    expect(back).toMatchObject({ title: 'New chat', named: true });
+    // Sync tells the newer of two devices' names by it.
+    expect(back.titled?.getTime()).toBe(renamed);
+    // A bad one is refused, naming where.
+    const bad = JSON.parse(json as string) as { conversations: { titled?: string }[] };
+    bad.conversations[0].titled = 'yesterday';
+    const r = await b.importJson(JSON.stringify(bad), 'replace');
+    expect(r).toMatchObject({ status: 'ERROR' });
+    expect((r as { message: string }).message).toMatch(/conversations\/0\/titled/);
   });
 
   it('a bad backup changes nothing and says what is wrong', async () => {

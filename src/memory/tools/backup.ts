@@ -113,6 +113,7 @@ const BACKUP_SCHEMA: Schema = {
           created: date,
           modified: date,
           named: { type: 'boolean' },
+          titled: date,
           source: { type: 'string' },
         },
       },
@@ -174,6 +175,8 @@ export interface Backup {
     created: string;
     modified: string;
     named?: boolean;
+    /** When the person last renamed it (sync tells the newer name by it). */
+    titled?: string;
     /** An imported chat's file fingerprint (docs/import-export.md). */
     source?: string;
   }[];
@@ -300,6 +303,7 @@ export function backupProblems(data: unknown, validator: Validator): string[] {
     convIds.add(c.id);
     checkDate(where, 'created', c.created);
     checkDate(where, 'modified', c.modified);
+    if (c.titled !== undefined) checkDate(where, 'titled', c.titled);
   });
   const msgIds = new Set<number>();
   b.messages?.forEach((m, i) => {
@@ -458,6 +462,7 @@ export function backupTools(ctx: StoreContext) {
               created: new Date(c.created),
               modified: new Date(c.modified),
               ...(c.named ? { named: true } : {}),
+              ...(c.titled !== undefined ? { titled: new Date(c.titled) } : {}),
               ...(c.source !== undefined ? { source: c.source } : {}),
             };
             convMap.set(c.id, await db.conversations.add(replace ? { ...row, id: c.id } : row));
@@ -586,6 +591,7 @@ export function backupOf(
       created: clampDate(c.created, exported).toISOString(),
       modified: clampDate(c.modified, exported).toISOString(),
       ...(c.named ? { named: true } : {}),
+      ...(c.titled instanceof Date ? { titled: clampDate(c.titled, exported).toISOString() } : {}),
       ...(c.source !== undefined ? { source: c.source } : {}),
     })),
     messages: messages.map((m) => ({
