@@ -56,7 +56,7 @@ export type TurnRecallItem = Pick<
   TurnRecallHit,
   'kind' | 'conversationId' | 'turnId' | 'role' | 'text' | 'best' | 'time' | 'chat' | 'relevance'
 > &
-  Partial<Pick<TurnRecallHit, 'speaker'>>;
+  Partial<Pick<TurnRecallHit, 'speaker' | 'repliesTo'>>;
 
 /** An auto-recall hit as the prompt takes it: a saved entry or a past turn. */
 export type RecallItem = EntryRecallItem | TurnRecallItem;
@@ -403,15 +403,28 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
    * `held` (the kept history's). `byCost`: lines are taken by their own cost (the roomy case).
    */
   const fillRecall = (held: ReadonlySet<number>, byCost: boolean) => {
-    for (const item of byRelevance) {
+    for (const [at, item] of byRelevance.entries()) {
       if (lines.length === MAX_RECALL) break;
       const turn = isTurnItem(item);
       if (turn && (held.has(item.turnId) || carried.has(item.turnId))) continue;
       const key = turn ? `turn:${item.turnId}` : item.path;
       if (seen.has(key)) continue;
       const line = turn ? recalledTurnLine(item, count) : recallLine(item, count);
+      // A question goes in with the answer recalled after it, or not at all: alone it tells the
+      // model nothing (an answer the history holds already is there).
+      const answer = byRelevance[at + 1];
+      const paired =
+        isTurnItem(item) &&
+        answer &&
+        isTurnItem(answer) &&
+        answer.repliesTo === item.turnId &&
+        !held.has(answer.turnId) &&
+        lines.length + 1 < MAX_RECALL
+          ? answer
+          : undefined;
+      const after = paired ? [recalledTurnLine(paired, count)] : [];
       const cost = count(line);
-      if (recallTokens + cost > RECALL_MAX_TOKENS) {
+      if (recallTokens + cost + sum(after.map(count)) > RECALL_MAX_TOKENS) {
         truncated.add('recall');
         break;
       }
@@ -421,7 +434,7 @@ export function assemblePrompt(input: PromptInput): AssembledPrompt {
         byCost ||
         tryRender({
           ...sections,
-          recall: [...lines, line],
+          recall: [...lines, line, ...after],
           recallHeader: recallHeader(today, withTurns),
         });
       if (fits) {

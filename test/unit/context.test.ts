@@ -635,6 +635,44 @@ describe('assemblePrompt — recalled past turns', () => {
     expect(group).not.toContain('you said');
   });
 
+  it('takes a recalled question with the answer after it, or not at all', () => {
+    const question = turnItem({
+      turnId: 80,
+      role: 'assistant',
+      text: 'What did you call the kitten?',
+      best: 'What did you call the kitten?',
+      relevance: 0.7,
+    });
+    const answer = (words: number) =>
+      turnItem({
+        turnId: 81,
+        text: `Mochi, ${'after the dessert '.repeat(words)}`.trim(),
+        best: `Mochi, ${'after the dessert '.repeat(words)}`.trim(),
+        relevance: 0.7,
+        repliesTo: 80,
+      });
+    const said = (recall: RecallItem[], ids?: number[]) =>
+      system(assemblePrompt(input({ recall, ...(ids ? { historyIds: ids } : {}) })))
+        .split('\n')
+        .filter((l) => l.startsWith('- chat'));
+    // Both fit: the question, then its answer.
+    const both = said([question, answer(2)]);
+    expect(both).toHaveLength(2);
+    expect(both[0]).toContain('you said "What did you call the kitten?"');
+    expect(both[1]).toContain('the user said "Mochi, after');
+    // Facts placed first leave room for the question alone, not for both: neither goes in.
+    const facts = [60, 61, 62, 63].map((turnId) =>
+      turnItem({ turnId, text: 'x '.repeat(1_000).trim(), best: 'x '.repeat(300).trim() }),
+    );
+    expect(said([...facts, question]).some((l) => l.includes('kitten'))).toBe(true);
+    const tight = said([...facts, question, answer(60)]);
+    expect(tight).toHaveLength(4);
+    expect(tight.some((l) => l.includes('kitten') || l.includes('Mochi'))).toBe(false);
+    // An answer the kept history holds already: the question goes in alone.
+    const held = said([...facts, question, answer(60)].slice(0), [81]);
+    expect(held.some((l) => l.includes('kitten'))).toBe(true);
+  });
+
   it('ranks turns with entries by relevance, sharing one budget', () => {
     const recall: RecallItem[] = [
       { path: 'Family/Ana', content: 'moves to Lisbon', relevance: 0.6 },
