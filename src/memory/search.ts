@@ -323,18 +323,14 @@ export async function rankChunks(
           first.map((c) => c.id),
           q.vector!,
         );
-  const semOf = (id: number, c: number) => {
-    const own = sem(c);
-    const turn = turnCos?.get(id);
-    return turn === undefined ? own : Math.max(own, sem(turn));
-  };
   const out: ChunkMatch[] = [];
   for (const { id } of first) {
     const c = cos.get(id) ?? exact?.get(id);
-    const semantic = signals === 'lexical' ? 0 : semOf(id, c ?? -1);
     // The floor holds the sentence's own meaning: a turn's mean direction lies nearer every
     // question than one sentence does (held to the floor, it let unrelated turns in).
     const ownSem = signals === 'lexical' ? 0 : sem(c ?? -1);
+    const turn = turnCos?.get(id);
+    const semantic = turn === undefined ? ownSem : Math.max(ownSem, sem(turn));
     const ownMatch = floorMatch(lexical.get(id) ?? 0, ownSem, query.coverage, signals);
     if (!(ownMatch > 0)) continue;
     const w = words.get(id);

@@ -252,15 +252,13 @@ export class SemanticIndex {
       if ((newest[0] ?? 0) !== maxId) return undefined;
       const compact = new CompactVectors(this.dims);
       this.words.addPackedMany(
-        byFirstId(
-          heads.map((h) => ({
-            keys: h.ids,
-            groups: h.conversations,
-            parents: h.turns,
-            packed: h.words,
-            times: h.times,
-          })),
-        ),
+        heads.map((h) => ({
+          keys: h.ids,
+          groups: h.conversations,
+          parents: h.turns,
+          packed: h.words,
+          times: h.times,
+        })),
       );
       for (const h of heads) this.putHead(h, compact);
       this.compact = compact;
@@ -285,8 +283,9 @@ export class SemanticIndex {
           ]);
           this.vectors.reserve(held);
           let maxId = 0;
-          // The words go in once all are read, in the chunks' order (a shard's vectors are not
-          // kept for it: a large index is read a few shards at a time).
+          // The words go in once all are read, so that they go in in the chunks' order
+          // (`addPackedMany`; a shard's vectors are not kept for it: a large index is read a few
+          // shards at a time).
           const words: Parameters<Bm25Index['addPackedMany']>[0][number][] = [];
           await eachShard(db, model, (s) => {
             if (this.putShard(s))
@@ -299,7 +298,7 @@ export class SemanticIndex {
               });
             if (s.count) maxId = Math.max(maxId, s.ids[s.count - 1]);
           });
-          this.words.addPackedMany(byFirstId(words));
+          this.words.addPackedMany(words);
           return attempt > 0 || ((newest[0] ?? 0) === maxId && !this.wordsMissing);
         },
       );
@@ -522,15 +521,8 @@ export class SemanticIndex {
     this.vectors.addMany(s.ids, s.conversations, s.vectors);
     if (s.vectors.length === s.count * this.dims)
       for (let i = 0; i < s.count; i++) this.addToSum(s.vectors, i * this.dims);
-    if (!hasWords(s)) this.wordsMissing = true;
-    return hasWords(s);
+    const has = hasWords(s);
+    if (!has) this.wordsMissing = true;
+    return has;
   }
-}
-
-/**
- * Shards in the order of their chunks (a merged shard is stored after the pieces written since):
- * the word index numbers a chat's sittings and links its turns as the sentences come.
- */
-function byFirstId<T extends { keys: ArrayLike<number> }>(shards: T[]): T[] {
-  return shards.sort((a, b) => (a.keys[0] ?? 0) - (b.keys[0] ?? 0));
 }

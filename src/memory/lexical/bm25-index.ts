@@ -246,16 +246,14 @@ export class Bm25Index {
     const order = Array.from(parentIds.keys()).sort(
       (a, b) => parentGroups[a] - parentGroups[b] || parentIds[a] - parentIds[b],
     );
-    for (let i = 0; i < order.length; i++) {
-      const p = order[i];
-      const prev = i > 0 && parentGroups[order[i - 1]] === parentGroups[p] ? order[i - 1] : -1;
+    order.forEach((p, i) => {
+      const group = parentGroups[p];
+      const prev = i > 0 && parentGroups[order[i - 1]] === group ? order[i - 1] : -1;
+      const next = parentGroups[order[i + 1]] === group ? order[i + 1] : -1;
       this.parentBefore[p] = prev;
-      this.parentAfter[p] = -1;
-      if (prev >= 0) this.parentAfter[prev] = p;
-      else if (i > 0) this.lastParentOf.set(parentGroups[order[i - 1]], order[i - 1]);
-    }
-    const last = order[order.length - 1];
-    if (last !== undefined) this.lastParentOf.set(parentGroups[last], last);
+      this.parentAfter[p] = next;
+      if (next < 0) this.lastParentOf.set(group, p);
+    });
   }
 
   /**
@@ -464,7 +462,7 @@ export class Bm25Index {
       ? -1
       : slot > 0 && this.parents[slot - 1] === parent && this.groups[slot - 1] === group
         ? this.parentSlots[slot - 1]
-        : this.parentSlot(parent, group, key);
+        : this.parentSlot(parent, group);
     const ps = this.parentSlots[slot];
     // A parent's documents all gone (replaced), this one stands for it.
     if (ps >= 0 && this.parentLive[ps]++ === 0) this.parentKeys[ps] = key;
@@ -478,13 +476,12 @@ export class Bm25Index {
     return slot;
   }
 
-  private parentSlot(parent: number, group: number, key: number): number {
+  private parentSlot(parent: number, group: number): number {
     let p = this.parentSlotOf.get(parent);
     if (p !== undefined) return p;
     this.parentSlotOf.set(parent, (p = this.parentSlotOf.size));
     this.parentIds[p] = parent;
     this.parentGroups[p] = group;
-    this.parentKeys[p] = key;
     if (p >= this.parentMasks.length) {
       this.parentMasks = doubled(this.parentMasks, Uint32Array);
       this.parentBefore = doubled(this.parentBefore, Int32Array);
